@@ -1,0 +1,173 @@
+package datasets
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Standardizer holds per-column means and standard deviations of the inputs
+// (XMean, XStd, length D) and targets (YMean, YStd, length P). The standard
+// deviation is the population one (divisor N); a column whose standard
+// deviation is 0 (a constant column, or N = 1) gets std 1, so that it is only
+// centred. When targets are not standardised YMean is 0 and YStd 1.
+type Standardizer struct {
+	XMean, XStd, YMean, YStd []float64
+}
+
+// FitStandardizer computes the column statistics of d (which must pass
+// Validate). With standardizeY false the target transform is the identity.
+// Errors: those of Validate; ErrInvalid when standardizeY is set for a
+// classification dataset (NumClasses > 0).
+func FitStandardizer(d *Dataset, standardizeY bool) (*Standardizer, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	if standardizeY && d.NumClasses > 0 {
+		return nil, fmt.Errorf("datasets: cannot standardise class labels: %w", ErrInvalid)
+	}
+	s := &Standardizer{}
+	s.XMean, s.XStd = columnStats(d.X)
+	if standardizeY {
+		s.YMean, s.YStd = columnStats(d.Y)
+	} else {
+		p := d.P()
+		s.YMean, s.YStd = make([]float64, p), make([]float64, p)
+		for j := range s.YStd {
+			s.YStd[j] = 1
+		}
+	}
+	return s, nil
+}
+
+// columnStats returns the column means and population standard deviations
+// of m (two-pass), with 0 (or a non-finite result) replaced by 1.
+func columnStats(m *mat.Dense) (mean, std []float64) {
+	r, c := m.Dims()
+	mean, std = make([]float64, c), make([]float64, c)
+	for i := 0; i < r; i++ {
+		for j, v := range m.RawRowView(i) {
+			mean[j] += v
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(r)
+	}
+	for i := 0; i < r; i++ {
+		for j, v := range m.RawRowView(i) {
+			dv := v - mean[j]
+			std[j] += dv * dv
+		}
+	}
+	for j := range std {
+		std[j] = math.Sqrt(std[j] / float64(r))
+		if !(std[j] > 0) || math.IsInf(std[j], 0) {
+			std[j] = 1
+		}
+	}
+	return mean, std
+}
+
+// check verifies the standardizer's internal consistency.
+func (s *Standardizer) check() error {
+	if s == nil {
+		return fmt.Errorf("datasets: nil Standardizer: %w", ErrInvalid)
+	}
+	if len(s.XMean) != len(s.XStd) || len(s.YMean) != len(s.YStd) || len(s.XMean) == 0 || len(s.YMean) == 0 {
+		return fmt.Errorf("datasets: Standardizer has mismatched or empty statistics: %w", ErrShape)
+	}
+	for _, v := range s.XStd {
+		if !(v > 0) {
+			return fmt.Errorf("datasets: Standardizer std %v not positive: %w", v, ErrInvalid)
+		}
+	}
+	for _, v := range s.YStd {
+		if !(v > 0) {
+			return fmt.Errorf("datasets: Standardizer std %v not positive: %w", v, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// Apply returns a new dataset with X standardised column-wise, (x-XMean)/XStd,
+// and Y likewise with YMean and YStd; d is not modified. Name, FeatureNames
+// and NumClasses are copied. Errors: ErrShape when d's D or P differ from the
+// fitted ones; those of Validate.
+func (s *Standardizer) Apply(d *Dataset) (*Dataset, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if err := d.checkShapes(); err != nil {
+		return nil, err
+	}
+	if d.D() != len(s.XMean) || d.P() != len(s.YMean) {
+		return nil, fmt.Errorf("datasets: Standardizer fitted on D=%d, P=%d applied to D=%d, P=%d: %w",
+			len(s.XMean), len(s.YMean), d.D(), d.P(), ErrShape)
+	}
+	out := &Dataset{Name: d.Name, NumClasses: d.NumClasses,
+		X: affine(d.X, s.XMean, s.XStd), Y: affine(d.Y, s.YMean, s.YStd)}
+	if d.FeatureNames != nil {
+		out.FeatureNames = append([]string(nil), d.FeatureNames...)
+	}
+	return out, nil
+}
+
+// ApplyX returns (x-XMean)/XStd column-wise for an input matrix x [M, D]
+// (e.g. test inputs). Errors: ErrShape when x has other than D columns,
+// ErrEmpty for an empty x.
+func (s *Standardizer) ApplyX(x *mat.Dense) (*mat.Dense, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if x == nil || x.IsEmpty() {
+		return nil, fmt.Errorf("datasets: ApplyX of empty matrix: %w", ErrEmpty)
+	}
+	if _, c := x.Dims(); c != len(s.XMean) {
+		return nil, fmt.Errorf("datasets: ApplyX of %d columns, fitted on %d: %w", c, len(s.XMean), ErrShape)
+	}
+	return affine(x, s.XMean, s.XStd), nil
+}
+
+// affine returns (m - mean) / std column-wise.
+func affine(m *mat.Dense, mean, std []float64) *mat.Dense {
+	r, c := m.Dims()
+	out := mat.NewDense(r, c, nil)
+	for i := 0; i < r; i++ {
+		src, dst := m.RawRowView(i), out.RawRowView(i)
+		for j, v := range src {
+			dst[j] = (v - mean[j]) / std[j]
+		}
+	}
+	return out
+}
+
+// InverseMean maps a standardised value (e.g. a predictive mean) of target
+// column col back to original units: v*YStd[col] + YMean[col]. It returns NaN
+// when col is out of range or s is nil.
+func (s *Standardizer) InverseMean(col int, v float64) float64 {
+	if s == nil || col < 0 || col >= len(s.YMean) || col >= len(s.YStd) {
+		return math.NaN()
+	}
+	return v*s.YStd[col] + s.YMean[col]
+}
+
+// InverseVar maps a variance in standardised units of target column col back
+// to original units: v*YStd[col]². It returns NaN when col is out of range or
+// s is nil.
+func (s *Standardizer) InverseVar(col int, v float64) float64 {
+	if s == nil || col < 0 || col >= len(s.YStd) {
+		return math.NaN()
+	}
+	return v * s.YStd[col] * s.YStd[col]
+}
+
+// LogDensityOffset returns −log(YStd[col]): adding it to a log density of
+// target column col computed in standardised units gives the log density in
+// original units. It returns NaN when col is out of range or s is nil.
+func (s *Standardizer) LogDensityOffset(col int) float64 {
+	if s == nil || col < 0 || col >= len(s.YStd) {
+		return math.NaN()
+	}
+	return -math.Log(s.YStd[col])
+}

@@ -1,0 +1,159 @@
+// Package gptest provides conformance checks for gpzoo's building blocks, in the style of net/http/httptest:
+// CheckKernel and CheckMean run the properties every implementation must have (shapes, symmetry, positive
+// semi-definiteness, diag consistency, finite-difference gradients for every parameter and for the inputs).
+package gptest
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/internal/gradcheck"
+	"gonum.org/v1/gonum/mat"
+)
+
+// RandomMatrix returns an r×c row-major slice with entries uniform in [lo, hi).
+func RandomMatrix(rng *rand.Rand, r, c int, lo, hi float64) []float64 {
+	v := make([]float64, r*c)
+	for i := range v {
+		v[i] = lo + (hi-lo)*rng.Float64()
+	}
+	return v
+}
+
+// evalKernel returns K(X1,X2), K(X1,X1) and KDiag(X1) for data x1 [n,d], x2 [m,d].
+func evalKernel(t testing.TB, k gp.Kernel, x1, x2 []float64, n, m, d int) (k12, k11, kd []float64) {
+	t.Helper()
+	g := graph.New(graph.Options{})
+	a, b := g.Input("x1", n, d), g.Input("x2", m, d)
+	prog, err := g.CompileForward(map[string]*graph.Node{"k12": k.K(a, b), "k11": k.K(a, a), "kd": k.KDiag(a)})
+	if err != nil {
+		t.Fatalf("gptest: %v: %v", k, err)
+	}
+	defer prog.Close()
+	if err := prog.Set("x1", x1); err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Set("x2", x2); err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Run(); err != nil {
+		t.Fatalf("gptest: %v: run: %v", k, err)
+	}
+	return append([]float64(nil), prog.Output("k12")...), append([]float64(nil), prog.Output("k11")...), append([]float64(nil), prog.Output("kd")...)
+}
+
+// CheckKernel runs the kernel conformance suite on k with random inputs from rng:
+// shapes; K(X,X) symmetric and positive semi-definite (a Cholesky of K + 1e-8·I succeeds); KDiag equal to the
+// diagonal of K(X,X); K(X1,X2) equal to the transpose of K(X2,X1); and central finite-difference checks of the
+// gradient with respect to every hyperparameter and to both inputs (X1 and X2 are made Params for that).
+func CheckKernel(t *testing.T, k gp.Kernel, rng *rand.Rand) {
+	t.Helper()
+	const n, m = 6, 4
+	d := k.InputDim()
+	x1 := RandomMatrix(rng, n, d, -1.5, 1.5)
+	x2 := RandomMatrix(rng, m, d, -1.5, 1.5)
+	k12, k11, kd := evalKernel(t, k, x1, x2, n, m, d)
+	if len(k12) != n*m || len(k11) != n*n || len(kd) != n {
+		t.Fatalf("%v: output sizes %d, %d, %d; want %d, %d, %d", k, len(k12), len(k11), len(kd), n*m, n*n, n)
+	}
+	k21, _, _ := evalKernel(t, k, x2, x1, m, n, d)
+	for i := 0; i < n; i++ {
+		if diff := math.Abs(kd[i] - k11[i*n+i]); diff > 1e-12*math.Max(1, math.Abs(kd[i])) {
+			t.Errorf("%v: KDiag[%d] = %v, K(X,X)[%d,%d] = %v", k, i, kd[i], i, i, k11[i*n+i])
+		}
+		for j := 0; j < n; j++ {
+			if math.Abs(k11[i*n+j]-k11[j*n+i]) > 1e-12 {
+				t.Errorf("%v: K(X,X) not symmetric at (%d,%d)", k, i, j)
+			}
+		}
+		for j := 0; j < m; j++ {
+			if math.Abs(k12[i*m+j]-k21[j*n+i]) > 1e-12 {
+				t.Errorf("%v: K(X1,X2)[%d,%d] = %v but K(X2,X1)[%d,%d] = %v", k, i, j, k12[i*m+j], j, i, k21[j*n+i])
+			}
+		}
+	}
+	sym := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			v := k11[i*n+j]
+			if i == j {
+				v += 1e-8 // PSD, possibly singular (Linear, Constant): a tiny ridge must make it PD
+			}
+			sym.SetSym(i, j, v)
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(sym) {
+		t.Errorf("%v: K(X,X) + 1e-8 I is not positive definite", k)
+	}
+	checkKernelGrads(t, k, x1, x2, n, m, d, rng)
+}
+
+func checkKernelGrads(t *testing.T, k gp.Kernel, x1, x2 []float64, n, m, d int, rng *rand.Rand) {
+	t.Helper()
+	p1, err := graph.NewParam("X1", x1, nil, n, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := graph.NewParam("X2", x2, nil, m, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.New(graph.Options{})
+	a, b := g.Param(p1), g.Param(p2)
+	w12 := g.Const("w12", RandomMatrix(rng, n, m, -1, 1), n, m)
+	w11 := g.Const("w11", RandomMatrix(rng, n, n, -1, 1), n, n)
+	wd := g.Const("wd", RandomMatrix(rng, n, 1, -1, 1), n)
+	loss := g.Add(g.Add(g.Dot(w12, k.K(a, b)), g.Dot(w11, k.K(a, a))), g.Dot(wd, k.KDiag(a)))
+	prog, err := g.Compile(loss, nil)
+	want := len(k.Params()) + 2
+	if errors.Is(err, graph.ErrNotInLoss) {
+		// A kernel that ignores its inputs' values (White, Constant): check the hyperparameters only.
+		p1.SetTrainable(false)
+		p2.SetTrainable(false)
+		want -= 2
+		prog, err = g.Compile(loss, nil)
+	}
+	if err != nil {
+		t.Fatalf("gptest: %v: %v", k, err)
+	}
+	defer prog.Close()
+	if got := len(prog.Params()); got != want {
+		t.Errorf("%v: the loss reads %d trainable params, want %d (kernel's Params() incomplete?)", k, got, want)
+	}
+	gradcheck.CheckProgram(t, prog)
+}
+
+// CheckMean checks a mean function's output shape [N,Q] and the finite-difference gradients with respect to its
+// parameters and its input.
+func CheckMean(t *testing.T, mf gp.MeanFunction, d int, rng *rand.Rand) {
+	t.Helper()
+	const n = 5
+	px, err := graph.NewParam("X", RandomMatrix(rng, n, d, -1, 1), nil, n, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.New(graph.Options{})
+	out := mf.Mean(g.Param(px))
+	if s := out.Shape(); len(s) != 2 || s[0] != n || s[1] != mf.OutputDim() {
+		t.Fatalf("mean output shape %v, want [%d %d]", s, n, mf.OutputDim())
+	}
+	w := g.Const("w", RandomMatrix(rng, n, mf.OutputDim(), -1, 1), n, mf.OutputDim())
+	// The square keeps the loss non-linear so a wrong gradient of a linear map cannot hide.
+	loss := g.Add(g.Dot(w, out), g.Scale(g.Dot(out, out), 0.5))
+	prog, err := g.Compile(loss, nil)
+	if errors.Is(err, graph.ErrNotInLoss) { // a mean that ignores its input's values (constant)
+		px.SetTrainable(false)
+		prog, err = g.Compile(loss, nil)
+	}
+	if err != nil {
+		t.Fatal(fmt.Errorf("gptest: mean: %w", err))
+	}
+	defer prog.Close()
+	gradcheck.CheckProgram(t, prog)
+}

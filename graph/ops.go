@@ -1,0 +1,137 @@
+package graph
+
+import (
+	"github.com/gpzoo/gpzoo/ops"
+	G "gorgonia.org/gorgonia"
+)
+
+// This file maps package ops onto Graph methods. Each method documents the shapes; semantics and gradients are
+// those of the ops function of the same name.
+
+func (g *Graph) un(op string, f func(*G.Node) (*G.Node, error), x *Node) *Node {
+	return g.apply(op, func(xs ...*G.Node) (*G.Node, error) { return f(xs[0]) }, x)
+}
+
+func (g *Graph) bin(op string, f func(a, b *G.Node) (*G.Node, error), a, b *Node) *Node {
+	return g.apply(op, func(xs ...*G.Node) (*G.Node, error) { return f(xs[0], xs[1]) }, a, b)
+}
+
+// MatMul returns op(a)·op(b) where op transposes when the flag is set: [n,k]·[k,m] -> [n,m].
+func (g *Graph) MatMul(a, b *Node, transA, transB bool) *Node {
+	return g.bin("MatMul", func(x, y *G.Node) (*G.Node, error) { return ops.MatMul(x, y, transA, transB) }, a, b)
+}
+
+// Dot returns the scalar Σ aᵢbᵢ of two operands of the same shape.
+func (g *Graph) Dot(a, b *Node) *Node { return g.bin("Dot", ops.Dot, a, b) }
+
+// Add returns a + b (equal shapes, or either a scalar).
+func (g *Graph) Add(a, b *Node) *Node { return g.bin("Add", ops.Add, a, b) }
+
+// Sub returns a − b (equal shapes, or either a scalar).
+func (g *Graph) Sub(a, b *Node) *Node { return g.bin("Sub", ops.Sub, a, b) }
+
+// Mul returns a ⊙ b elementwise (equal shapes, or either a scalar).
+func (g *Graph) Mul(a, b *Node) *Node { return g.bin("Mul", ops.Mul, a, b) }
+
+// Div returns a ⊘ b elementwise (equal shapes, or either a scalar).
+func (g *Graph) Div(a, b *Node) *Node { return g.bin("Div", ops.Div, a, b) }
+
+// Scale returns c·x.
+func (g *Graph) Scale(x *Node, c float64) *Node {
+	return g.un("Scale", func(n *G.Node) (*G.Node, error) { return ops.Scale(n, c) }, x)
+}
+
+// AddConst returns x + c.
+func (g *Graph) AddConst(x *Node, c float64) *Node {
+	return g.un("AddConst", func(n *G.Node) (*G.Node, error) { return ops.AddConst(n, c) }, x)
+}
+
+// Exp returns eˣ elementwise.
+func (g *Graph) Exp(x *Node) *Node { return g.un("Exp", ops.Exp, x) }
+
+// Log returns log x elementwise.
+func (g *Graph) Log(x *Node) *Node { return g.un("Log", ops.Log, x) }
+
+// Square returns x² elementwise.
+func (g *Graph) Square(x *Node) *Node { return g.un("Square", ops.Square, x) }
+
+// Sqrt returns √x elementwise.
+func (g *Graph) Sqrt(x *Node) *Node { return g.un("Sqrt", ops.Sqrt, x) }
+
+// Neg returns −x.
+func (g *Graph) Neg(x *Node) *Node { return g.un("Neg", ops.Neg, x) }
+
+// Recip returns 1/x elementwise.
+func (g *Graph) Recip(x *Node) *Node { return g.un("Recip", ops.Recip, x) }
+
+// Softplus returns log(1+eˣ) elementwise, computed stably.
+func (g *Graph) Softplus(x *Node) *Node { return g.un("Softplus", ops.Softplus, x) }
+
+// Positive returns softplus(x) + floor elementwise.
+func (g *Graph) Positive(x *Node, floor float64) *Node {
+	return g.un("Positive", func(n *G.Node) (*G.Node, error) { return ops.Positive(n, floor) }, x)
+}
+
+// LowerTriPositive returns the lower-triangular [n,n] matrix with the strictly lower part of x and diagonal
+// softplus(x_ii) + floor.
+func (g *Graph) LowerTriPositive(x *Node, floor float64) *Node {
+	return g.un("LowerTriPositive", func(n *G.Node) (*G.Node, error) { return ops.LowerTriPositive(n, floor) }, x)
+}
+
+// LogPhi returns log Φ(x) elementwise (standard normal CDF), stable for negative x.
+func (g *Graph) LogPhi(x *Node) *Node { return g.un("LogPhi", ops.LogPhi, x) }
+
+// Sum returns the scalar sum of all entries.
+func (g *Graph) Sum(x *Node) *Node { return g.un("Sum", ops.Sum, x) }
+
+// SumRows returns the column sums [m] of x [n,m].
+func (g *Graph) SumRows(x *Node) *Node { return g.un("SumRows", ops.SumRows, x) }
+
+// SumCols returns the row sums [n] of x [n,m].
+func (g *Graph) SumCols(x *Node) *Node { return g.un("SumCols", ops.SumCols, x) }
+
+// AddRow returns x [n,m] with r [m] added to every row.
+func (g *Graph) AddRow(x, r *Node) *Node { return g.bin("AddRow", ops.AddRow, x, r) }
+
+// MulRow returns x [n,m] with column j scaled by r_j, r [m].
+func (g *Graph) MulRow(x, r *Node) *Node { return g.bin("MulRow", ops.MulRow, x, r) }
+
+// Transpose returns xᵀ as a new [m,n] matrix.
+func (g *Graph) Transpose(x *Node) *Node { return g.un("Transpose", ops.Transpose, x) }
+
+// Cholesky returns the lower factor L of a (symmetrised), retrying with jitter per the Graph's policy.
+func (g *Graph) Cholesky(a *Node) *Node {
+	return g.un("Cholesky", func(n *G.Node) (*G.Node, error) { return ops.Cholesky(n, g.jitter) }, a)
+}
+
+// TriSolve returns X with op(T)·X = B, T triangular [n,n] (upper or lower), B [n,m] or [n].
+func (g *Graph) TriSolve(t, b *Node, upper, trans bool) *Node {
+	return g.bin("TriSolve", func(x, y *G.Node) (*G.Node, error) { return ops.TriSolve(x, y, upper, trans) }, t, b)
+}
+
+// CholSolve returns (L·Lᵀ)⁻¹·B for a lower factor L [n,n] and B [n,m] or [n].
+func (g *Graph) CholSolve(l, b *Node) *Node { return g.bin("CholSolve", ops.CholSolve, l, b) }
+
+// LogDetChol returns log|L·Lᵀ| = 2Σ log L_ii for a lower factor L.
+func (g *Graph) LogDetChol(l *Node) *Node { return g.un("LogDetChol", ops.LogDetChol, l) }
+
+// AddDiag returns a + diag(d), d a scalar (same on every diagonal entry) or a vector [n].
+func (g *Graph) AddDiag(a, d *Node) *Node { return g.bin("AddDiag", ops.AddDiag, a, d) }
+
+// DiagPart returns the diagonal [n] of a [n,n].
+func (g *Graph) DiagPart(a *Node) *Node { return g.un("DiagPart", ops.DiagPart, a) }
+
+// CovMatrix returns the covariance matrix [N,M] of family f between x1 [N,D] and x2 [M,D], with the family's
+// constrained hyperparameters in its documented order.
+func (g *Graph) CovMatrix(f ops.CovFamily, x1, x2 *Node, hyper ...*Node) *Node {
+	return g.apply("CovMatrix("+f.String()+")", func(xs ...*G.Node) (*G.Node, error) {
+		return ops.CovMatrix(f, xs[0], xs[1], xs[2:]...)
+	}, append([]*Node{x1, x2}, hyper...)...)
+}
+
+// CovDiag returns diag k(x, x) [N] of family f for x [N,D].
+func (g *Graph) CovDiag(f ops.CovFamily, x *Node, hyper ...*Node) *Node {
+	return g.apply("CovDiag("+f.String()+")", func(xs ...*G.Node) (*G.Node, error) {
+		return ops.CovDiag(f, xs[0], xs[1:]...)
+	}, append([]*Node{x}, hyper...)...)
+}

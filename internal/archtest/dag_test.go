@@ -1,0 +1,78 @@
+package archtest
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/gpzoo/gpzoo"
+
+// allowed lists, for each package of the module, the module packages it may import (non-test code).
+// Packages under cmd/ and examples/ may import anything; nothing may import them.
+var allowed = map[string][]string{
+	"ops":                {},
+	"graph":              {"ops"},
+	"gp":                 {"graph", "ops"},
+	"gp/gptest":          {"gp", "graph", "ops", "internal/gradcheck"},
+	"gp/likelihoods":     {"gp", "graph", "ops"},
+	"gp/layers":          {"gp", "graph", "ops"},
+	"gp/dgp":             {"gp", "graph", "ops"},
+	"datasets":           {},
+	"train":              {"gp", "graph", "ops", "datasets"},
+	"zoo":                {"gp", "gp/likelihoods", "gp/layers", "gp/dgp", "train", "datasets", "graph", "ops"},
+	"internal/gradcheck": {"ops", "graph"},
+	"internal/archtest":  {},
+}
+
+// engineAllowed are the only packages whose non-test code may import the engine (gorgonia) directly.
+var engineAllowed = map[string]bool{"ops": true, "graph": true, "internal/gradcheck": true}
+
+func TestImportDAG(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/")
+		free := strings.HasPrefix(pkg, "cmd/") || strings.HasPrefix(pkg, "examples/")
+		ok, known := allowed[pkg]
+		if !known && !free {
+			t.Errorf("package %q has no entry in the import DAG (add it to ARCHITECTURE.md and this test)", pkg)
+			continue
+		}
+		checked++
+		for _, imp := range fields[1:] {
+			if strings.HasPrefix(imp, "gorgonia.org/") && !free && !engineAllowed[pkg] {
+				t.Errorf("%s imports the engine %s directly: go through package graph", pkg, imp)
+			}
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			dep := strings.TrimPrefix(imp, module+"/")
+			if strings.HasPrefix(dep, "cmd/") || strings.HasPrefix(dep, "examples/") {
+				t.Errorf("%s imports %s: nothing may import a command or an example", pkg, dep)
+			}
+			if free {
+				continue
+			}
+			if !contains(ok, dep) {
+				t.Errorf("forbidden import: %s -> %s", pkg, dep)
+			}
+		}
+	}
+	if checked < 8 {
+		t.Errorf("only %d packages checked: is go list working?", checked)
+	}
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

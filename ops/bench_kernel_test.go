@@ -1,0 +1,80 @@
+package ops_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpzoo/gpzoo/internal/gradcheck"
+	"github.com/gpzoo/gpzoo/ops"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// BenchmarkCovMatrix times CovMatrix K(X1, X2) through a gorgonia tape machine:
+//
+//	fwd     the forward op alone;
+//	fwd+bwd forward, loss Σ W⊙K, and the gradients with respect to x1, x2 and every hyperparameter.
+//
+// GFLOP/s counts only the covariance op: forward 2·N·M·D (the Gemm) + 6·N·M (distance assembly, exp, scaling —
+// a transcendental counts as one flop); backward (stationary, per input/lengthscale gradient) 2·N·M·D (one Gemm)
+// + 4·N·M, plus 2·N·M for the variance (Matérn/RQ add one distance Gemm per gradient, not counted).
+func BenchmarkCovMatrix(b *testing.B) {
+	short := map[ops.CovFamily]string{ops.SquaredExp: "SE", ops.Matern52: "Matern52", ops.Periodic: "Periodic", ops.Linear: "Linear"}
+	for _, f := range []ops.CovFamily{ops.SquaredExp, ops.Matern52, ops.Periodic, ops.Linear} {
+		for _, sz := range [][3]int{{1000, 200, 8}} {
+			n, m, d := sz[0], sz[1], sz[2]
+			name := fmt.Sprintf("family=%s/N=%d,M=%d,D=%d", short[f], n, m, d)
+			nm, nmd := float64(n*m), float64(n*m*d)
+			b.Run(name+"/fwd", func(b *testing.B) {
+				covBench(b, f, n, m, d, false, 2*nmd+6*nm)
+			})
+			b.Run(name+"/fwd+bwd", func(b *testing.B) {
+				covBench(b, f, n, m, d, true, 2*nmd+6*nm+3*(2*nmd+4*nm)+2*nm)
+			})
+		}
+	}
+}
+
+func covBench(b *testing.B, f ops.CovFamily, n, m, d int, grad bool, flops float64) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	in := append([]gradcheck.Input{gradcheck.Random("x1", rng, -1, 1, n, d), gradcheck.Random("x2", rng, -1, 1, m, d)},
+		covHyperInputs(f, d, rng, false)...)
+	if f != ops.Linear {
+		for i := range in[3].Value { // lengthscales ~ the data spread in D = 8
+			in[3].Value[i] *= 2
+		}
+	}
+	g := G.NewGraph()
+	ns := covLeaves(g, in)
+	k, err := ops.CovMatrix(f, ns[0], ns[1], ns[2:]...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if grad {
+		w := G.NewMatrix(g, tensor.Float64, G.WithShape(n, m), G.WithName("w"),
+			G.WithValue(tensor.New(tensor.WithShape(n, m), tensor.WithBacking(gradcheck.Random("w", rng, -1, 1, n, m).Value))))
+		loss, err := ops.Dot(w, k)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := G.Grad(loss, ns...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	vm := G.NewTapeMachine(g)
+	defer vm.Close()
+	run := func() {
+		vm.Reset()
+		if err := vm.RunAll(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run() // warm the buffers and scratch pools
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		run()
+	}
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}

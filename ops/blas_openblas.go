@@ -1,0 +1,44 @@
+//go:build openblas
+
+package ops
+
+/*
+#cgo LDFLAGS: -llapacke -lopenblas
+#include <lapacke.h>
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/gonum"
+	"gonum.org/v1/gonum/lapack/lapack64"
+	blasnetlib "gonum.org/v1/netlib/blas/netlib"
+)
+
+// Build names the BLAS/LAPACK implementation compiled in: "openblas" with the openblas build tag.
+const Build = "openblas"
+
+// openLAPACK is gonum's LAPACK with Dpotrf routed to LAPACKE (row-major). gonum.org/v1/netlib's LAPACK package
+// predates methods gonum v0.17's lapack.Float64 requires and does not compile against it, so gpzoo calls
+// LAPACKE itself; the pure-Go routines that remain call BLAS, which is OpenBLAS here.
+type openLAPACK struct{ gonum.Implementation }
+
+func (openLAPACK) Dpotrf(ul blas.Uplo, n int, a []float64, lda int) bool {
+	if n == 0 {
+		return true
+	}
+	uplo := C.char('L')
+	if ul == blas.Upper {
+		uplo = 'U'
+	}
+	info := C.LAPACKE_dpotrf(C.LAPACK_ROW_MAJOR, uplo, C.lapack_int(n), (*C.double)(unsafe.Pointer(&a[0])), C.lapack_int(lda))
+	return info == 0
+}
+
+func init() {
+	blas64.Use(blasnetlib.Implementation{})
+	lapack64.Use(openLAPACK{})
+}

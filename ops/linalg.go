@@ -1,0 +1,407 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+)
+
+// Plain dense linear algebra on row-major n×n (or n×m) []float64, shared by the graph ops of this package
+// (Cholesky, TriSolve, CholSolve, LogDetChol) and by non-graph code such as natural-gradient steps.
+//
+// Conventions: every matrix is row-major with stride = number of columns; a Cholesky factor is the LOWER
+// triangular L with A = L·Lᵀ and a zero strictly upper triangle. Length mismatches make the functions without
+// an error result panic (as BLAS does); CholeskyLower returns a *ShapeError instead.
+
+// Defaults of JitterPolicy.
+const (
+	// DefaultJitter is the default JitterPolicy.Initial: the first retry adds 1e-8·mean(diag A) to the diagonal.
+	DefaultJitter = 1e-8
+	// DefaultMaxJitterTries is the default JitterPolicy.MaxTries: retries after the plain (unjittered) try.
+	DefaultMaxJitterTries = 6
+)
+
+// JitterPolicy says how CholeskyLower (and the graph op Cholesky) retries a factorisation that failed because the
+// matrix is not numerically positive definite.
+//
+// The first try factorises the symmetrised input S = (A+Aᵀ)/2 as given. Retry k = 1, …, MaxTries factorises
+// S + j_k·I with
+//
+//	j_k = Initial · 10^(k−1) · s,   s = mean(diag S) if that is > 0 and finite, else s = 1 (absolute jitter).
+//
+// So with the defaults the jitters tried are 1e-8·s, 1e-7·s, …, 1e-3·s. The zero value is the default policy:
+// Initial ≤ 0 (or NaN) means DefaultJitter, MaxTries == 0 means DefaultMaxJitterTries, and MaxTries < 0 means no
+// retry at all (a single plain try).
+type JitterPolicy struct {
+	Initial  float64
+	MaxTries int
+	// Stats, if not nil, records every factorisation made with this policy (safe for concurrent use).
+	Stats *CholeskyStats
+}
+
+// normalized returns the effective Initial and number of retries.
+func (p JitterPolicy) normalized() (initial float64, retries int) {
+	initial = p.Initial
+	if !(initial > 0) {
+		initial = DefaultJitter
+	}
+	switch {
+	case p.MaxTries == 0:
+		retries = DefaultMaxJitterTries
+	case p.MaxTries < 0:
+		retries = 0
+	default:
+		retries = p.MaxTries
+	}
+	return initial, retries
+}
+
+// CholInfo describes one successful (or the last failed) factorisation.
+type CholInfo struct {
+	Jitter  float64 // jitter added to the diagonal by the final try (0 when the plain try succeeded)
+	Retries int     // tries after the plain one
+}
+
+// CholeskyStats accumulates statistics of Cholesky factorisations. It is safe for concurrent use; the zero value
+// is ready to use; it must not be copied after first use (use Snapshot).
+type CholeskyStats struct {
+	mu sync.Mutex
+	s  CholeskyStatsSnapshot
+}
+
+// CholeskyStatsSnapshot is a consistent copy of a CholeskyStats.
+type CholeskyStatsSnapshot struct {
+	Calls    int64 // factorisations requested (successful or not)
+	Retries  int64 // total jittered tries after the plain ones, over all calls (failed calls included)
+	Failures int64 // calls that returned an error (not PD after every retry, or non-finite input)
+	// LastJitter is the jitter of the most recent call: the jitter that succeeded, or the largest one tried when the
+	// call failed (0 when no jitter was added).
+	LastJitter float64
+	// MaxJitter is the largest LastJitter over all calls.
+	MaxJitter float64
+}
+
+// Snapshot returns a consistent copy of the statistics. A nil receiver returns the zero snapshot.
+func (s *CholeskyStats) Snapshot() CholeskyStatsSnapshot {
+	if s == nil {
+		return CholeskyStatsSnapshot{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.s
+}
+
+// Reset clears the statistics.
+func (s *CholeskyStats) Reset() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.s = CholeskyStatsSnapshot{}
+	s.mu.Unlock()
+}
+
+func (s *CholeskyStats) record(jitter float64, retries int, failed bool) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.s.Calls++
+	s.s.Retries += int64(retries)
+	if failed {
+		s.s.Failures++
+	}
+	s.s.LastJitter = jitter
+	if jitter > s.s.MaxJitter {
+		s.s.MaxJitter = jitter
+	}
+	s.mu.Unlock()
+}
+
+// CholeskyLower writes into dst (n×n, row-major) the lower Cholesky factor L of the symmetrised input
+// S = (A+Aᵀ)/2, S = L·Lᵀ, retrying with diagonal jitter as described by p (see JitterPolicy). The strictly upper
+// triangle of dst is zeroed. a is a full n×n matrix (both triangles are read) and is not modified; dst may be a.
+//
+// Errors: *ShapeError if len(a) or len(dst) is not n·n; *NonFiniteError{Where: "Cholesky input"} naming the first
+// NaN/±Inf of a (checked when the plain try fails, before any retry); *NotPDError{N, MaxJitter, Tries = 1+retries}
+// when every try failed. On error the content of dst is unspecified. Every call is recorded in p.Stats if set.
+//
+// Cost: n³/3 flops per try (LAPACK dpotrf via gonum lapack64, blocked).
+func CholeskyLower(dst, a []float64, n int, p JitterPolicy) (CholInfo, error) {
+	if n < 0 || len(a) != n*n || len(dst) != n*n {
+		return CholInfo{}, &ShapeError{Op: "CholeskyLower", Want: fmt.Sprintf("n=%d and two slices of length n·n", n),
+			Got: fmt.Sprintf("len(dst)=%d, len(a)=%d", len(dst), len(a))}
+	}
+	if n == 0 {
+		p.Stats.record(0, 0, false)
+		return CholInfo{}, nil
+	}
+	if &dst[0] == &a[0] {
+		a = slices.Clone(a)
+	}
+	initial, retries := p.normalized()
+	scale := 0.0
+	for i := 0; i < n; i++ {
+		scale += a[i*n+i]
+	}
+	scale /= float64(n)
+	if !(scale > 0) || math.IsInf(scale, 1) {
+		scale = 1
+	}
+	sym := blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: dst}
+	jitter := 0.0
+	for k := 0; k <= retries; k++ {
+		if k > 0 {
+			jitter = initial * math.Pow(10, float64(k-1)) * scale
+		}
+		symLowerTo(dst, a, n, jitter)
+		if _, ok := lapack64.Potrf(sym); ok {
+			zeroUpper(dst, n)
+			// +Inf on the diagonal of A factorises "successfully" (L_jj = +Inf): catch it here.
+			if !finiteDiag(dst, n) {
+				if err := CheckFinite("Cholesky input", a, n); err != nil {
+					p.Stats.record(jitter, k, true)
+					return CholInfo{Jitter: jitter, Retries: k}, err
+				}
+			}
+			p.Stats.record(jitter, k, false)
+			return CholInfo{Jitter: jitter, Retries: k}, nil
+		}
+		if k == 0 {
+			if err := CheckFinite("Cholesky input", a, n); err != nil {
+				p.Stats.record(0, 0, true)
+				return CholInfo{}, err
+			}
+		}
+	}
+	p.Stats.record(jitter, retries, true)
+	return CholInfo{Jitter: jitter, Retries: retries}, &NotPDError{N: n, MaxJitter: jitter, Tries: 1 + retries}
+}
+
+// symLowerTo writes the lower triangle (diagonal included) of (A+Aᵀ)/2 + jitter·I into dst.
+func symLowerTo(dst, a []float64, n int, jitter float64) {
+	for i := 0; i < n; i++ {
+		ri := a[i*n : i*n+n]
+		di := dst[i*n : i*n+i+1]
+		for j := 0; j < i; j++ {
+			di[j] = 0.5*ri[j] + 0.5*a[j*n+i]
+		}
+		di[i] = ri[i] + jitter
+	}
+}
+
+func zeroUpper(a []float64, n int) {
+	for i := 0; i < n; i++ {
+		clear(a[i*n+i+1 : i*n+n])
+	}
+}
+
+func zeroLowerStrict(a []float64, n int) {
+	for i := 0; i < n; i++ {
+		clear(a[i*n : i*n+i])
+	}
+}
+
+func finiteDiag(a []float64, n int) bool {
+	for i := 0; i < n; i++ {
+		if x := a[i*n+i]; x-x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func triangular(t []float64, n int, upper bool) blas64.Triangular {
+	uplo := blas.Lower
+	if upper {
+		uplo = blas.Upper
+	}
+	return blas64.Triangular{Uplo: uplo, Diag: blas.NonUnit, N: n, Stride: n, Data: t}
+}
+
+func dense(d []float64, r, c int) blas64.General {
+	return blas64.General{Rows: r, Cols: c, Stride: max(c, 1), Data: d}
+}
+
+func blasTrans(t bool) blas.Transpose {
+	if t {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+func checkLen(fn, what string, got, want int) {
+	if got != want {
+		panic(fmt.Sprintf("ops: %s: len(%s) = %d, want %d", fn, what, got, want))
+	}
+}
+
+func sameStart(a, b []float64) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &b[0] }
+
+// TriSolveTo solves op(T)·X = B for X (n×m) and writes it into dst, where T is n×n triangular (only its upper or
+// lower triangle, per upper, is read; the diagonal must be non-zero) and op(T) = Tᵀ when trans. dst may be b.
+// It panics if a length does not match. Cost: n²·m flops (BLAS dtrsm).
+func TriSolveTo(dst, t, b []float64, n, m int, upper, trans bool) {
+	checkLen("TriSolveTo", "t", len(t), n*n)
+	checkLen("TriSolveTo", "b", len(b), n*m)
+	checkLen("TriSolveTo", "dst", len(dst), n*m)
+	if n == 0 || m == 0 {
+		return
+	}
+	if !sameStart(dst, b) {
+		copy(dst, b)
+	}
+	blas64.Trsm(blas.Left, blasTrans(trans), 1, triangular(t, n, upper), dense(dst, n, m))
+}
+
+// TriSolveBackward computes the gradients of a loss through X = op(T)⁻¹·B (see TriSolveTo), given T, the solution
+// X and the loss gradient gx = ∂loss/∂X (n×m):
+//
+//	dB = op(T)⁻ᵀ·gx,   ∂/∂op(T) = −dB·Xᵀ,   so dT = −dB·Xᵀ (or −X·dBᵀ when trans), masked to T's triangle
+//
+// (the other triangle is not read by the forward, so its gradient is 0). dT (n×n) or dB (n×m) may be nil when not
+// needed; dB may alias gx. Cost: n²m (dtrsm) + 2n²m (dgemm, only when dT is wanted) flops.
+func TriSolveBackward(dT, dB, t, x, gx []float64, n, m int, upper, trans bool) {
+	checkLen("TriSolveBackward", "t", len(t), n*n)
+	checkLen("TriSolveBackward", "x", len(x), n*m)
+	checkLen("TriSolveBackward", "gx", len(gx), n*m)
+	if dB == nil {
+		dB = make([]float64, n*m)
+	}
+	TriSolveTo(dB, t, gx, n, m, upper, !trans)
+	if dT == nil {
+		return
+	}
+	checkLen("TriSolveBackward", "dT", len(dT), n*n)
+	if n == 0 {
+		return
+	}
+	if m == 0 {
+		clear(dT)
+		return
+	}
+	if !trans { // dT = −dB·Xᵀ
+		blas64.Gemm(blas.NoTrans, blas.Trans, -1, dense(dB, n, m), dense(x, n, m), 0, dense(dT, n, n))
+	} else { // dT = −X·dBᵀ
+		blas64.Gemm(blas.NoTrans, blas.Trans, -1, dense(x, n, m), dense(dB, n, m), 0, dense(dT, n, n))
+	}
+	if upper {
+		zeroLowerStrict(dT, n)
+	} else {
+		zeroUpper(dT, n)
+	}
+}
+
+// CholSolveTo writes X = (L·Lᵀ)⁻¹·B (n×m) into dst, for a lower Cholesky factor L (n×n; only its lower triangle
+// is read). dst may be b. It panics if a length does not match. Cost: 2n²m flops (two dtrsm).
+func CholSolveTo(dst, l, b []float64, n, m int) {
+	checkLen("CholSolveTo", "l", len(l), n*n)
+	checkLen("CholSolveTo", "b", len(b), n*m)
+	checkLen("CholSolveTo", "dst", len(dst), n*m)
+	if n == 0 || m == 0 {
+		return
+	}
+	if !sameStart(dst, b) {
+		copy(dst, b)
+	}
+	lt, d := triangular(l, n, false), dense(dst, n, m)
+	blas64.Trsm(blas.Left, blas.NoTrans, 1, lt, d)
+	blas64.Trsm(blas.Left, blas.Trans, 1, lt, d)
+}
+
+// CholSolveBackward computes the gradients of a loss through X = (L·Lᵀ)⁻¹·B, given L, X and gx = ∂loss/∂X:
+//
+//	dB = (L·Lᵀ)⁻¹·gx,   dL = −tril((dB·Xᵀ + X·dBᵀ)·L)
+//
+// (from dX = −(LLᵀ)⁻¹(dL·Lᵀ + L·dLᵀ)X). dL (n×n) or dB (n×m) may be nil when not needed; dB may alias gx.
+// Cost: 2n²m (dtrsm) + 2n²m (dsyr2k) + n³ (dtrmm) flops, the last two only when dL is wanted.
+func CholSolveBackward(dL, dB, l, x, gx []float64, n, m int) {
+	checkLen("CholSolveBackward", "l", len(l), n*n)
+	checkLen("CholSolveBackward", "x", len(x), n*m)
+	checkLen("CholSolveBackward", "gx", len(gx), n*m)
+	if dB == nil {
+		dB = make([]float64, n*m)
+	}
+	CholSolveTo(dB, l, gx, n, m)
+	if dL == nil {
+		return
+	}
+	checkLen("CholSolveBackward", "dL", len(dL), n*n)
+	if n == 0 {
+		return
+	}
+	if m == 0 {
+		clear(dL)
+		return
+	}
+	// C = dB·Xᵀ + X·dBᵀ (lower triangle), mirrored to a full matrix, then C·L, negated and masked.
+	blas64.Syr2k(blas.NoTrans, 1, dense(dB, n, m), dense(x, n, m), 0, blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: dL})
+	mirrorLower(dL, n)
+	blas64.Trmm(blas.Right, blas.NoTrans, -1, triangular(l, n, false), dense(dL, n, n))
+	zeroUpper(dL, n)
+}
+
+// mirrorLower copies the strictly lower triangle of a onto the strictly upper one.
+func mirrorLower(a []float64, n int) {
+	for i := 0; i < n; i++ {
+		for j := 0; j < i; j++ {
+			a[j*n+i] = a[i*n+j]
+		}
+	}
+}
+
+// CholeskyBackward writes into dst (n×n) the gradient of a loss with respect to the FULL input matrix A of
+// L = CholeskyLower(A) (which factorises (A+Aᵀ)/2), given L and lbar = ∂loss/∂L (only its lower triangle is used:
+// the upper triangle of L is constant zero). Following Murray (2016), "Differentiation of the Cholesky
+// decomposition", arXiv:1602.07527, in the symmetric convention:
+//
+//	P = Φ(Lᵀ·tril(L̄)),  M = L⁻ᵀ·P·L⁻¹,  Ā = (M + Mᵀ)/2,
+//
+// where Φ keeps the lower triangle and halves the diagonal. Derivation: dS = dL·Lᵀ + L·dLᵀ gives
+// L⁻¹dL = Φ(L⁻¹·dS·L⁻ᵀ), so ⟨L̄, dL⟩ = ⟨P, L⁻¹dS L⁻ᵀ⟩ = ⟨M, dS⟩, and dS = (dA+dAᵀ)/2 gives ⟨(M+Mᵀ)/2, dA⟩.
+// Ā is symmetric, so perturbing a single entry A_ij (which moves S_ij and S_ji by half) is matched.
+// A jitter added by the forward is a constant shift of the diagonal and does not change the gradient.
+//
+// dst may alias lbar but not l. Cost: n³ (dtrmm) + 2·n³ (two dtrsm) = 3n³ flops, all BLAS-3.
+func CholeskyBackward(dst, l, lbar []float64, n int) {
+	checkLen("CholeskyBackward", "l", len(l), n*n)
+	checkLen("CholeskyBackward", "lbar", len(lbar), n*n)
+	checkLen("CholeskyBackward", "dst", len(dst), n*n)
+	if n == 0 {
+		return
+	}
+	if !sameStart(dst, lbar) {
+		copy(dst, lbar)
+	}
+	zeroUpper(dst, n)
+	lt, d := triangular(l, n, false), dense(dst, n, n)
+	blas64.Trmm(blas.Left, blas.Trans, 1, lt, d) // P = Lᵀ·tril(L̄)
+	for i := 0; i < n; i++ {                     // Φ
+		clear(dst[i*n+i+1 : i*n+n])
+		dst[i*n+i] *= 0.5
+	}
+	blas64.Trsm(blas.Left, blas.Trans, 1, lt, d)    // L⁻ᵀ·P
+	blas64.Trsm(blas.Right, blas.NoTrans, 1, lt, d) // ·L⁻¹
+	for i := 0; i < n; i++ {                        // (M+Mᵀ)/2
+		for j := 0; j < i; j++ {
+			s := 0.5 * (dst[i*n+j] + dst[j*n+i])
+			dst[i*n+j], dst[j*n+i] = s, s
+		}
+	}
+}
+
+// CholLogDet returns log det(L·Lᵀ) = 2·Σ log L_ii for a lower (or upper) Cholesky factor l (n×n). A non-positive
+// diagonal entry gives NaN or −Inf. (The graph op with the same role is LogDetChol.)
+func CholLogDet(l []float64, n int) float64 {
+	checkLen("CholLogDet", "l", len(l), n*n)
+	s := 0.0
+	for i := 0; i < n; i++ {
+		s += math.Log(l[i*n+i])
+	}
+	return 2 * s
+}

@@ -1,0 +1,260 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"io"
+	"strings"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// kernel is the numerics of one differentiable op: plain Go on row-major []float64.
+//
+// One generic gorgonia Op (fusedOp) wraps every kernel, so the gorgonia plumbing (types, hashing, buffers,
+// symbolic differentiation) is written once. The backward pass of input i is another fusedOp (gradOp) whose
+// inputs are the forward inputs, the forward output and the output gradient: the analytic gradient is a plain
+// Go function too, never a composition of engine built-ins.
+type kernel interface {
+	// name is the op's name; params writes every field that changes the op's meaning (it goes into the hash).
+	name() string
+	params(w io.Writer)
+	// arity is the number of inputs.
+	arity() int
+	// outShape checks the input shapes and returns the output shape (tensor.ScalarShape() for a scalar).
+	outShape(in []tensor.Shape) (tensor.Shape, error)
+	// forward writes the output into out (len = out shape's size; fully overwritten).
+	forward(in []arg, out []float64) error
+	// diff reports which inputs the op is differentiable with respect to.
+	diff() []bool
+	// backward writes into dst (shape of input wrt) the gradient of a scalar loss with respect to input wrt,
+	// given the inputs, the forward output and the loss gradient g with respect to the output.
+	backward(wrt int, in []arg, out arg, g arg, dst []float64) error
+}
+
+// arg is one operand as seen by a kernel: its data (row-major) and shape.
+type arg struct {
+	data  []float64
+	shape tensor.Shape
+}
+
+func (a arg) rows() int {
+	switch len(a.shape) {
+	case 0:
+		return 1
+	default:
+		return a.shape[0]
+	}
+}
+
+func (a arg) cols() int {
+	if len(a.shape) < 2 {
+		return 1
+	}
+	return a.shape[1]
+}
+
+// scalar returns the single value of a scalar operand.
+func (a arg) scalar() float64 { return a.data[0] }
+
+// fusedOp adapts a kernel to gorgonia's Op and SDOp interfaces.
+type fusedOp struct {
+	k      kernel
+	inDims []int // dims of each input (0 for scalars), fixed at construction: they enter the type
+	shape  tensor.Shape
+	buf    *tensor.Dense // output buffer, reused across steps
+}
+
+var (
+	_ G.Op   = (*fusedOp)(nil)
+	_ G.SDOp = (*fusedOp)(nil)
+	_ G.Op   = (*gradOp)(nil)
+)
+
+// apply checks the shapes of xs against k and adds the op's node to their graph.
+func apply(k kernel, xs ...*G.Node) (*G.Node, error) {
+	if len(xs) != k.arity() {
+		return nil, &ShapeError{Op: k.name(), Want: fmt.Sprintf("%d operands", k.arity()), Got: fmt.Sprintf("%d", len(xs))}
+	}
+	shapes := make([]tensor.Shape, len(xs))
+	dims := make([]int, len(xs))
+	for i, x := range xs {
+		if x == nil {
+			return nil, &ShapeError{Op: k.name(), Want: "a node", Got: fmt.Sprintf("nil operand %d", i)}
+		}
+		if x.Dtype() != tensor.Float64 {
+			return nil, &ShapeError{Op: k.name(), Want: "float64 operands", Got: fmt.Sprintf("%v operand %d", x.Dtype(), i)}
+		}
+		shapes[i] = normShape(x.Shape())
+		dims[i] = len(shapes[i])
+	}
+	s, err := k.outShape(shapes)
+	if err != nil {
+		return nil, err
+	}
+	return G.ApplyOp(&fusedOp{k: k, inDims: dims, shape: s}, xs...)
+}
+
+// normShape maps gorgonia's scalar shapes to the empty shape.
+func normShape(s tensor.Shape) tensor.Shape {
+	if s.IsScalar() || s.IsScalarEquiv() && len(s) == 0 {
+		return tensor.ScalarShape()
+	}
+	return s.Clone()
+}
+
+func opType(inDims []int, outDims int) hm.Type {
+	a := hm.TypeVariable('a')
+	ts := make([]hm.Type, 0, len(inDims)+1)
+	for _, d := range inDims {
+		ts = append(ts, dimType(d, a))
+	}
+	ts = append(ts, dimType(outDims, a))
+	return hm.NewFnType(ts...)
+}
+
+func dimType(d int, a hm.TypeVariable) hm.Type {
+	if d == 0 {
+		return a
+	}
+	return G.TensorType{Dims: d, Of: a}
+}
+
+func (op *fusedOp) Arity() int    { return op.k.arity() }
+func (op *fusedOp) Type() hm.Type { return opType(op.inDims, len(op.shape)) }
+func (op *fusedOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return op.shape.Clone(), nil
+}
+func (op *fusedOp) ReturnsPtr() bool     { return false }
+func (op *fusedOp) CallsExtern() bool    { return false }
+func (op *fusedOp) OverwritesInput() int { return -1 }
+func (op *fusedOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "gpzoo.%s{", op.k.name())
+	op.k.params(h)
+	fmt.Fprintf(h, "}%v%v", op.inDims, op.shape)
+}
+func (op *fusedOp) Hashcode() uint32 { return hashOf(op) }
+func (op *fusedOp) String() string {
+	var b strings.Builder
+	b.WriteString(op.k.name())
+	b.WriteString("{")
+	op.k.params(&b)
+	b.WriteString("}")
+	return b.String()
+}
+
+func (op *fusedOp) Do(vs ...G.Value) (G.Value, error) {
+	in, err := args(op.k.name(), op.k.arity(), vs)
+	if err != nil {
+		return nil, err
+	}
+	out := op.output()
+	if err := op.k.forward(in, out); err != nil {
+		return nil, err
+	}
+	return op.value(out), nil
+}
+
+// output returns the op's output storage: the reused buffer, or a one-element slice for a scalar.
+func (op *fusedOp) output() []float64 {
+	if len(op.shape) == 0 {
+		return make([]float64, 1)
+	}
+	if op.buf == nil {
+		op.buf = tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(op.shape.Clone()...))
+	}
+	return op.buf.Float64s()
+}
+
+func (op *fusedOp) value(out []float64) G.Value {
+	if len(op.shape) == 0 {
+		return G.NewF64(out[0])
+	}
+	return op.buf
+}
+
+func (op *fusedOp) DiffWRT(n int) []bool { return op.k.diff() }
+
+func (op *fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	diff := op.k.diff()
+	res := make(G.Nodes, len(inputs))
+	for i := range inputs {
+		if !diff[i] {
+			continue
+		}
+		children := make(G.Nodes, 0, len(inputs)+2)
+		children = append(children, inputs...)
+		children = append(children, output, grad)
+		dims := make([]int, 0, len(children))
+		dims = append(dims, op.inDims...)
+		dims = append(dims, len(op.shape), len(op.shape))
+		gop := &gradOp{fusedOp: fusedOp{k: op.k, inDims: dims, shape: normShape(inputs[i].Shape())}, wrt: i}
+		n, err := G.ApplyOp(gop, children...)
+		if err != nil {
+			return nil, fmt.Errorf("ops: %s: building gradient %d: %w", op.k.name(), i, err)
+		}
+		res[i] = n
+	}
+	return res, nil
+}
+
+// gradOp computes the gradient of a fusedOp's input wrt. Its inputs are (forward inputs..., output, grad).
+type gradOp struct {
+	fusedOp
+	wrt int
+}
+
+func (op *gradOp) Arity() int { return op.k.arity() + 2 }
+func (op *gradOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "gpzoo.grad%d.", op.wrt)
+	op.fusedOp.WriteHash(h)
+}
+func (op *gradOp) Hashcode() uint32 { return hashOf(op) }
+func (op *gradOp) String() string   { return fmt.Sprintf("∂%s/∂in%d", op.fusedOp.String(), op.wrt) }
+
+func (op *gradOp) Do(vs ...G.Value) (G.Value, error) {
+	n := op.k.arity()
+	all, err := args(op.String(), n+2, vs)
+	if err != nil {
+		return nil, err
+	}
+	dst := op.output()
+	if err := op.k.backward(op.wrt, all[:n], all[n], all[n+1], dst); err != nil {
+		return nil, err
+	}
+	return op.value(dst), nil
+}
+
+func hashOf(op interface{ WriteHash(hash.Hash) }) uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+// args converts gorgonia values to kernel operands without copying dense data.
+func args(name string, n int, vs []G.Value) ([]arg, error) {
+	if len(vs) != n {
+		return nil, &ShapeError{Op: name, Want: fmt.Sprintf("%d operands", n), Got: fmt.Sprintf("%d", len(vs))}
+	}
+	in := make([]arg, n)
+	for i, v := range vs {
+		switch t := v.(type) {
+		case *G.F64:
+			in[i] = arg{data: []float64{float64(*t)}, shape: tensor.ScalarShape()}
+		case *tensor.Dense:
+			if t.Dtype() != tensor.Float64 {
+				return nil, &ShapeError{Op: name, Want: "float64", Got: t.Dtype().String()}
+			}
+			if t.RequiresIterator() || t.IsMaterializable() {
+				t = t.Materialize().(*tensor.Dense)
+			}
+			in[i] = arg{data: t.Float64s(), shape: normShape(t.Shape())}
+		default:
+			return nil, &ShapeError{Op: name, Want: "a float64 tensor or scalar", Got: fmt.Sprintf("%T", v)}
+		}
+	}
+	return in, nil
+}

@@ -1,0 +1,114 @@
+package ops
+
+import (
+	"fmt"
+	"io"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Sums: one kernel reduceK, over all entries (optionally divided by their number), over the rows of a matrix,
+// or over its columns.
+
+type reduceAxis int
+
+const (
+	reduceAll  reduceAxis = iota // every entry → scalar
+	reduceRows                   // [n,m] → [m]: Σᵢ x_ij
+	reduceCols                   // [n,m] → [n]: Σⱼ x_ij
+)
+
+type reduceK struct {
+	axis reduceAxis
+	mean bool // divide by the number of entries (reduceAll only)
+}
+
+func (k reduceK) name() string {
+	switch {
+	case k.mean:
+		return "Mean"
+	case k.axis == reduceRows:
+		return "SumRows"
+	case k.axis == reduceCols:
+		return "SumCols"
+	}
+	return "Sum"
+}
+func (k reduceK) params(w io.Writer) { fmt.Fprintf(w, "axis=%d,mean=%t", k.axis, k.mean) }
+func (reduceK) arity() int           { return 1 }
+func (reduceK) diff() []bool         { return []bool{true} }
+
+func (k reduceK) outShape(in []tensor.Shape) (tensor.Shape, error) {
+	s := in[0]
+	switch k.axis {
+	case reduceRows, reduceCols:
+		if len(s) != 2 {
+			return nil, &ShapeError{Op: k.name(), Want: "a matrix [n,m]", Got: fmt.Sprint(s)}
+		}
+		if k.axis == reduceRows {
+			return tensor.Shape{s[1]}, nil
+		}
+		return tensor.Shape{s[0]}, nil
+	}
+	if k.mean && len(s) > 0 && s.TotalSize() == 0 {
+		return nil, &ShapeError{Op: k.name(), Want: "at least one entry", Got: fmt.Sprint(s)}
+	}
+	return tensor.ScalarShape(), nil
+}
+
+func (k reduceK) forward(in []arg, out []float64) error {
+	x := in[0]
+	switch k.axis {
+	case reduceRows, reduceCols:
+		clear(out)
+		m := x.cols()
+		for i, v := range x.data {
+			if k.axis == reduceRows {
+				out[i%m] += v
+			} else {
+				out[i/m] += v
+			}
+		}
+	default:
+		s := 0.0
+		for _, v := range x.data {
+			s += v
+		}
+		if k.mean {
+			s /= float64(len(x.data))
+		}
+		out[0] = s
+	}
+	return nil
+}
+
+func (k reduceK) backward(_ int, in []arg, _ arg, g arg, dst []float64) error {
+	m := in[0].cols()
+	for i := range dst {
+		switch k.axis {
+		case reduceRows:
+			dst[i] = g.data[i%m]
+		case reduceCols:
+			dst[i] = g.data[i/m]
+		default:
+			dst[i] = g.data[0]
+			if k.mean {
+				dst[i] /= float64(len(dst))
+			}
+		}
+	}
+	return nil
+}
+
+// Sum returns the sum of all entries. Shape: any → scalar.
+func Sum(x *G.Node) (*G.Node, error) { return apply(reduceK{axis: reduceAll}, x) }
+
+// Mean returns the mean of all entries. Shape: any (at least one entry) → scalar.
+func Mean(x *G.Node) (*G.Node, error) { return apply(reduceK{axis: reduceAll, mean: true}, x) }
+
+// SumRows sums over the rows, i.e. returns the column sums Σᵢ x_ij. Shape: [n,m] → [m].
+func SumRows(x *G.Node) (*G.Node, error) { return apply(reduceK{axis: reduceRows}, x) }
+
+// SumCols sums over the columns, i.e. returns the row sums Σⱼ x_ij. Shape: [n,m] → [n].
+func SumCols(x *G.Node) (*G.Node, error) { return apply(reduceK{axis: reduceCols}, x) }

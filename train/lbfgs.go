@@ -1,0 +1,152 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/ops"
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/optimize"
+)
+
+// LBFGSConfig configures TrainLBFGS. Zero values mean the defaults.
+type LBFGSConfig struct {
+	// Iters bounds the number of L-BFGS major iterations (required, > 0).
+	Iters int
+	// GradTol stops when the gradient's infinity norm falls below it; 0 means 1e-6.
+	GradTol float64
+	// Memory is the number of correction pairs kept; 0 means gonum's default (15).
+	Memory int
+	// Graph configures the graph (Cholesky jitter policy).
+	Graph graph.Options
+}
+
+// TrainLBFGS fits m to the full data set (x [N,D], y [N,P]) with L-BFGS (gonum/optimize) over the raw values of
+// the trainable Params. On success the Params hold the best point found.
+func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
+	if m == nil || x == nil || y == nil {
+		return nil, errors.New("train: TrainLBFGS: nil model or data")
+	}
+	n, d := x.Dims()
+	ny, p := y.Dims()
+	if n != ny {
+		return nil, &ops.ShapeError{Op: "train.TrainLBFGS", Want: "x and y with the same number of rows", Got: fmt.Sprintf("%d and %d", n, ny)}
+	}
+	if cfg.Iters <= 0 {
+		return nil, fmt.Errorf("train: Iters must be positive, got %d", cfg.Iters)
+	}
+	t0 := time.Now()
+	g := graph.New(cfg.Graph)
+	xn, yn := g.Input("x", n, d), g.Input("y", n, p)
+	prog, err := g.Compile(m.Loss(xn, yn), nil)
+	if err != nil {
+		return nil, fmt.Errorf("train: building the loss: %w", err)
+	}
+	defer prog.Close()
+	mat.NewDense(n, d, prog.InputData("x")).Copy(x)
+	mat.NewDense(n, p, prog.InputData("y")).Copy(y)
+	res := &Result{BuildSeconds: time.Since(t0).Seconds()}
+	params := prog.Params()
+	x0 := flattenRaw(params)
+	good := snapshot(params)
+	var runErr error
+	eval := func(v []float64) bool {
+		unflattenRaw(params, v)
+		if err := prog.Run(); err != nil {
+			runErr = err
+			return false
+		}
+		if err := checkFinite(res.Steps, prog.Loss(), prog); err != nil {
+			runErr = err
+			return false
+		}
+		return true
+	}
+	problem := optimize.Problem{
+		Func: func(v []float64) float64 {
+			if !eval(v) {
+				return math.Inf(1) // the line search backs off; runErr is reported if it never recovers
+			}
+			return prog.Loss()
+		},
+		Grad: func(grad, v []float64) {
+			if !eval(v) {
+				for i := range grad {
+					grad[i] = math.NaN()
+				}
+				return
+			}
+			k := 0
+			for _, q := range params {
+				k += copy(grad[k:], prog.Grad(q))
+			}
+		},
+	}
+	settings := &optimize.Settings{
+		MajorIterations:   cfg.Iters,
+		GradientThreshold: cfg.GradTol,
+		Recorder:          recorderFunc(func(loc *optimize.Location) { res.Losses = append(res.Losses, loc.F); res.Steps++ }),
+	}
+	if settings.GradientThreshold == 0 {
+		settings.GradientThreshold = 1e-6
+	}
+	start := time.Now()
+	out, err := optimize.Minimize(problem, x0, settings, &optimize.LBFGS{Store: cfg.Memory})
+	res.Seconds = time.Since(start).Seconds()
+	if res.Steps > 0 {
+		res.SecondsPerIter = res.Seconds / float64(res.Steps)
+	}
+	if out == nil || math.IsInf(out.F, 0) || math.IsNaN(out.F) {
+		restore(params, good)
+		if runErr != nil {
+			return res, fmt.Errorf("train: L-BFGS: %w", runErr)
+		}
+		return res, fmt.Errorf("train: L-BFGS: %v", err)
+	}
+	unflattenRaw(params, out.X)
+	if err := prog.Run(); err != nil {
+		return res, err
+	}
+	res.Losses = append(res.Losses, prog.Loss())
+	res.Cholesky = prog.CholeskyStats()
+	// Stopping for the iteration limit or a stalled line search is a normal end for a fit, not an error.
+	var st optimize.Status
+	if out != nil {
+		st = out.Status
+	}
+	if err != nil && st != optimize.IterationLimit && st != optimize.GradientThreshold && st != optimize.FunctionConvergence {
+		if !errors.Is(err, optimize.ErrLinesearcherFailure) && !errors.Is(err, optimize.ErrNoProgress) {
+			return res, fmt.Errorf("train: L-BFGS: %w", err)
+		}
+	}
+	return res, nil
+}
+
+type recorderFunc func(loc *optimize.Location)
+
+func (f recorderFunc) Init() error { return nil }
+func (f recorderFunc) Record(loc *optimize.Location, op optimize.Operation, _ *optimize.Stats) error {
+	if op == optimize.MajorIteration {
+		f(loc)
+	}
+	return nil
+}
+
+func flattenRaw(ps []*graph.Param) []float64 {
+	var v []float64
+	for _, q := range ps {
+		v = append(v, q.Raw()...)
+	}
+	return v
+}
+
+func unflattenRaw(ps []*graph.Param, v []float64) {
+	k := 0
+	for _, q := range ps {
+		k += copy(q.Raw(), v[k:])
+	}
+}

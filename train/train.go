@@ -1,0 +1,260 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/ops"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Optimizer updates Params in place from their gradients (same order). step is 0-based.
+type Optimizer interface {
+	Step(step int, params []*graph.Param, grads [][]float64) error
+}
+
+// Hook acts after each forward/backward pass and before the Optimizer. A hook may update Params itself (a
+// natural-gradient step on q(u), for example) and claim them, so the Optimizer leaves them alone.
+type Hook interface {
+	// Claims returns the Params this hook updates; the Optimizer skips them.
+	Claims() []*graph.Param
+	// AfterBackward is called once per step with the step's program (loss and gradients are current).
+	AfterBackward(s *Step) error
+}
+
+// Step is what hooks and evaluation callbacks see of the current step.
+type Step struct {
+	Index   int // 0-based
+	Loss    float64
+	Program *graph.Program
+}
+
+// Config configures Train. Zero values mean the documented defaults.
+type Config struct {
+	// Iters is the number of steps (required, > 0).
+	Iters int
+	// BatchSize is the fixed minibatch size; 0 means the whole data set every step.
+	BatchSize int
+	// Optimizer updates the trainable, unclaimed Params; nil means Adam with its defaults.
+	Optimizer Optimizer
+	// Hooks run after every backward pass, in order.
+	Hooks []Hook
+	// EvalEvery > 0 calls Eval after every EvalEvery steps and after the last one.
+	EvalEvery int
+	// Eval computes metrics (e.g. test RMSE) for the current parameters.
+	Eval func(step int) (map[string]float64, error)
+	// Logger receives structured progress records every LogEvery steps (nil: none).
+	Logger *slog.Logger
+	// LogEvery is the logging period in steps; 0 means Iters/10 (at least 1).
+	LogEvery int
+	// Progress, if set, receives a one-line progress display redrawn in place (for terminals).
+	Progress io.Writer
+	// Graph configures the training graph (Cholesky jitter policy).
+	Graph graph.Options
+}
+
+// Eval is one evaluation record.
+type Eval struct {
+	Step    int
+	Seconds float64
+	Metrics map[string]float64
+}
+
+// Result summarises a training run.
+type Result struct {
+	Steps          int
+	Losses         []float64 // loss at every step (before that step's update)
+	Seconds        float64   // wall time of the steps (graph building excluded)
+	BuildSeconds   float64
+	SecondsPerIter float64
+	Evals          []Eval
+	Cholesky       ops.CholeskyStatsSnapshot
+}
+
+// FinalLoss returns the last recorded loss (NaN if none).
+func (r *Result) FinalLoss() float64 {
+	if len(r.Losses) == 0 {
+		return math.NaN()
+	}
+	return r.Losses[len(r.Losses)-1]
+}
+
+// Train fits m to (x [N,D], y [N,P]) with minibatches drawn from rng. It returns the partial Result with the
+// error when training stops early.
+func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, error) {
+	if m == nil || x == nil || y == nil || rng == nil {
+		return nil, errors.New("train: Train: nil model, data or rng")
+	}
+	n, d := x.Dims()
+	ny, p := y.Dims()
+	if n != ny {
+		return nil, &ops.ShapeError{Op: "train.Train", Want: "x and y with the same number of rows", Got: fmt.Sprintf("%d and %d", n, ny)}
+	}
+	if cfg.Iters <= 0 {
+		return nil, fmt.Errorf("train: Iters must be positive, got %d", cfg.Iters)
+	}
+	batch := cfg.BatchSize
+	if batch == 0 {
+		batch = n
+	}
+	if batch < 1 || batch > n {
+		return nil, fmt.Errorf("train: BatchSize %d outside 1..%d", cfg.BatchSize, n)
+	}
+	sampler, err := datasets.NewSampler(n, batch, rng)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	t0 := time.Now()
+	g := graph.New(cfg.Graph)
+	xn := g.Input("x", batch, d)
+	yn := g.Input("y", batch, p)
+	prog, err := g.Compile(m.Loss(xn, yn), nil)
+	if err != nil {
+		return nil, fmt.Errorf("train: building the loss: %w", err)
+	}
+	defer prog.Close()
+	res := &Result{BuildSeconds: time.Since(t0).Seconds()}
+
+	claimed := map[*graph.Param]bool{}
+	for _, h := range cfg.Hooks {
+		for _, q := range h.Claims() {
+			claimed[q] = true
+		}
+	}
+	var opt []*graph.Param
+	for _, q := range prog.Params() {
+		if !claimed[q] {
+			opt = append(opt, q)
+		}
+	}
+	grads := make([][]float64, len(opt))
+	optimizer := cfg.Optimizer
+	if optimizer == nil {
+		optimizer = &Adam{}
+	}
+	all := prog.Params()
+	good := snapshot(all)
+	logEvery := cfg.LogEvery
+	if logEvery <= 0 {
+		logEvery = max(1, cfg.Iters/10)
+	}
+	xb := mat.NewDense(batch, d, prog.InputData("x"))
+	yb := mat.NewDense(batch, p, prog.InputData("y"))
+	idx := make([]int, batch)
+	start := time.Now()
+	for step := 0; step < cfg.Iters; step++ {
+		if batch == n {
+			xb.Copy(x)
+			yb.Copy(y)
+		} else {
+			idx = sampler.Next(idx)
+			datasets.GatherRows(xb, x, idx)
+			datasets.GatherRows(yb, y, idx)
+		}
+		if err := prog.Run(); err != nil {
+			restore(all, good)
+			return res, fmt.Errorf("train: step %d: %w", step, err)
+		}
+		loss := prog.Loss()
+		if err := checkFinite(step, loss, prog); err != nil {
+			restore(all, good)
+			return res, err
+		}
+		snapshotInto(good, all)
+		res.Losses = append(res.Losses, loss)
+		st := &Step{Index: step, Loss: loss, Program: prog}
+		for _, h := range cfg.Hooks {
+			if err := h.AfterBackward(st); err != nil {
+				restore(all, good)
+				return res, fmt.Errorf("train: step %d: hook: %w", step, err)
+			}
+		}
+		for i, q := range opt {
+			grads[i] = prog.Grad(q)
+		}
+		if err := optimizer.Step(step, opt, grads); err != nil {
+			restore(all, good)
+			return res, fmt.Errorf("train: step %d: %w", step, err)
+		}
+		res.Steps = step + 1
+		elapsed := time.Since(start).Seconds()
+		if cfg.Progress != nil {
+			progress(cfg.Progress, step+1, cfg.Iters, elapsed, loss)
+		}
+		if cfg.Logger != nil && ((step+1)%logEvery == 0 || step+1 == cfg.Iters) {
+			cfg.Logger.Info("train", "step", step+1, "iters", cfg.Iters, "loss", loss, "seconds", elapsed)
+		}
+		if cfg.Eval != nil && cfg.EvalEvery > 0 && ((step+1)%cfg.EvalEvery == 0 || step+1 == cfg.Iters) {
+			mets, err := cfg.Eval(step + 1)
+			if err != nil {
+				return res, fmt.Errorf("train: evaluation after step %d: %w", step+1, err)
+			}
+			res.Evals = append(res.Evals, Eval{Step: step + 1, Seconds: elapsed, Metrics: mets})
+		}
+	}
+	if cfg.Progress != nil {
+		fmt.Fprintln(cfg.Progress)
+	}
+	res.Seconds = time.Since(start).Seconds()
+	res.SecondsPerIter = res.Seconds / float64(res.Steps)
+	res.Cholesky = prog.CholeskyStats()
+	return res, nil
+}
+
+func checkFinite(step int, loss float64, prog *graph.Program) error {
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return &NonFiniteError{Step: step, Index: -1, Value: loss}
+	}
+	for _, q := range prog.Params() {
+		for j, v := range prog.Grad(q) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return &NonFiniteError{Step: step, Param: q.Name(), Index: j, Value: v}
+			}
+		}
+	}
+	return nil
+}
+
+func snapshot(ps []*graph.Param) [][]float64 {
+	s := make([][]float64, len(ps))
+	for i, q := range ps {
+		s[i] = append([]float64(nil), q.Raw()...)
+	}
+	return s
+}
+
+func snapshotInto(dst [][]float64, ps []*graph.Param) {
+	for i, q := range ps {
+		copy(dst[i], q.Raw())
+	}
+}
+
+func restore(ps []*graph.Param, s [][]float64) {
+	for i, q := range ps {
+		copy(q.Raw(), s[i])
+	}
+}
+
+func progress(w io.Writer, step, iters int, elapsed, loss float64) {
+	rate := float64(step) / math.Max(elapsed, 1e-9)
+	eta := float64(iters-step) / math.Max(rate, 1e-9)
+	const width = 24
+	filled := width * step / iters
+	bar := make([]byte, width)
+	for i := range bar {
+		if i < filled {
+			bar[i] = '#'
+		} else {
+			bar[i] = '.'
+		}
+	}
+	fmt.Fprintf(w, "\r[%s] %d/%d  %.1f steps/s  ETA %.0fs  loss %.6g ", bar, step, iters, rate, eta, loss)
+}

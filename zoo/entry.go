@@ -1,0 +1,83 @@
+package zoo
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+)
+
+// DefaultEntry is the entry `gpzoo run` runs without an argument: it needs only the data embedded in the binary.
+const DefaultEntry = "airfoil/gpr"
+
+// ErrUnknownEntry is returned by Lookup for a name no entry has.
+var ErrUnknownEntry = errors.New("zoo: unknown entry")
+
+// Options configure one run. Zero values mean defaults.
+type Options struct {
+	// DataDir is the benchmark data directory (the layout of shared/data); "" means embedded data where the
+	// entry has it.
+	DataDir string
+	// Split selects the train/test split (fold) of the data set's protocol.
+	Split int
+	// Seed seeds every random choice of the run.
+	Seed uint64
+	// Iters overrides the entry's default number of training iterations when positive.
+	Iters int
+	// Optimizer overrides the entry's optimiser: "lbfgs" or "adam" ("" = the entry's default).
+	Optimizer string
+	// Logger receives structured progress (nil: silent).
+	Logger *slog.Logger
+	// Progress receives a redrawn progress line (for terminals; nil: none).
+	Progress io.Writer
+}
+
+// Entry is one named, documented experiment.
+type Entry struct {
+	Name    string // DATASET/MODEL, lower case
+	Dataset string
+	Model   string
+	// Summary is the one-line description `gpzoo list` prints.
+	Summary string
+	// Reference names the paper and table the entry reproduces or compares with.
+	Reference string
+	// Published states the published numbers to compare with ("" when there are none).
+	Published string
+	// Iters is the default number of training iterations.
+	Iters int
+	run   func(e *Entry, o Options) (*Result, error)
+}
+
+// Run runs the entry.
+func (e *Entry) Run(o Options) (*Result, error) {
+	if e == nil || e.run == nil {
+		return nil, fmt.Errorf("%w: nil entry", ErrUnknownEntry)
+	}
+	if o.Split < 0 {
+		return nil, fmt.Errorf("zoo: %s: split must be ≥ 0, got %d", e.Name, o.Split)
+	}
+	return e.run(e, o)
+}
+
+// Entries returns every entry, sorted by name.
+func Entries() []*Entry {
+	es := slices.Clone(registry)
+	slices.SortFunc(es, func(a, b *Entry) int { return strings.Compare(a.Name, b.Name) })
+	return es
+}
+
+// Lookup returns the entry named name (case-insensitive).
+func Lookup(name string) (*Entry, error) {
+	for _, e := range registry {
+		if strings.EqualFold(e.Name, name) {
+			return e, nil
+		}
+	}
+	return nil, fmt.Errorf("%w %q (see `gpzoo list`)", ErrUnknownEntry, name)
+}
+
+var registry []*Entry
+
+func register(e *Entry) { registry = append(registry, e) }

@@ -1,0 +1,81 @@
+package zoo
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"github.com/gpzoo/gpzoo/ops"
+)
+
+// Result is the outcome of one run of an entry. Its JSON keys are stable: later releases add keys, never rename.
+type Result struct {
+	Entry          string   `json:"entry"`
+	Dataset        string   `json:"dataset"`
+	Model          string   `json:"model"`
+	Split          int      `json:"split"`
+	Seed           uint64   `json:"seed"`
+	NTrain         int      `json:"n_train"`
+	NTest          int      `json:"n_test"`
+	Iters          int      `json:"iters"`
+	TrainSeconds   float64  `json:"train_seconds"`
+	SecondsPerIter float64  `json:"seconds_per_iter"`
+	TestRMSE       *float64 `json:"test_rmse"`     // regression, original units; null for classification
+	TestLL         float64  `json:"test_ll"`       // mean log predictive density per test point, original units
+	TestAccuracy   *float64 `json:"test_accuracy"` // classification; null for regression
+	// ELBOPerPoint is the training objective per training point in standardised units: the ELBO for
+	// variational models, the log marginal likelihood for the exact GP (whose bound is tight).
+	ELBOPerPoint float64 `json:"elbo_per_point"`
+	Build        string  `json:"build"` // "purego" or "openblas"
+	GOMAXPROCS   int     `json:"gomaxprocs"`
+	// Extra, descriptive fields (not part of the stable key set).
+	DataSource      string  `json:"data_source"`
+	Optimizer       string  `json:"optimizer"`
+	CholeskyRetries int64   `json:"cholesky_retries"`
+	Published       string  `json:"published,omitempty"`
+	BuildSeconds    float64 `json:"build_seconds"`
+}
+
+func newResult(e *Entry, o Options) *Result {
+	return &Result{Entry: e.Name, Dataset: e.Dataset, Model: e.Model, Split: o.Split, Seed: o.Seed,
+		Build: ops.Build, GOMAXPROCS: runtime.GOMAXPROCS(0), Published: e.Published}
+}
+
+// WriteJSON writes r as one indented JSON object.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// SaveJSON writes r to path (created or truncated).
+func (r *Result) SaveJSON(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("zoo: %w", err)
+	}
+	if err := r.WriteJSON(f); err != nil {
+		f.Close()
+		return fmt.Errorf("zoo: writing %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// Summary returns a short human-readable report.
+func (r *Result) Summary() string {
+	s := fmt.Sprintf("%s  split %d  seed %d  (%s, GOMAXPROCS=%d)\n", r.Entry, r.Split, r.Seed, r.Build, r.GOMAXPROCS)
+	s += fmt.Sprintf("  data: %s  n_train=%d n_test=%d\n", r.DataSource, r.NTrain, r.NTest)
+	s += fmt.Sprintf("  train: %d iters (%s) in %.2fs (%.4fs/iter), objective/N = %.4f\n", r.Iters, r.Optimizer, r.TrainSeconds, r.SecondsPerIter, r.ELBOPerPoint)
+	if r.TestRMSE != nil {
+		s += fmt.Sprintf("  test RMSE = %.4f   test LL = %.4f\n", *r.TestRMSE, r.TestLL)
+	}
+	if r.TestAccuracy != nil {
+		s += fmt.Sprintf("  test accuracy = %.4f   test LL = %.4f\n", *r.TestAccuracy, r.TestLL)
+	}
+	if r.Published != "" {
+		s += "  published: " + r.Published + "\n"
+	}
+	return s
+}
