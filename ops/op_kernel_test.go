@@ -211,7 +211,14 @@ func covRun(t testing.TB, g *G.ExprGraph, ns ...*G.Node) [][]float64 {
 	}
 	out := make([][]float64, len(ns))
 	for i, n := range ns {
-		out[i] = append([]float64(nil), n.Value().Data().([]float64)...)
+		switch v := n.Value().Data().(type) {
+		case float64:
+			out[i] = []float64{v}
+		case []float64:
+			out[i] = append([]float64(nil), v...)
+		default:
+			t.Fatalf("value of %v is %T", n, v)
+		}
 	}
 	return out
 }
@@ -487,40 +494,80 @@ func TestCovShapeErrors(t *testing.T) {
 	}
 }
 
-// TestCovMatrixLarge runs the row-parallel paths (N·M above the parallel threshold) on values and gradients,
-// with coincident pairs spread over several row blocks.
-func TestCovMatrixLarge(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow gradient check")
+// covGrads evaluates K = CovMatrix(f, x1, x2, h...) and the gradients of Σ w⊙K with respect to x1, x2 and h.
+func covGrads(t *testing.T, f ops.CovFamily, in []gradcheck.Input, w []float64) (k []float64, grads [][]float64) {
+	t.Helper()
+	g := G.NewGraph()
+	ns := covLeaves(g, in)
+	kn, err := ops.CovMatrix(f, ns[0], ns[1], ns[2:]...)
+	if err != nil {
+		t.Fatal(err)
 	}
+	wn := covLeaf(g, "w", kn.Shape().Clone(), w)
+	loss, err := ops.Dot(wn, kn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := G.Grad(loss, ns...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := covRun(t, g, append(G.Nodes{kn}, gs...)...)
+	return vs[0], vs[1:]
+}
+
+// TestCovMatrixLarge runs the row-parallel paths (N·M above the parallel threshold, several row blocks, coincident
+// pairs in different blocks): K against the reference, and every gradient against the sum of the gradients of
+// small problems over blocks of x1 rows (each below the threshold, so computed serially; the serial path is
+// checked by finite differences above). The loss Σ W⊙K decomposes over rows of x1, so the sums must agree.
+func TestCovMatrixLarge(t *testing.T) {
 	t.Parallel()
 	for _, f := range covFamilies {
 		t.Run(f.String(), func(t *testing.T) {
 			t.Parallel()
 			rng := rand.New(rand.NewPCG(61, uint64(f)))
-			n, m, d := 200, 170, 2
+			n, m, d, block := 240, 170, 3, 40
 			x1 := gradcheck.Random("x1", rng, -1, 1, n, d)
 			x2 := gradcheck.Random("x2", rng, -1, 1, m, d)
 			for _, r := range []int{0, 60, 110, 169} { // x2[r] = x1[r+20]
 				copy(x2.Value[r*d:(r+1)*d], x1.Value[(r+20)*d:(r+21)*d])
 			}
 			h := covHyperInputs(f, d, rng, false)
-			g := G.NewGraph()
-			ns := covLeaves(g, append([]gradcheck.Input{x1, x2}, h...))
-			k, err := ops.CovMatrix(f, ns[0], ns[1], ns[2:]...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := covRun(t, g, k)[0]
+			w := gradcheck.Random("w", rng, -1, 1, n, m).Value
+			k, grads := covGrads(t, f, append([]gradcheck.Input{x1, x2}, h...), w)
 			want := covReference(f, x1.Value, x2.Value, n, m, d, covHyperValues(h))
 			for i := range want {
-				if !covClose(got[i], want[i], 1e-12) {
-					t.Fatalf("K[%d,%d] = %.17g, reference %.17g", i/m, i%m, got[i], want[i])
+				if !covClose(k[i], want[i], 1e-12) {
+					t.Fatalf("K[%d,%d] = %.17g, reference %.17g", i/m, i%m, k[i], want[i])
 				}
 			}
-			gradcheck.Check(t, func(g *G.ExprGraph, n []*G.Node) (*G.Node, error) {
-				return ops.CovMatrix(f, n[0], n[1], n[2:]...)
-			}, append([]gradcheck.Input{x1, x2}, h...))
+			sum := make([][]float64, len(grads))
+			for i := range grads {
+				sum[i] = make([]float64, len(grads[i]))
+			}
+			for lo := 0; lo < n; lo += block {
+				xb := gradcheck.Input{Name: "x1b", Shape: []int{block, d}, Value: x1.Value[lo*d : (lo+block)*d]}
+				_, gb := covGrads(t, f, append([]gradcheck.Input{xb, x2}, h...), w[lo*m:(lo+block)*m])
+				copy(sum[0][lo*d:], gb[0])
+				for i := 1; i < len(gb); i++ {
+					for j, v := range gb[i] {
+						sum[i][j] += v
+					}
+				}
+			}
+			names := []string{"x1", "x2"}
+			names = append(names, f.HyperNames()...)
+			for i := range grads {
+				scale := 0.0
+				for _, v := range sum[i] {
+					scale = math.Max(scale, math.Abs(v))
+				}
+				for j, v := range grads[i] {
+					if math.Abs(v-sum[i][j]) > 1e-12*math.Max(1, scale) {
+						t.Errorf("∂/∂%s[%d] = %.17g, blockwise %.17g", names[i], j, v, sum[i][j])
+					}
+				}
+			}
 		})
 	}
 }

@@ -1,0 +1,99 @@
+package zoo_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gpzoo/gpzoo/zoo"
+)
+
+const sharedData = "../../shared/data"
+
+var stableKeys = []string{"entry", "dataset", "model", "split", "seed", "n_train", "n_test", "iters", "train_seconds",
+	"seconds_per_iter", "test_rmse", "test_ll", "test_accuracy", "elbo_per_point", "build", "gomaxprocs"}
+
+func TestRegistry(t *testing.T) {
+	t.Parallel()
+	es := zoo.Entries()
+	if len(es) == 0 {
+		t.Fatal("no entries")
+	}
+	for _, e := range es {
+		if e.Name != strings.ToLower(e.Name) || e.Name != e.Dataset+"/"+e.Model {
+			t.Errorf("entry %q: name must be lower-case DATASET/MODEL (%s/%s)", e.Name, e.Dataset, e.Model)
+		}
+		if e.Summary == "" || e.Reference == "" || e.Iters <= 0 {
+			t.Errorf("entry %q: missing summary, reference or iterations", e.Name)
+		}
+	}
+	if _, err := zoo.Lookup(zoo.DefaultEntry); err != nil {
+		t.Fatalf("default entry: %v", err)
+	}
+	if _, err := zoo.Lookup("nope/none"); !errors.Is(err, zoo.ErrUnknownEntry) {
+		t.Errorf("unknown entry: %v", err)
+	}
+}
+
+func TestMissingData(t *testing.T) {
+	t.Parallel()
+	e, err := zoo.Lookup("boston/gpr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(zoo.Options{Iters: 1}); err == nil || !strings.Contains(err.Error(), "--data") {
+		t.Errorf("boston without a data directory: %v (want advice to pass --data)", err)
+	}
+	if _, err := e.Run(zoo.Options{DataDir: "/nonexistent", Iters: 1}); err == nil || !strings.Contains(err.Error(), "/nonexistent") {
+		t.Errorf("missing directory: %v (want the path in the message)", err)
+	}
+	if _, err := e.Run(zoo.Options{DataDir: sharedData, Split: 999, Iters: 1}); err == nil {
+		t.Error("split 999 accepted")
+	}
+	if _, err := e.Run(zoo.Options{DataDir: sharedData, Split: -1, Iters: 1}); err == nil {
+		t.Error("split −1 accepted")
+	}
+	if _, err := e.Run(zoo.Options{DataDir: sharedData, Iters: 1, Optimizer: "sgd"}); err == nil {
+		t.Error("unknown optimizer accepted")
+	}
+}
+
+// A short run of a shared-data entry writes every stable key with sensible values. Boston (455 training points)
+// keeps it fast; 15 L-BFGS iterations already beat a constant predictor by far.
+func TestRunBostonShort(t *testing.T) {
+	t.Parallel()
+	e, err := zoo.Lookup("boston/gpr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Run(zoo.Options{DataDir: sharedData, Split: 0, Seed: 3, Iters: 15})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.NTrain+r.NTest != 506 || r.TestRMSE == nil || r.TestAccuracy != nil {
+		t.Fatalf("unexpected result %+v", r)
+	}
+	// Boston's target has std ≈ 9.2; the published SGPR RMSE is 2.59 (ANCHORS §1.3).
+	if *r.TestRMSE > 4.5 || math.IsNaN(r.TestLL) || r.TestLL < -3.5 {
+		t.Errorf("boston/gpr after 15 iterations: RMSE %v, LL %v", *r.TestRMSE, r.TestLL)
+	}
+	var buf bytes.Buffer
+	if err := r.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range stableKeys {
+		if _, ok := m[k]; !ok {
+			t.Errorf("JSON lacks key %q", k)
+		}
+	}
+	if m["build"] != "purego" && m["build"] != "openblas" {
+		t.Errorf("build = %v", m["build"])
+	}
+}
