@@ -42,3 +42,6 @@ func init() {
 	blas64.Use(blasnetlib.Implementation{})
 	lapack64.Use(openLAPACK{})
 }
+
+// recursiveBLAS3: OpenBLAS's own dtrsm/dtrmm/dpotrf are blocked and multi-threaded; see linalg.go.
+const recursiveBLAS3 = false

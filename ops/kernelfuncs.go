@@ -72,16 +72,16 @@ func (s covStationary) profile(s2, alpha float64, v []float64) {
 		}
 	case Matern12:
 		for i, r2 := range v {
-			v[i] = s2 * math.Exp(-math.Sqrt(math.Max(r2, covR2Floor)))
+			v[i] = s2 * math.Exp(-math.Sqrt(covFloor(r2)))
 		}
 	case Matern32:
 		for i, r2 := range v {
-			r := math.Sqrt(3 * math.Max(r2, covR2Floor))
+			r := math.Sqrt(3 * covFloor(r2))
 			v[i] = s2 * (1 + r) * math.Exp(-r)
 		}
 	case Matern52:
 		for i, r2 := range v {
-			r := math.Sqrt(5 * math.Max(r2, covR2Floor))
+			r := math.Sqrt(5 * covFloor(r2))
 			v[i] = s2 * (1 + r + r*r/3) * math.Exp(-r)
 		}
 	case RationalQuadratic:
@@ -89,6 +89,14 @@ func (s covStationary) profile(s2, alpha float64, v []float64) {
 			v[i] = s2 * math.Exp(-alpha*math.Log1p(r2/(2*alpha)))
 		}
 	}
+}
+
+// covFloor returns max(r2, covR2Floor) (NaN propagates); inlined, unlike math.Max.
+func covFloor(r2 float64) float64 {
+	if r2 < covR2Floor {
+		return covR2Floor
+	}
+	return r2
 }
 
 // slope writes w_i = g_i · ∂K/∂r² at r2_i, given the kernel values k_i (r2 is unused by SquaredExp).
@@ -111,12 +119,12 @@ func (s covStationary) slope(alpha float64, r2, k, g, w []float64) {
 		}
 	case Matern32:
 		for i := range w {
-			r := math.Sqrt(3 * math.Max(r2[i], covR2Floor))
+			r := math.Sqrt(3 * covFloor(r2[i]))
 			w[i] = -1.5 * g[i] * k[i] / (1 + r)
 		}
 	case Matern52:
 		for i := range w {
-			r := math.Sqrt(5 * math.Max(r2[i], covR2Floor))
+			r := math.Sqrt(5 * covFloor(r2[i]))
 			w[i] = -(5.0 / 6) * g[i] * k[i] * (1 + r) / (1 + r + r*r/3)
 		}
 	case RationalQuadratic:
@@ -329,7 +337,10 @@ func (c covPeriodic) eval(x1, x2 arg, h []arg, s2 float64, out []float64) {
 						e -= 2 * sn * sn
 					}
 				}
-				row[j] = s2 * math.Exp(math.Min(e, 0))
+				if e > 0 {
+					e = 0
+				}
+				row[j] = s2 * math.Exp(e)
 			}
 		}
 	})

@@ -153,14 +153,13 @@ func CholeskyLower(dst, a []float64, n int, p JitterPolicy) (CholInfo, error) {
 	if !(scale > 0) || math.IsInf(scale, 1) {
 		scale = 1
 	}
-	sym := blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: dst}
 	jitter := 0.0
 	for k := 0; k <= retries; k++ {
 		if k > 0 {
 			jitter = initial * math.Pow(10, float64(k-1)) * scale
 		}
 		symLowerTo(dst, a, n, jitter)
-		if _, ok := lapack64.Potrf(sym); ok {
+		if potrfLower(dst, n) {
 			zeroUpper(dst, n)
 			// +Inf on the diagonal of A factorises "successfully" (L_jj = +Inf): catch it here.
 			if !finiteDiag(dst, n) {
@@ -256,7 +255,7 @@ func TriSolveTo(dst, t, b []float64, n, m int, upper, trans bool) {
 	if !sameStart(dst, b) {
 		copy(dst, b)
 	}
-	blas64.Trsm(blas.Left, blasTrans(trans), 1, triangular(t, n, upper), dense(dst, n, m))
+	trsm(blas.Left, blasTrans(trans), triangular(t, n, upper), dense(dst, n, m))
 }
 
 // TriSolveBackward computes the gradients of a loss through X = op(T)⁻¹·B (see TriSolveTo), given T, the solution
@@ -310,8 +309,8 @@ func CholSolveTo(dst, l, b []float64, n, m int) {
 		copy(dst, b)
 	}
 	lt, d := triangular(l, n, false), dense(dst, n, m)
-	blas64.Trsm(blas.Left, blas.NoTrans, 1, lt, d)
-	blas64.Trsm(blas.Left, blas.Trans, 1, lt, d)
+	trsm(blas.Left, blas.NoTrans, lt, d)
+	trsm(blas.Left, blas.Trans, lt, d)
 }
 
 // CholSolveBackward computes the gradients of a loss through X = (L·Lᵀ)⁻¹·B, given L, X and gx = ∂loss/∂X:
@@ -342,7 +341,7 @@ func CholSolveBackward(dL, dB, l, x, gx []float64, n, m int) {
 	// C = dB·Xᵀ + X·dBᵀ (lower triangle), mirrored to a full matrix, then C·L, negated and masked.
 	blas64.Syr2k(blas.NoTrans, 1, dense(dB, n, m), dense(x, n, m), 0, blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: dL})
 	mirrorLower(dL, n)
-	blas64.Trmm(blas.Right, blas.NoTrans, -1, triangular(l, n, false), dense(dL, n, n))
+	trmm(blas.Right, blas.NoTrans, -1, triangular(l, n, false), dense(dL, n, n))
 	zeroUpper(dL, n)
 }
 
@@ -380,14 +379,14 @@ func CholeskyBackward(dst, l, lbar []float64, n int) {
 	}
 	zeroUpper(dst, n)
 	lt, d := triangular(l, n, false), dense(dst, n, n)
-	blas64.Trmm(blas.Left, blas.Trans, 1, lt, d) // P = Lᵀ·tril(L̄)
-	for i := 0; i < n; i++ {                     // Φ
+	trmm(blas.Left, blas.Trans, 1, lt, d) // P = Lᵀ·tril(L̄)
+	for i := 0; i < n; i++ {              // Φ
 		clear(dst[i*n+i+1 : i*n+n])
 		dst[i*n+i] *= 0.5
 	}
-	blas64.Trsm(blas.Left, blas.Trans, 1, lt, d)    // L⁻ᵀ·P
-	blas64.Trsm(blas.Right, blas.NoTrans, 1, lt, d) // ·L⁻¹
-	for i := 0; i < n; i++ {                        // (M+Mᵀ)/2
+	trsm(blas.Left, blas.Trans, lt, d)    // L⁻ᵀ·P
+	trsm(blas.Right, blas.NoTrans, lt, d) // ·L⁻¹
+	for i := 0; i < n; i++ {              // (M+Mᵀ)/2
 		for j := 0; j < i; j++ {
 			s := 0.5 * (dst[i*n+j] + dst[j*n+i])
 			dst[i*n+j], dst[j*n+i] = s, s
@@ -404,4 +403,217 @@ func CholLogDet(l []float64, n int) float64 {
 		s += math.Log(l[i*n+i])
 	}
 	return 2 * s
+}
+
+// Recursive (Gemm-bound) level-3 routines.
+//
+// gonum's pure-Go Dtrsm, Dtrmm, Dsyrk and Dsyr2k are unblocked (each is a sequence of level-1 axpy/dot calls and
+// runs at a few GFLOP/s), while its Dgemm is blocked and parallel. The routines below split the triangular
+// operand into 2×2 blocks, recurse on the two diagonal blocks and do the off-diagonal work with one Gemm, so
+// that for n ≫ recBlock almost all flops run in Gemm; the base case calls the plain BLAS routine. dpotrf is
+// made recursive the same way (Gustavson 1997; Elmroth & Gustavson 2000). Whether the package uses them is
+// decided per build by recursiveBLAS3 (true for the pure-Go BLAS, false with OpenBLAS, whose own level-3
+// routines are blocked and faster than the recursion).
+
+// Base-case sizes of the recursions, tuned on gonum v0.17 (whose Dgemm works on 64×64 blocks).
+const (
+	// recBlock: a triangular operand of at most this order goes to the plain Dtrsm/Dtrmm/Dsyrk.
+	recBlock = 64
+	// recMinRHS: with at most this many right-hand sides (the non-triangular dimension) a triangular solve or
+	// product is memory-bound: the plain routine is used whatever the order.
+	recMinRHS = 8
+	// cholBlock: a diagonal block of at most this order is factorised by the plain Dpotrf.
+	cholBlock = 96
+)
+
+// recSplit returns the order of the leading diagonal block when splitting an n×n triangle (n > recBlock):
+// about n/2, rounded to a multiple of 32 so that the Gemm blocks stay aligned to gonum's 64-blocking.
+func recSplit(n int) int {
+	n1 := (n/2 + 16) &^ 31
+	if n1 <= 0 || n1 >= n {
+		n1 = n / 2
+	}
+	return n1
+}
+
+// subGeneral returns the r×c sub-matrix of g starting at (i, j).
+func subGeneral(g blas64.General, i, j, r, c int) blas64.General {
+	if r == 0 || c == 0 {
+		return blas64.General{Rows: r, Cols: c, Stride: g.Stride}
+	}
+	return blas64.General{Rows: r, Cols: c, Stride: g.Stride, Data: g.Data[i*g.Stride+j:]}
+}
+
+// subTri returns the diagonal block of order n starting at (i, i) of t.
+func subTri(t blas64.Triangular, i, n int) blas64.Triangular {
+	return blas64.Triangular{Uplo: t.Uplo, Diag: t.Diag, N: n, Stride: t.Stride, Data: t.Data[i*t.Stride+i:]}
+}
+
+// offDiag returns the stored off-diagonal block of t split at n1: T21 ((n−n1)×n1) when t is lower, T12
+// (n1×(n−n1)) when upper.
+func offDiag(t blas64.Triangular, n1 int) blas64.General {
+	g := blas64.General{Rows: t.N, Cols: t.N, Stride: t.Stride, Data: t.Data}
+	if t.Uplo == blas.Lower {
+		return subGeneral(g, n1, 0, t.N-n1, n1)
+	}
+	return subGeneral(g, 0, n1, n1, t.N-n1)
+}
+
+// effLower reports whether op(T) is lower triangular.
+func effLower(t blas64.Triangular, tA blas.Transpose) bool {
+	return (t.Uplo == blas.Lower) == (tA == blas.NoTrans)
+}
+
+// trsmRec solves op(T)·X = B (side Left) or X·op(T) = B (side Right) in place in b, like blas64.Trsm with
+// alpha = 1, by recursion on T.
+func trsmRec(s blas.Side, tA blas.Transpose, t blas64.Triangular, b blas64.General) {
+	n := t.N
+	rhs := b.Cols
+	if s == blas.Right {
+		rhs = b.Rows
+	}
+	if n <= recBlock || rhs <= recMinRHS {
+		blas64.Trsm(s, tA, 1, t, b)
+		return
+	}
+	n1 := recSplit(n)
+	n2 := n - n1
+	t11, t22, off := subTri(t, 0, n1), subTri(t, n1, n2), offDiag(t, n1)
+	lower := effLower(t, tA)
+	if s == blas.Left {
+		b1, b2 := subGeneral(b, 0, 0, n1, b.Cols), subGeneral(b, n1, 0, n2, b.Cols)
+		if lower { // X1 = T11⁻¹B1; B2 −= op(T)21·X1; X2 = T22⁻¹B2
+			trsmRec(s, tA, t11, b1)
+			blas64.Gemm(tA, blas.NoTrans, -1, off, b1, 1, b2)
+			trsmRec(s, tA, t22, b2)
+		} else { // X2 first, B1 −= op(T)12·X2, X1
+			trsmRec(s, tA, t22, b2)
+			blas64.Gemm(tA, blas.NoTrans, -1, off, b2, 1, b1)
+			trsmRec(s, tA, t11, b1)
+		}
+		return
+	}
+	b1, b2 := subGeneral(b, 0, 0, b.Rows, n1), subGeneral(b, 0, n1, b.Rows, n2)
+	if lower { // X·op(T) = B with op(T) lower: X2 = B2·T22⁻¹; B1 −= X2·op(T)21; X1 = B1·T11⁻¹
+		trsmRec(s, tA, t22, b2)
+		blas64.Gemm(blas.NoTrans, tA, -1, b2, off, 1, b1)
+		trsmRec(s, tA, t11, b1)
+	} else { // X1 first, B2 −= X1·op(T)12, X2
+		trsmRec(s, tA, t11, b1)
+		blas64.Gemm(blas.NoTrans, tA, -1, b1, off, 1, b2)
+		trsmRec(s, tA, t22, b2)
+	}
+}
+
+// trmmRec computes B = alpha·op(T)·B (side Left) or B = alpha·B·op(T) (side Right) in place, like blas64.Trmm,
+// by recursion on T.
+func trmmRec(s blas.Side, tA blas.Transpose, alpha float64, t blas64.Triangular, b blas64.General) {
+	n := t.N
+	rhs := b.Cols
+	if s == blas.Right {
+		rhs = b.Rows
+	}
+	if n <= recBlock || rhs <= recMinRHS {
+		blas64.Trmm(s, tA, alpha, t, b)
+		return
+	}
+	n1 := recSplit(n)
+	n2 := n - n1
+	t11, t22, off := subTri(t, 0, n1), subTri(t, n1, n2), offDiag(t, n1)
+	lower := effLower(t, tA)
+	if s == blas.Left {
+		b1, b2 := subGeneral(b, 0, 0, n1, b.Cols), subGeneral(b, n1, 0, n2, b.Cols)
+		if lower { // B2 = α(op21·B1 + op22·B2), B1 = α·op11·B1
+			trmmRec(s, tA, alpha, t22, b2)
+			blas64.Gemm(tA, blas.NoTrans, alpha, off, b1, 1, b2)
+			trmmRec(s, tA, alpha, t11, b1)
+		} else { // B1 = α(op11·B1 + op12·B2), B2 = α·op22·B2
+			trmmRec(s, tA, alpha, t11, b1)
+			blas64.Gemm(tA, blas.NoTrans, alpha, off, b2, 1, b1)
+			trmmRec(s, tA, alpha, t22, b2)
+		}
+		return
+	}
+	b1, b2 := subGeneral(b, 0, 0, b.Rows, n1), subGeneral(b, 0, n1, b.Rows, n2)
+	if lower { // B1 = α(B1·op11 + B2·op21), B2 = α·B2·op22
+		trmmRec(s, tA, alpha, t11, b1)
+		blas64.Gemm(blas.NoTrans, tA, alpha, b2, off, 1, b1)
+		trmmRec(s, tA, alpha, t22, b2)
+	} else { // B2 = α(B1·op12 + B2·op22), B1 = α·B1·op11
+		trmmRec(s, tA, alpha, t22, b2)
+		blas64.Gemm(blas.NoTrans, tA, alpha, b1, off, 1, b2)
+		trmmRec(s, tA, alpha, t11, b1)
+	}
+}
+
+// syrkLowerRec computes the lower triangle (diagonal included) of C = alpha·A·Aᵀ + beta·C for A n×k (C's strictly
+// upper triangle is not referenced... except that blocks of order ≤ recBlock may be computed in full when
+// recursion is used: the strictly upper triangle of C must be scratch space in that case).
+func syrkLowerRec(alpha float64, a blas64.General, beta float64, c blas64.Symmetric) {
+	n := c.N
+	if n <= recBlock || a.Cols <= recMinRHS {
+		blas64.Syrk(blas.NoTrans, alpha, a, beta, c)
+		return
+	}
+	n1 := recSplit(n)
+	n2 := n - n1
+	cg := blas64.General{Rows: n, Cols: n, Stride: c.Stride, Data: c.Data}
+	a1, a2 := subGeneral(a, 0, 0, n1, a.Cols), subGeneral(a, n1, 0, n2, a.Cols)
+	syrkLowerRec(alpha, a1, beta, blas64.Symmetric{Uplo: blas.Lower, N: n1, Stride: c.Stride, Data: c.Data})
+	blas64.Gemm(blas.NoTrans, blas.Trans, alpha, a2, a1, beta, subGeneral(cg, n1, 0, n2, n1))
+	syrkLowerRec(alpha, a2, beta, blas64.Symmetric{Uplo: blas.Lower, N: n2, Stride: c.Stride, Data: c.Data[n1*c.Stride+n1:]})
+}
+
+// potrfLowerRec factorises in place the symmetric positive definite matrix whose lower triangle is stored in a
+// (order n, row stride lda) as L·Lᵀ, overwriting the lower triangle with L (the strictly upper triangle is
+// scratch). It reports false, like dpotrf, when a leading minor is not positive definite (a non-positive or NaN
+// pivot in any diagonal block; the content of a is then unspecified).
+func potrfLowerRec(a []float64, n, lda int) bool {
+	if n <= cholBlock {
+		_, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: lda, Data: a})
+		return ok
+	}
+	n1 := recSplit(n)
+	n2 := n - n1
+	if !potrfLowerRec(a, n1, lda) {
+		return false
+	}
+	g := blas64.General{Rows: n, Cols: n, Stride: lda, Data: a}
+	l11 := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n1, Stride: lda, Data: a}
+	a21 := subGeneral(g, n1, 0, n2, n1)
+	trsmRec(blas.Right, blas.Trans, l11, a21) // L21 = A21·L11⁻ᵀ
+	a22 := a[n1*lda+n1:]
+	syrkLowerRec(-1, a21, 1, blas64.Symmetric{Uplo: blas.Lower, N: n2, Stride: lda, Data: a22}) // A22 −= L21·L21ᵀ
+	return potrfLowerRec(a22, n2, lda)
+}
+
+// trsm solves op(T)·X = B (side Left) or X·op(T) = B (side Right) in place in b: blas64.Trsm with alpha = 1, made
+// recursive when recursiveBLAS3.
+func trsm(s blas.Side, tA blas.Transpose, t blas64.Triangular, b blas64.General) {
+	if recursiveBLAS3 {
+		trsmRec(s, tA, t, b)
+		return
+	}
+	blas64.Trsm(s, tA, 1, t, b)
+}
+
+// trmm computes B = alpha·op(T)·B (side Left) or B = alpha·B·op(T) (side Right) in place: blas64.Trmm, made
+// recursive when recursiveBLAS3.
+func trmm(s blas.Side, tA blas.Transpose, alpha float64, t blas64.Triangular, b blas64.General) {
+	if recursiveBLAS3 {
+		trmmRec(s, tA, alpha, t, b)
+		return
+	}
+	blas64.Trmm(s, tA, alpha, t, b)
+}
+
+// potrfLower factorises in place the n×n row-major matrix whose lower triangle is stored in a (see
+// potrfLowerRec): lapack64.Potrf, made recursive when recursiveBLAS3. It reports false when a is not (numerically)
+// positive definite.
+func potrfLower(a []float64, n int) bool {
+	if recursiveBLAS3 {
+		return potrfLowerRec(a, n, n)
+	}
+	_, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: a})
+	return ok
 }

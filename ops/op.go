@@ -71,6 +71,7 @@ type fusedOp struct {
 var (
 	_ G.Op   = (*fusedOp)(nil)
 	_ G.SDOp = (*fusedOp)(nil)
+	_ G.ADOp = (*fusedOp)(nil)
 	_ G.Op   = (*gradOp)(nil)
 )
 
@@ -199,6 +200,53 @@ func (op *fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error
 		res[i] = n
 	}
 	return res, nil
+}
+
+// DoDiff is the automatic-differentiation path (gorgonia's LispMachine): it adds the gradient of every
+// differentiable input, computed by the same kernel backward as SymDiff, into the input's gradient value.
+// gpzoo trains with the TapeMachine only; DoDiff exists so the op is complete and is tested against SymDiff.
+func (op *fusedOp) DoDiff(_ G.ExecutionContext, inputs G.Nodes, output *G.Node) error {
+	vs := make([]G.Value, len(inputs))
+	for i, n := range inputs {
+		vs[i] = n.Value()
+	}
+	in, err := args(op.k.name(), op.k.arity(), vs)
+	if err != nil {
+		return err
+	}
+	gv, err := output.Grad()
+	if err != nil {
+		return fmt.Errorf("ops: %s: DoDiff: output gradient: %w", op.k.name(), err)
+	}
+	outs, err := args(op.k.name(), 2, []G.Value{output.Value(), gv})
+	if err != nil {
+		return err
+	}
+	for i, d := range op.k.diff() {
+		if !d {
+			continue
+		}
+		dv, err := inputs[i].Grad()
+		if err != nil {
+			return fmt.Errorf("ops: %s: DoDiff: gradient of input %d: %w", op.k.name(), i, err)
+		}
+		tmp := make([]float64, len(in[i].data))
+		if err := op.k.backward(i, in, outs[0], outs[1], tmp); err != nil {
+			return err
+		}
+		switch t := dv.(type) {
+		case *G.F64:
+			*t += G.F64(tmp[0])
+		case *tensor.Dense:
+			acc := t.Float64s()
+			for j, v := range tmp {
+				acc[j] += v
+			}
+		default:
+			return fmt.Errorf("ops: %s: DoDiff: unexpected gradient type %T", op.k.name(), dv)
+		}
+	}
+	return nil
 }
 
 // gradOp computes the gradient of a fusedOp's input wrt. Its inputs are (forward inputs..., output, grad).

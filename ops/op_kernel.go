@@ -441,7 +441,10 @@ func (p *covPair) sqdist(r2 []float64, then func(chunk, lo, hi int)) {
 				if v < covNearRel*s {
 					v = p.exactSq(i, j)
 				}
-				row[j] = math.Max(v, 0)
+				if v < 0 { // clamp (NaN propagates)
+					v = 0
+				}
+				row[j] = v
 			}
 		}
 		if then != nil {
