@@ -167,6 +167,50 @@ func (m *GPR) Predict(x, y, xs *mat.Dense, o PredictOptions) (*Prediction, error
 	return out, nil
 }
 
+// PredictCov returns the latent predictive mean [Ns,P] and the full predictive covariance [Ns,Ns] of f at xs:
+// Σ* = K** − (L⁻¹Kₓ*)ᵀ(L⁻¹Kₓ*) (MATH.md §1). Memory is O(N·Ns + Ns²): use Predict for marginals of large sets.
+func (m *GPR) PredictCov(x, y, xs *mat.Dense, o graph.Options) (*mat.Dense, *mat.SymDense, error) {
+	n, d, p, err := m.checkData(x, y)
+	if err != nil {
+		return nil, nil, err
+	}
+	ns, ds := xs.Dims()
+	if ds != d {
+		return nil, nil, &ops.ShapeError{Op: "GPR.PredictCov", Want: fmt.Sprintf("test inputs with %d columns", d), Got: fmt.Sprint(ds)}
+	}
+	if err := ops.CheckFinite("GPR.PredictCov test inputs", xs.RawMatrix().Data, ds); err != nil {
+		return nil, nil, err
+	}
+	g := graph.New(o)
+	xn, yn, xsn := g.Input("x", n, d), g.Input("y", n, p), g.Input("xs", ns, d)
+	l, v := m.factor(xn, yn)
+	a := g.TriSolve(l, m.Kernel.K(xn, xsn), false, false) // [N,Ns]
+	mean := g.MatMul(a, v, true, false)
+	if m.Mean != nil {
+		mean = g.Add(mean, m.Mean.Mean(xsn))
+	}
+	cov := g.Sub(m.Kernel.K(xsn, xsn), g.MatMul(a, a, true, false))
+	prog, err := g.CompileForward(map[string]*graph.Node{"mean": mean, "cov": cov})
+	if err != nil {
+		return nil, nil, fmt.Errorf("gp: GPR.PredictCov: %w", err)
+	}
+	defer prog.Close()
+	copyInto(prog.InputData("x"), x)
+	copyInto(prog.InputData("y"), y)
+	copyInto(prog.InputData("xs"), xs)
+	if err := prog.Run(); err != nil {
+		return nil, nil, fmt.Errorf("gp: GPR.PredictCov: %w", err)
+	}
+	c := prog.Output("cov")
+	sym := mat.NewSymDense(ns, nil)
+	for i := 0; i < ns; i++ {
+		for j := i; j < ns; j++ {
+			sym.SetSym(i, j, 0.5*(c[i*ns+j]+c[j*ns+i]))
+		}
+	}
+	return mat.NewDense(ns, p, append([]float64(nil), prog.Output("mean")...)), sym, nil
+}
+
 // LogMarginalLikelihoodValue evaluates log p(y | X) for data matrices (a convenience over a forward graph).
 func (m *GPR) LogMarginalLikelihoodValue(x, y *mat.Dense, o graph.Options) (float64, error) {
 	n, d, p, err := m.checkData(x, y)

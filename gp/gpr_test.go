@@ -160,6 +160,22 @@ func TestGPRPredict(t *testing.T) {
 	if err := b.Solve(k, ksx.T()); err != nil {
 		t.Fatal(err)
 	}
+	mean, cov, err := m.PredictCov(x, y, xs, graph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kss := seARD(xs, xs, 1.1, ls)
+	for i := 0; i < 11; i++ {
+		for j := 0; j < 11; j++ {
+			want := kss.At(i, j) - mat.Dot(ksx.RowView(i), b.ColView(j))
+			if math.Abs(cov.At(i, j)-want) > 1e-8 {
+				t.Errorf("cov[%d,%d] = %v, want %v", i, j, cov.At(i, j), want)
+			}
+		}
+		if math.Abs(mean.At(i, 0)-mu.At(i, 0)) > 1e-8 {
+			t.Errorf("PredictCov mean[%d] = %v, want %v", i, mean.At(i, 0), mu.At(i, 0))
+		}
+	}
 	for i := 0; i < 11; i++ {
 		v := 1.1 - mat.Dot(ksx.RowView(i), b.ColView(i))
 		if math.Abs(pred.Mean.At(i, 0)-mu.At(i, 0)) > 1e-8 || math.Abs(pred.Var[i]-v) > 1e-8 {
