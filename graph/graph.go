@@ -22,6 +22,7 @@ type Graph struct {
 	jitter ops.JitterPolicy
 	chol   *ops.CholeskyStats
 	kids   map[*G.Node][]*G.Node // operands of every node built by apply (gorgonia does not export them)
+	memo   map[any]*Node
 }
 
 // Node is a value in a Graph: a leaf (input, constant, param) or the result of an op.
@@ -279,4 +280,19 @@ func (g *Graph) Fill(name string, v float64, shape ...int) *Node {
 		d[i] = v
 	}
 	return g.Const(name, d, shape...)
+}
+
+// Memo returns the node built by f for key in this graph, calling f only the first time: a graph-scoped cache,
+// so that, say, a layer's Predict and KL share one Cholesky factor of Kuu within one graph. Keys should be
+// comparable values private to the caller (e.g. a struct{layer pointer; name}).
+func (g *Graph) Memo(key any, f func() *Node) *Node {
+	if g.memo == nil {
+		g.memo = map[any]*Node{}
+	}
+	if n, ok := g.memo[key]; ok {
+		return n
+	}
+	n := f()
+	g.memo[key] = n
+	return n
 }

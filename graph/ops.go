@@ -135,3 +135,35 @@ func (g *Graph) CovDiag(f ops.CovFamily, x *Node, hyper ...*Node) *Node {
 		return ops.CovDiag(f, xs[0], xs[1:]...)
 	}, append([]*Node{x}, hyper...)...)
 }
+
+// StackCols returns the [n,k] matrix whose columns are the k vectors xs [n].
+func (g *Graph) StackCols(xs ...*Node) *Node {
+	return g.apply("StackCols", func(ns ...*G.Node) (*G.Node, error) { return ops.StackCols(ns...) }, xs...)
+}
+
+// Col returns column j [n] of x [n,m].
+func (g *Graph) Col(x *Node, j int) *Node {
+	return g.un("Col", func(n *G.Node) (*G.Node, error) { return ops.Col(n, j) }, x)
+}
+
+// SliceRows returns rows [from, to) of x (a matrix or a vector).
+func (g *Graph) SliceRows(x *Node, from, to int) *Node {
+	return g.un("SliceRows", func(n *G.Node) (*G.Node, error) { return ops.SliceRows(n, from, to) }, x)
+}
+
+// Reshape returns a copy of x with a new shape of the same size.
+func (g *Graph) Reshape(x *Node, shape ...int) *Node {
+	return g.un("Reshape", func(n *G.Node) (*G.Node, error) { return ops.Reshape(n, shape...) }, x)
+}
+
+// Sigmoid returns 1/(1+e⁻ˣ) elementwise.
+func (g *Graph) Sigmoid(x *Node) *Node { return g.un("Sigmoid", ops.Sigmoid, x) }
+
+// Mean returns the scalar mean of all entries.
+func (g *Graph) Mean(x *Node) *Node { return g.un("Mean", ops.Mean, x) }
+
+// AddCol returns x [n,m] with c [n] added to every column.
+func (g *Graph) AddCol(x, c *Node) *Node { return g.bin("AddCol", ops.AddCol, x, c) }
+
+// MulCol returns x [n,m] with row i scaled by c_i, c [n].
+func (g *Graph) MulCol(x, c *Node) *Node { return g.bin("MulCol", ops.MulCol, x, c) }

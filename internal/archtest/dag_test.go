@@ -18,9 +18,10 @@ var allowed = map[string][]string{
 	"gp/likelihoods":     {"gp", "graph", "ops"},
 	"gp/layers":          {"gp", "graph", "ops"},
 	"gp/dgp":             {"gp", "graph", "ops"},
+	"gp/models":          {"gp", "gp/layers", "gp/likelihoods", "graph", "ops"},
 	"datasets":           {},
 	"train":              {"gp", "graph", "ops", "datasets"},
-	"zoo":                {"gp", "gp/likelihoods", "gp/layers", "gp/dgp", "train", "datasets", "graph", "ops"},
+	"zoo":                {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "train", "datasets", "graph", "ops"},
 	"internal/gradcheck": {"ops", "graph"},
 	"internal/archtest":  {},
 }

@@ -1,0 +1,168 @@
+package models
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/ops"
+	"gonum.org/v1/gonum/mat"
+)
+
+// DefaultSGPRJitter is added to the diagonal of Kuu when SGPRConfig.Jitter is zero.
+const DefaultSGPRJitter = 1e-6
+
+// DefaultNoiseVariance is the initial Gaussian noise variance when a config leaves it zero (standardised targets).
+const DefaultNoiseVariance = 0.1
+
+// SGPRConfig configures SGPR. Zero values mean defaults.
+type SGPRConfig struct {
+	Kernel        gp.Kernel       // required
+	Z             *mat.Dense      // initial inducing inputs [M,D] (required)
+	Mean          gp.MeanFunction // nil: zero
+	NoiseVariance float64         // initial σ² (default DefaultNoiseVariance)
+	Jitter        float64         // added to Kuu's diagonal (default DefaultSGPRJitter)
+	FixZ          bool            // freeze the inducing inputs
+}
+
+// SGPR is sparse GP regression with Titsias' (2009) collapsed variational bound (MATH.md §2):
+// log N(y | 0, Q + σ²I) − tr(K_ff − Q)/(2σ²), Q = K_fu K_uu⁻¹ K_uf, always ≤ log p(y), equal when Z = X.
+// It is trained full-batch (its Loss needs the whole data set).
+type SGPR struct {
+	Kernel gp.Kernel
+	Z      *graph.Param
+	Mean   gp.MeanFunction
+	Noise  *graph.Param
+	jitter float64
+}
+
+// NewSGPR returns an SGPR model.
+func NewSGPR(c SGPRConfig) (*SGPR, error) {
+	if c.Kernel == nil || c.Z == nil {
+		return nil, fmt.Errorf("models: SGPR needs a Kernel and inducing inputs Z")
+	}
+	m, d := c.Z.Dims()
+	if d != c.Kernel.InputDim() {
+		return nil, &ops.ShapeError{Op: "models.NewSGPR", Want: fmt.Sprintf("Z with %d columns", c.Kernel.InputDim()), Got: fmt.Sprint(d)}
+	}
+	if c.Jitter < 0 {
+		return nil, fmt.Errorf("models: SGPR: negative jitter")
+	}
+	s := &SGPR{Kernel: c.Kernel, Mean: c.Mean, jitter: c.Jitter}
+	if s.jitter == 0 {
+		s.jitter = DefaultSGPRJitter
+	}
+	var err error
+	if s.Z, err = graph.NewParam("sgpr.Z", mat.DenseCopyOf(c.Z).RawMatrix().Data, graph.Identity{}, m, d); err != nil {
+		return nil, err
+	}
+	s.Z.SetTrainable(!c.FixZ)
+	nv := c.NoiseVariance
+	if nv == 0 {
+		nv = DefaultNoiseVariance
+	}
+	if s.Noise, err = graph.NewParam("likelihood.variance", []float64{nv}, graph.Positive{}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Params returns the kernel's, Z, the mean function's and the noise parameters.
+func (s *SGPR) Params() []*graph.Param {
+	var mp []*graph.Param
+	if s.Mean != nil {
+		mp = s.Mean.Params()
+	}
+	return gp.UniqueParams(s.Kernel.Params(), []*graph.Param{s.Z}, mp, []*graph.Param{s.Noise})
+}
+
+// NoiseVariance returns the current σ².
+func (s *SGPR) NoiseVariance() float64 { return s.Noise.Value()[0] }
+
+// sgprParts are the shared pieces of the bound and the predictions.
+type sgprParts struct {
+	lu, lb, a, c, r, sigma *graph.Node
+}
+
+func (s *SGPR) parts(x, y *graph.Node) sgprParts {
+	g := x.Graph()
+	z := g.Param(s.Z)
+	var p sgprParts
+	p.r = y
+	if s.Mean != nil {
+		p.r = g.Sub(y, s.Mean.Mean(x))
+	}
+	p.sigma = g.Sqrt(g.Param(s.Noise))
+	p.lu = g.Cholesky(g.AddDiag(s.Kernel.K(z, z), g.Scalar("sgpr.jitter", s.jitter)))
+	p.a = g.Div(g.TriSolve(p.lu, s.Kernel.K(z, x), false, false), p.sigma)                 // A = L_u⁻¹K_uf/σ [M,N]
+	p.lb = g.Cholesky(g.AddDiag(g.MatMul(p.a, p.a, false, true), g.Scalar("sgpr.one", 1))) // chol(I + AAᵀ)
+	p.c = g.Div(g.TriSolve(p.lb, g.MatMul(p.a, p.r, false, false), false, false), p.sigma) // L_B⁻¹A r/σ [M,P]
+	return p
+}
+
+// ELBO returns the collapsed bound for the full data set x [N,D], y [N,P] (P outputs share the kernel):
+// −(NP/2)log 2πσ² − P Σ log diag L_B − ‖r‖²/(2σ²) + ‖c‖²/2 − P·tr K_ff/(2σ²) + P·tr(AAᵀ)/2.
+func (s *SGPR) ELBO(x, y *graph.Node) *graph.Node {
+	g := x.Graph()
+	sh := y.Shape()
+	if len(sh) != 2 {
+		return g.Fail(&ops.ShapeError{Op: "models.SGPR", Want: "y [N,P]", Got: fmt.Sprint(sh)})
+	}
+	n, pp := float64(sh[0]), float64(sh[1])
+	pt := s.parts(x, y)
+	noise := g.Param(s.Noise)
+	bound := g.Scale(g.Log(noise), -0.5*n*pp)
+	bound = g.Sub(bound, g.Scale(g.LogDetChol(pt.lb), 0.5*pp))
+	bound = g.Sub(bound, g.Div(g.Scale(g.Dot(pt.r, pt.r), 0.5), noise))
+	bound = g.Add(bound, g.Scale(g.Dot(pt.c, pt.c), 0.5))
+	bound = g.Sub(bound, g.Div(g.Scale(g.Sum(s.Kernel.KDiag(x)), 0.5*pp), noise))
+	bound = g.Add(bound, g.Scale(g.Dot(pt.a, pt.a), 0.5*pp))
+	return g.AddConst(bound, -0.5*n*pp*math.Log(2*math.Pi))
+}
+
+// Loss returns −ELBO (full batch).
+func (s *SGPR) Loss(x, y *graph.Node) *graph.Node { return x.Graph().Neg(s.ELBO(x, y)) }
+
+// Predict returns the latent predictive mean [Ns,P] and variance [Ns] at xs given the training data:
+// μ* = K*ᵤL_u⁻ᵀL_B⁻ᵀc, σ²* = k** − ‖L_u⁻¹Kᵤ*‖² + ‖L_B⁻¹L_u⁻¹Kᵤ*‖² (Titsias 2009). Test rows run in chunks.
+func (s *SGPR) Predict(x, y, xs *mat.Dense, o PredictOptions) (*gp.Prediction, error) {
+	if x == nil || y == nil || xs == nil {
+		return nil, fmt.Errorf("models: SGPR.Predict: nil data")
+	}
+	n, d := x.Dims()
+	ny, p := y.Dims()
+	if ny != n || d != s.Kernel.InputDim() {
+		return nil, &ops.ShapeError{Op: "models.SGPR.Predict", Want: fmt.Sprintf("x [N,%d] and y [N,P]", s.Kernel.InputDim()), Got: fmt.Sprintf("x [%d,%d], y [%d,%d]", n, d, ny, p)}
+	}
+	if _, ds := xs.Dims(); ds != d {
+		return nil, &ops.ShapeError{Op: "models.SGPR.Predict", Want: fmt.Sprintf("test inputs with %d columns", d), Got: fmt.Sprint(ds)}
+	}
+	if err := ops.CheckFinite("SGPR training inputs", x.RawMatrix().Data, d); err != nil {
+		return nil, err
+	}
+	if err := ops.CheckFinite("SGPR training targets", mat.DenseCopyOf(y).RawMatrix().Data, p); err != nil {
+		return nil, err
+	}
+	res, _, err := chunked(xs, o, map[string]*mat.Dense{"x": x, "y": y}, func(g *graph.Graph, xsn *graph.Node) map[string]*graph.Node {
+		xn, yn := g.Input("x", n, d), g.Input("y", n, p)
+		pt := s.parts(xn, yn)
+		t1 := g.TriSolve(pt.lu, s.Kernel.K(g.Param(s.Z), xsn), false, false) // [M,C]
+		t2 := g.TriSolve(pt.lb, t1, false, false)
+		mean := g.MatMul(t2, pt.c, true, false)
+		if s.Mean != nil {
+			mean = g.Add(mean, s.Mean.Mean(xsn))
+		}
+		v := g.Add(g.Sub(s.Kernel.KDiag(xsn), g.SumRows(g.Square(t1))), g.SumRows(g.Square(t2)))
+		return map[string]*graph.Node{"mean": mean, "var": v}
+	})
+	if err != nil {
+		return nil, err
+	}
+	ns, _ := xs.Dims()
+	out := &gp.Prediction{Mean: mat.NewDense(ns, p, res["mean"]), Var: res["var"]}
+	for i, v := range out.Var {
+		out.Var[i] = math.Max(v, 0)
+	}
+	return out, nil
+}

@@ -1,0 +1,89 @@
+package models
+
+import (
+	"fmt"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/ops"
+	"gonum.org/v1/gonum/mat"
+)
+
+// SVGPConfig configures an SVGP model.
+type SVGPConfig struct {
+	Layer      gp.Layer      // required
+	Likelihood gp.Likelihood // required; its LatentDim must equal the layer's OutputDim
+	NumData    int           // required: N, the size of the training set (the minibatch scale is N/B)
+}
+
+// SVGP is the sparse variational GP model (Hensman et al. 2013, 2015): one layer and a likelihood, trained on
+// the minibatch ELBO (N/B) Σ_b E_q[log p(y_b | f_b)] − KL[q(u) ‖ p(u)] (MATH.md §3).
+type SVGP struct {
+	Layer      gp.Layer
+	Likelihood gp.Likelihood
+	NumData    int
+}
+
+// NewSVGP validates the configuration and returns the model.
+func NewSVGP(c SVGPConfig) (*SVGP, error) {
+	if c.Layer == nil || c.Likelihood == nil {
+		return nil, fmt.Errorf("models: SVGP needs a Layer and a Likelihood")
+	}
+	if c.NumData <= 0 {
+		return nil, fmt.Errorf("models: SVGP: NumData must be positive, got %d", c.NumData)
+	}
+	return &SVGP{Layer: c.Layer, Likelihood: c.Likelihood, NumData: c.NumData}, nil
+}
+
+// ELBO returns the whole-data-set ELBO estimated from the batch x [B,D], y [B,P] (scalar).
+func (m *SVGP) ELBO(x, y *graph.Node) *graph.Node {
+	g := x.Graph()
+	b := x.Shape()
+	if len(b) != 2 || b[0] > m.NumData {
+		return g.Fail(&ops.ShapeError{Op: "models.SVGP", Want: fmt.Sprintf("a batch of at most NumData = %d rows", m.NumData), Got: fmt.Sprint(b)})
+	}
+	fm, fv := m.Layer.Predict(x)
+	ve := g.Sum(m.Likelihood.VariationalExpectations(fm, fv, y))
+	return g.Sub(g.Scale(ve, float64(m.NumData)/float64(b[0])), m.Layer.KL(g))
+}
+
+// Loss returns −ELBO.
+func (m *SVGP) Loss(x, y *graph.Node) *graph.Node { return x.Graph().Neg(m.ELBO(x, y)) }
+
+// Params returns the layer's and the likelihood's parameters.
+func (m *SVGP) Params() []*graph.Param {
+	return gp.UniqueParams(m.Layer.Params(), m.Likelihood.Params())
+}
+
+// PredictF returns the latent marginals [N,L] at x, in chunks.
+func (m *SVGP) PredictF(x *mat.Dense, o PredictOptions) (mean, variance *mat.Dense, err error) {
+	return PredictLayer(m.Layer, x, o)
+}
+
+// PredictY returns the predictive mean and variance of y [N,P] at x (class probabilities for classifiers).
+func (m *SVGP) PredictY(x *mat.Dense, o PredictOptions) (mean, variance *mat.Dense, err error) {
+	fm, fv, err := m.PredictF(x, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, _ := fm.Dims()
+	mu, v, err := m.Likelihood.PredictMeanVar(fm.RawMatrix().Data, fv.RawMatrix().Data, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := len(mu) / n
+	return mat.NewDense(n, p, mu), mat.NewDense(n, p, v), nil
+}
+
+// LogDensity returns log p(y_n | x_n) for each test row, in the units of y.
+func (m *SVGP) LogDensity(x, y *mat.Dense, o PredictOptions) ([]float64, error) {
+	fm, fv, err := m.PredictF(x, o)
+	if err != nil {
+		return nil, err
+	}
+	n, _ := fm.Dims()
+	if ny, _ := y.Dims(); ny != n {
+		return nil, &ops.ShapeError{Op: "models.SVGP.LogDensity", Want: fmt.Sprintf("%d target rows", n), Got: fmt.Sprint(ny)}
+	}
+	return m.Likelihood.PredictLogDensity(fm.RawMatrix().Data, fv.RawMatrix().Data, mat.DenseCopyOf(y).RawMatrix().Data, n)
+}
