@@ -49,6 +49,7 @@ type boundParam struct {
 type monitor struct {
 	name string
 	n    *G.Node
+	read *G.Node
 	v    G.Value
 }
 
@@ -201,7 +202,7 @@ func (g *Graph) Monitor(name string, n *Node) {
 		}
 	}
 	m := &monitor{name: name, n: n.n}
-	G.Read(n.n, &m.v)
+	m.read = G.Read(n.n, &m.v)
 	g.mons = append(g.mons, m)
 }
 

@@ -25,6 +25,7 @@ type Program struct {
 	grads   [][]float64
 	mons    map[string][]float64
 	runs    int
+	reads   G.Nodes // the engine's read statements (values copied out during the run)
 }
 
 type output struct {
@@ -53,7 +54,7 @@ func (g *Graph) Compile(loss *Node, outputs map[string]*Node) (*Program, error) 
 		return nil, err
 	}
 	p.loss = loss.n
-	G.Read(loss.n, &p.lossV)
+	p.reads = append(p.reads, G.Read(loss.n, &p.lossV))
 	var wrt G.Nodes
 	for _, b := range g.params {
 		if b.p.trainable {
@@ -97,7 +98,7 @@ func (g *Graph) compile(outputs map[string]*Node) (*Program, error) {
 			return nil, g.err
 		}
 		o := &output{name: name, n: n.n, shape: n.Shape()}
-		G.Read(n.n, &o.v)
+		p.reads = append(p.reads, G.Read(n.n, &o.v))
 		p.outs = append(p.outs, o)
 	}
 	return p, nil
@@ -149,7 +150,14 @@ func (p *Program) finish() (err error) {
 			err = fmt.Errorf("graph: compiling: engine panic: %v", r)
 		}
 	}()
-	p.vm = G.NewTapeMachine(p.g.g)
+	// Compile only what the results need: the stray gradient nodes gorgonia creates for operands nobody
+	// differentiates (data inputs such as X in K(Z, X)) are left out of the tape.
+	roots := append(G.Nodes{}, p.reads...)
+	roots = append(roots, p.gnodes...)
+	for _, m := range p.g.mons {
+		roots = append(roots, m.read)
+	}
+	p.vm = G.NewTapeMachine(p.g.g.ExactSubgraphRoots(roots...))
 	return nil
 }
 
