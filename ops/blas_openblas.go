@@ -43,5 +43,4 @@ func init() {
 	lapack64.Use(openLAPACK{})
 }
 
-// recursiveBLAS3: OpenBLAS's own dtrsm/dtrmm/dpotrf are blocked and multi-threaded; see linalg.go.
-const recursiveBLAS3 = false
+const tunedLevel3 = false // OpenBLAS's own dtrsm/dtrmm/dpotrf are blocked and threaded (see linalg.go)

@@ -6,6 +6,4 @@ package ops
 // openblas build tag switches to OpenBLAS through gonum.org/v1/netlib (cgo).
 const Build = "purego"
 
-// recursiveBLAS3 selects the recursive, Gemm-bound triangular solve/product and Cholesky of linalg.go: gonum's
-// pure-Go Dtrsm/Dtrmm/Dpotrf are unblocked or Dtrsm-bound, its Dgemm is blocked and parallel.
-const recursiveBLAS3 = true
+const tunedLevel3 = true // parallel triangular solves/products and recursive Cholesky of linalg.go (see there)

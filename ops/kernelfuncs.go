@@ -35,13 +35,14 @@ const (
 // Stationary kernels k = σ² φ(r²): SquaredExp, Matérn 1/2, 3/2, 5/2, RationalQuadratic.
 //
 // Forward: r² by covPair.sqdist (one Gemm), then φ elementwise.
-// Backward: W = G ⊙ ∂K/∂r² (N×M, from the forward output K, so no transcendental is re-evaluated), then with
+// Backward: W = G ⊙ ∂K/∂r² (N×M, from the forward output K, so no exp is re-evaluated), then with
 // a = (x1 − c)/ℓ, b = (x2 − c)/ℓ and ∂r²/∂x1_d = 2(a_d − b_d)/ℓ_d, ∂r²/∂ℓ_d = −2(a_d − b_d)²/ℓ_d:
 //
 //	dX1 = 2(diag(W1) a − W b)/ℓ,   dX2 = 2(diag(Wᵀ1) b − Wᵀ a)/ℓ,
 //	dℓ_d = −(2/ℓ_d) [Σ_i (W1)_i a_id² + Σ_j (Wᵀ1)_j b_jd² − 2 Σ_i a_id (W b)_id],
 //
-// one Gemm each. Families other than SquaredExp need r² for ∂K/∂r², which is recomputed (one more Gemm); their
+// one Gemm each (covPair.weighted). Families other than SquaredExp need r² for ∂K/∂r², recomputed by one more
+// Gemm (each gradient op recomputes what it needs: gradient ops share no state); their
 // near pairs (covNearRel) are taken out of W and added directly, so the expansion above never cancels badly
 // (this matters for Matern12, whose ∂K/∂r² = −K/(2r) is unbounded near r = 0).
 

@@ -12,12 +12,12 @@ import (
 	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
-// Sizes straddling the base cases of the recursions (recBlock, cholBlock) and a few levels of recursion.
+// Sizes straddling the base cases of the recursions (syrkBlock, cholBlock) and a few levels of recursion.
 var recSizes = []int{1, 2, 63, 64, 65, 96, 97, 128, 129, 200, 257}
 
-// recRHS are the widths of the non-triangular operand: vectors and skinny blocks (which go to the plain routine)
-// and wide ones (which recurse).
-var recRHS = []int{1, recMinRHS, recMinRHS + 1, 70}
+// recRHS are the widths of the non-triangular operand around the chunk size of parRHS: a vector, one chunk,
+// two chunks with a remainder, and more chunks than GOMAXPROCS on most machines.
+var recRHS = []int{1, parMinRHS - 1, 2 * parMinRHS, 2*parMinRHS + 1, 70, 300}
 
 // recTri returns a well-conditioned n×n triangular matrix (the other triangle is filled with garbage, which must
 // not be read) with stride ld ≥ n.
@@ -67,7 +67,10 @@ func maxRelDiff(t *testing.T, got, want []float64, r, c, ld int) float64 {
 	return diff / scale
 }
 
-func TestTrsmTrmmRecMatchesBLAS(t *testing.T) {
+// trsm and trmm (parallel over the right-hand sides) must match the sequential BLAS routines for every
+// side/uplo/trans, whatever the number of right-hand sides (below, at and above the chunking thresholds) and
+// with strided operands; elements outside B must not be written.
+func TestTrsmTrmmMatchBLAS(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 7))
 	for _, n := range recSizes {
 		for _, m := range recRHS {
@@ -84,16 +87,16 @@ func TestTrsmTrmmRecMatchesBLAS(t *testing.T) {
 						want := blas64.General{Rows: r, Cols: c, Stride: b.Stride, Data: slices.Clone(b.Data)}
 						got := blas64.General{Rows: r, Cols: c, Stride: b.Stride, Data: slices.Clone(b.Data)}
 						blas64.Trsm(side, tA, 1, tri, want)
-						trsmRec(side, tA, tri, got)
+						trsm(side, tA, tri, got)
 						if d := maxRelDiff(t, got.Data, want.Data, r, c, b.Stride); !(d <= 1e-10) {
-							t.Errorf("trsmRec %s: max relative difference %g", name, d)
+							t.Errorf("trsm %s: max relative difference %g", name, d)
 						}
 						copy(want.Data, b.Data)
 						copy(got.Data, b.Data)
 						blas64.Trmm(side, tA, -0.75, tri, want)
-						trmmRec(side, tA, -0.75, tri, got)
+						trmm(side, tA, -0.75, tri, got)
 						if d := maxRelDiff(t, got.Data, want.Data, r, c, b.Stride); !(d <= 1e-10) {
-							t.Errorf("trmmRec %s: max relative difference %g", name, d)
+							t.Errorf("trmm %s: max relative difference %g", name, d)
 						}
 					}
 				}
@@ -139,7 +142,7 @@ func recSPD(rng *rand.Rand, n, ld int) []float64 {
 
 func TestPotrfLowerRecMatchesLAPACK(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 1))
-	for _, n := range append(recSizes, cholBlock-1, cholBlock, cholBlock+1, 2*cholBlock+1, 500) {
+	for _, n := range append(recSizes, cholBlock-1, cholBlock, cholBlock+1, 2*cholBlock+1, cholRecMin, 500) {
 		for _, ld := range []int{n, n + 5} {
 			a := recSPD(rng, n, ld)
 			want, got := slices.Clone(a), slices.Clone(a)
@@ -171,7 +174,7 @@ func TestPotrfLowerRecMatchesLAPACK(t *testing.T) {
 // such, like dpotrf does, whichever diagonal block of the recursion holds the failing pivot.
 func TestPotrfLowerRecNotPD(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
-	for _, n := range []int{1, 64, 97, 200, 257} {
+	for _, n := range []int{1, 64, cholBlock + 1, 200, 257, 400} {
 		for _, k := range []int{0, n / 3, n / 2, n - 1} {
 			a := recSPD(rng, n, n)
 			// Make the k-th pivot negative: A_kk −= (Schur pivot + 1) computed from a reference factorisation.
@@ -191,6 +194,74 @@ func TestPotrfLowerRecNotPD(t *testing.T) {
 					t.Errorf("n=%d k=%d nan=%v: ok = %v, LAPACK ok = %v, want false", n, k, nan, okGot, okWant)
 				}
 			}
+		}
+	}
+}
+
+// CholeskyLower at a size that uses the recursive factorisation: a singular matrix fails the plain try and the
+// jittered retries (every diagonal block must report failure correctly), then L·Lᵀ = S + jitter·I with the
+// strictly upper triangle of L zeroed.
+func TestCholeskyLowerRecursiveJitter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	n, k := cholRecMin+37, 10
+	b := recGeneral(rng, n, k, k)
+	a := make([]float64, n*n)
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, b, b, 0, blas64.General{Rows: n, Cols: n, Stride: n, Data: a})
+	_, okRef := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: slices.Clone(a)})
+	l := make([]float64, n*n)
+	info, err := CholeskyLower(l, a, n, JitterPolicy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if okRef || info.Retries == 0 || info.Jitter <= 0 {
+		t.Fatalf("info = %+v (LAPACK plain try ok = %v): want a failed plain try and a jittered success", info, okRef)
+	}
+	got := make([]float64, n*n)
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, blas64.General{Rows: n, Cols: n, Stride: n, Data: l},
+		blas64.General{Rows: n, Cols: n, Stride: n, Data: l}, 0, blas64.General{Rows: n, Cols: n, Stride: n, Data: got})
+	diff, scale := 0.0, 0.0
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if j > i && l[i*n+j] != 0 {
+				t.Fatalf("L[%d,%d] = %g above the diagonal", i, j, l[i*n+j])
+			}
+			want := a[i*n+j]
+			if i == j {
+				want += info.Jitter
+			}
+			diff = max(diff, math.Abs(got[i*n+j]-want))
+			scale = max(scale, math.Abs(want))
+		}
+	}
+	if d := diff / scale; !(d <= 1e-10) {
+		t.Errorf("L·Lᵀ − (A + jitter·I): max relative difference %g", d)
+	}
+}
+
+// cholBackwardTri (panels of cholBlockCols skipping known zeros) must match the plain three-BLAS-call
+// formula M = L⁻ᵀ·Φ(Lᵀ·tril(L̄))·L⁻¹ at sizes around the panel width.
+func TestCholBackwardTriMatchesBLAS(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 3))
+	for _, n := range []int{1, 2, cholBlockCols - 1, cholBlockCols, cholBlockCols + 1, 2*cholBlockCols + 1, 200, 257} {
+		l := make([]float64, n*n)
+		if _, err := CholeskyLower(l, recSPD(rng, n, n), n, JitterPolicy{}); err != nil {
+			t.Fatal(err)
+		}
+		lbar := recGeneral(rng, n, n, n).Data
+		zeroUpper(lbar, n)
+		want := slices.Clone(lbar)
+		lt, d := triangular(l, n, false), dense(want, n, n)
+		blas64.Trmm(blas.Left, blas.Trans, 1, lt, d)
+		for i := 0; i < n; i++ {
+			clear(want[i*n+i+1 : i*n+n])
+			want[i*n+i] *= 0.5
+		}
+		blas64.Trsm(blas.Left, blas.Trans, 1, lt, d)
+		blas64.Trsm(blas.Right, blas.NoTrans, 1, lt, d)
+		got := slices.Clone(lbar)
+		cholBackwardTri(got, l, n)
+		if diff := maxRelDiff(t, got, want, n, n, n); !(diff <= 1e-10) {
+			t.Errorf("n=%d: max relative difference %g", n, diff)
 		}
 	}
 }

@@ -352,12 +352,11 @@ func covTranspose(x []float64, r, c int, scale, dst []float64) {
 // long dimension innermost, so that every Gemm of the op runs on long vectors (gonum's Gemm is slow when the
 // inner loop has length D).
 type covPair struct {
-	n, m, d    int
-	a, at, bt  []float64
-	na, nb     []float64
-	inv        []float64 // 1/ℓ_k (1 without scaling)
-	haveNorms  bool
-	haveRowMaj bool
+	n, m, d   int
+	a, at, bt []float64
+	na, nb    []float64
+	inv       []float64 // 1/ℓ_k (1 without scaling)
+	haveNorms bool
 }
 
 // covNewPair prepares the centred inputs, scaled by 1/ell unless ell is nil. The row-major a is only filled when
@@ -365,7 +364,7 @@ type covPair struct {
 func covNewPair(x1, x2 arg, ell []float64, rowMajor bool) *covPair {
 	n, m, d := x1.rows(), x2.rows(), x1.cols()
 	p := &covPair{n: n, m: m, d: d, at: covScratch(n * d), bt: covScratch(m * d), na: covScratch(n), nb: covScratch(m),
-		inv: covScratch(d), haveRowMaj: rowMajor}
+		inv: covScratch(d)}
 	centre := covZeros(d)
 	defer covRelease(centre)
 	for _, x := range [][]float64{x1.data[:n*d], x2.data[:m*d]} {
@@ -540,7 +539,8 @@ func covChunks(rows, cols int) int {
 }
 
 // covForRows calls fn(chunk, lo, hi) on chunks contiguous blocks of [0, rows), concurrently when chunks > 1,
-// and waits for all of them.
+// and waits for all of them. Row blocks write disjoint rows; anything accumulated across rows is kept per chunk
+// and summed in chunk order afterwards (so results are deterministic for a given GOMAXPROCS).
 func covForRows(chunks, rows int, fn func(chunk, lo, hi int)) {
 	if chunks <= 1 {
 		fn(0, 0, rows)

@@ -1,0 +1,123 @@
+package likelihoods
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/ops"
+)
+
+// BernoulliConfig configures a Bernoulli likelihood. Zero values mean defaults.
+type BernoulliConfig struct {
+	// QuadPoints is the number of Gauss–Hermite nodes of the variational expectations (default
+	// ops.DefaultQuadPoints).
+	QuadPoints int
+}
+
+// Bernoulli is binary classification with the probit link: p(y = 1 | f) = Φ(f) for labels y ∈ {0, 1}, i.e.
+// log p(y | f) = log Φ((2y − 1)f) (MATH.md §4). It has no parameters. The expectations use Gauss–Hermite
+// quadrature; the predictive distribution is closed form: p(y = 1) = Φ(μ/√(1 + v)).
+type Bernoulli struct {
+	points int
+}
+
+var _ gp.Likelihood = (*Bernoulli)(nil)
+
+// NewBernoulli returns a probit Bernoulli likelihood. It returns an error wrapping gp.ErrConfig for negative
+// QuadPoints.
+func NewBernoulli(cfg BernoulliConfig) (*Bernoulli, error) {
+	p, err := quadPointsOrDefault("Bernoulli", cfg.QuadPoints)
+	if err != nil {
+		return nil, err
+	}
+	return &Bernoulli{points: p}, nil
+}
+
+// LatentDim returns p: one latent function per label column (error for p < 1).
+func (*Bernoulli) LatentDim(p int) (int, error) {
+	if p < 1 {
+		return 0, &ops.ShapeError{Op: "Bernoulli.LatentDim", Want: "P ≥ 1", Got: fmt.Sprint(p)}
+	}
+	return p, nil
+}
+
+// VariationalExpectations returns [N]: Σ_l E_{N(f; μ, v)}[log Φ((2y − 1)f)] by Gauss–Hermite quadrature for
+// fMean, fVar, y [N,L]. The labels y must be 0 or 1; inside the graph they are data and are not checked (any
+// other value v is used as the sign 2v − 1).
+func (b *Bernoulli) VariationalExpectations(fMean, fVar, y *graph.Node) *graph.Node {
+	gr, ok := veOperands("Bernoulli", fMean, fVar, y)
+	if !ok {
+		return invalidVE(gr)
+	}
+	return gr.QuadratureVE(BernoulliLogLik{}, b.points, fMean, fVar, y)
+}
+
+// PredictMeanVar returns p(y = 1) = Φ(μ/√(1 + v)) as the mean and p(1 − p) as the variance [n,L], given fMean,
+// fVar [n,L] (row-major); both tails are computed without cancellation. It returns an error for inconsistent
+// sizes or non-finite values.
+func (b *Bernoulli) PredictMeanVar(fMean, fVar []float64, n int) (mean, variance []float64, err error) {
+	if _, err := checkMarginals("Bernoulli.PredictMeanVar", fMean, fVar, n); err != nil {
+		return nil, nil, err
+	}
+	mean = make([]float64, len(fMean))
+	variance = make([]float64, len(fMean))
+	for i, m := range fMean {
+		z := m / math.Sqrt(1+math.Max(fVar[i], 0))
+		p, q := math.Exp(ops.LogPhiFloat(z)), math.Exp(ops.LogPhiFloat(-z))
+		mean[i], variance[i] = p, p*q
+	}
+	return mean, variance, nil
+}
+
+// PredictLogDensity returns log p(y) = log Φ((2y − 1)μ/√(1 + v)) summed over each row's columns [n] (closed
+// form, stable for very negative arguments). It returns an error for inconsistent sizes, non-finite values, or a
+// label other than 0 and 1.
+func (b *Bernoulli) PredictLogDensity(fMean, fVar, y []float64, n int) ([]float64, error) {
+	l, err := checkObservations("Bernoulli.PredictLogDensity", fMean, fVar, y, n)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range y {
+		if v != 0 && v != 1 {
+			return nil, fmt.Errorf("likelihoods: Bernoulli.PredictLogDensity: label %v at row %d, column %d: want 0 or 1", v, i/l, i%l)
+		}
+	}
+	return rowSums(n, l, fMean, fVar, y, func(m, v, yy float64) float64 {
+		return ops.LogPhiFloat((2*yy - 1) * m / math.Sqrt(1+v))
+	}), nil
+}
+
+// Params returns nil: the probit Bernoulli likelihood has no parameters.
+func (*Bernoulli) Params() []*graph.Param { return nil }
+
+// String names the likelihood.
+func (b *Bernoulli) String() string { return fmt.Sprintf("Bernoulli(probit, quadPoints=%d)", b.points) }
+
+// BernoulliLogLik is the probit log p(y | f) = log Φ((2y − 1)f) for y ∈ {0, 1} as an ops.ScalarLogLik (no θ).
+// log Φ is ops.LogPhiFloat (erfc and a continued fraction: finite for very negative arguments) and its
+// derivative ops.LogPhiDerivFloat.
+type BernoulliLogLik struct{}
+
+var _ ops.ScalarLogLik = BernoulliLogLik{}
+
+// Name returns "Bernoulli{probit}".
+func (BernoulliLogLik) Name() string { return "Bernoulli{probit}" }
+
+// NumTheta returns 0.
+func (BernoulliLogLik) NumTheta() int { return 0 }
+
+// LogProb returns log Φ((2y − 1)f).
+func (BernoulliLogLik) LogProb(f, y float64, _ []float64) float64 {
+	return ops.LogPhiFloat((2*y - 1) * f)
+}
+
+// DLogProbDF returns (2y − 1)·φ(s)/Φ(s) with s = (2y − 1)f.
+func (BernoulliLogLik) DLogProbDF(f, y float64, _ []float64) float64 {
+	s := 2*y - 1
+	return s * ops.LogPhiDerivFloat(s*f)
+}
+
+// DLogProbDTheta does nothing (no θ).
+func (BernoulliLogLik) DLogProbDTheta(_, _ float64, _ []float64, _ []float64) {}
