@@ -3,67 +3,113 @@ package zoo
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 
 	"github.com/gpzoo/gpzoo/datasets"
 )
 
-// source describes where a data set lives in the shared/data layout.
+// source describes where a data set lives in the shared/data layout and which split protocol it uses.
 type source struct {
-	name   string // our lower-case name
-	format string // "evans" or "uci"
-	folder string // folder below the format's directory
+	format string // "evans", "uci", "delgado", "raetsch", "mnist"
+	path   string // folder or file below the format's directory
+	// trainSize is the Rätsch protocol's training-set size; testFrac the Fernández-Delgado sets' test fraction.
+	trainSize int
+	testFrac  float64
+	protocol  string // the split protocol, in words (for descriptions)
 }
+
+const (
+	protoEvans   = "fold K of the 10-fold test mask of Wilson's preprocessing"
+	protoUCI     = "split K of the 20 standard splits of Hernández-Lobato & Adams (2015) (protein: 5)"
+	protoDelgado = "a seeded random 90/10 split (seed = split index); features standardised by Fernández-Delgado et al."
+	protoRaetsch = "a seeded random split with the usual training size (the official 100 splits are not available)"
+	protoMNIST   = "the standard 60000/10000 split (only split 0)"
+)
 
 var sources = map[string]source{
-	"airfoil":  {"airfoil", "evans", "airfoil"},
-	"autompg":  {"autompg", "evans", "autompg"},
-	"servo":    {"servo", "evans", "servo"},
-	"pendulum": {"pendulum", "evans", "pendulum"},
-	"boston":   {"boston", "uci", "bostonHousing"},
-	"yacht":    {"yacht", "uci", "yacht"},
+	"airfoil":  {format: "evans", path: "airfoil", protocol: protoEvans},
+	"autompg":  {format: "evans", path: "autompg", protocol: protoEvans},
+	"servo":    {format: "evans", path: "servo", protocol: protoEvans},
+	"pendulum": {format: "evans", path: "pendulum", protocol: protoEvans},
+	"kin40k":   {format: "evans", path: "kin40k", protocol: protoEvans},
+	"boston":   {format: "uci", path: "bostonHousing", protocol: protoUCI},
+	"yacht":    {format: "uci", path: "yacht", protocol: protoUCI},
+	"kin8nm":   {format: "uci", path: "kin8nm", protocol: protoUCI},
+	"power":    {format: "uci", path: "power-plant", protocol: protoUCI},
+	"protein":  {format: "uci", path: "protein-tertiary-structure", protocol: protoUCI},
+	"naval":    {format: "uci", path: "naval-propulsion-plant", protocol: protoUCI},
+	"ringnorm": {format: "delgado", path: "ringnorm.csv", testFrac: 0.1, protocol: protoDelgado},
+	"twonorm":  {format: "delgado", path: "twonorm.csv", testFrac: 0.1, protocol: protoDelgado},
+	"magic":    {format: "delgado", path: "magic.csv", testFrac: 0.1, protocol: protoDelgado},
+	"banana":   {format: "raetsch", path: "banana.csv", trainSize: 400, protocol: protoRaetsch},
+	"mnist":    {format: "mnist", protocol: protoMNIST},
 }
 
-// split is one train/test split of a data set, ready to standardise.
+// split is one train/test split of a data set.
 type split struct {
 	train, test *datasets.Dataset
 	source      string
 }
 
-// loadSplit loads data set name and its split k: the Evans sets use fold k of their 10-fold mask, the
-// dropout-format UCI sets the split files of Hernández-Lobato & Adams (2015). Without a data directory, data
-// embedded in the binary is used where there is some.
+// loadSplit loads data set name and its split k under the data set's protocol (see sources). Without a data
+// directory, data embedded in the binary is used where there is some.
 func loadSplit(name, dir string, k int) (*split, error) {
 	src, ok := sources[name]
 	if !ok {
 		return nil, fmt.Errorf("zoo: no loader for data set %q", name)
 	}
+	if k < 0 {
+		return nil, fmt.Errorf("zoo: split must be ≥ 0, got %d", k)
+	}
+	if dir == "" && !(src.format == "evans" && embedded(name)) {
+		return nil, fmt.Errorf("zoo: data set %q is not embedded: pass --data DIR or set %s to the benchmark data directory", name, datasets.EnvDataDir)
+	}
 	var (
-		d           *datasets.Dataset
+		d, dt       *datasets.Dataset
 		train, test []int
 		err         error
 		from        string
 	)
-	switch {
-	case dir == "" && src.format == "evans" && embedded(name):
-		from = "embedded:" + name
-		if d, err = datasets.Embedded(name); err == nil {
-			train, test, err = datasets.EmbeddedFold(name, k)
+	switch src.format {
+	case "evans":
+		if dir == "" {
+			from = "embedded:" + name
+			if d, err = datasets.Embedded(name); err == nil {
+				train, test, err = datasets.EmbeddedFold(name, k)
+			}
+			break
 		}
-	case dir == "":
-		return nil, fmt.Errorf("zoo: data set %q is not embedded: pass --data DIR or set %s to the benchmark data directory", name, datasets.EnvDataDir)
-	case src.format == "evans":
-		p := filepath.Join(dir, "uci-regression-evans", src.folder)
-		from = p
-		if d, err = datasets.LoadEvans(p); err == nil {
-			train, test, err = datasets.EvansSplit(p, k)
+		from = filepath.Join(dir, "uci-regression-evans", src.path)
+		if d, err = datasets.LoadEvans(from); err == nil {
+			train, test, err = datasets.EvansSplit(from, k)
 		}
-	default:
-		p := filepath.Join(dir, "uci-regression-dropout", src.folder)
-		from = p
-		if d, err = datasets.LoadUCI(p); err == nil {
-			train, test, err = datasets.UCISplit(p, k)
+	case "uci":
+		from = filepath.Join(dir, "uci-regression-dropout", src.path)
+		if d, err = datasets.LoadUCI(from); err == nil {
+			train, test, err = datasets.UCISplit(from, k)
+		}
+	case "delgado":
+		from = filepath.Join(dir, "classification-delgado", src.path)
+		if d, err = datasets.LoadDelgado(from); err == nil {
+			train, test, err = datasets.RandomSplit(d.N(), src.testFrac, rand.New(rand.NewPCG(uint64(k), 0xde1)))
+		}
+	case "raetsch":
+		from = filepath.Join(dir, "classification-raetsch", src.path)
+		if d, err = datasets.LoadRaetsch(from); err == nil {
+			train, test, err = datasets.RandomSplit(d.N(), 1-float64(src.trainSize)/float64(d.N()), rand.New(rand.NewPCG(uint64(k), 0x4a7)))
+		}
+	case "mnist":
+		if k != 0 {
+			return nil, fmt.Errorf("zoo: mnist has only split 0, got %d", k)
+		}
+		from = filepath.Join(dir, "mnist")
+		if d, err = datasets.LoadMNIST(filepath.Join(from, "train-images-idx3-ubyte.gz"), filepath.Join(from, "train-labels-idx1-ubyte.gz")); err == nil {
+			dt, err = datasets.LoadMNIST(filepath.Join(from, "t10k-images-idx3-ubyte.gz"), filepath.Join(from, "t10k-labels-idx1-ubyte.gz"))
+		}
+		if err == nil {
+			return &split{train: d, test: dt, source: from}, nil
 		}
 	}
 	if err != nil {

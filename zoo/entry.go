@@ -28,6 +28,10 @@ type Options struct {
 	Iters int
 	// Optimizer overrides the entry's optimiser: "lbfgs" or "adam" ("" = the entry's default).
 	Optimizer string
+	// Inducing overrides the number of inducing points of sparse entries when positive.
+	Inducing int
+	// BatchSize overrides the minibatch size of minibatch entries when positive.
+	BatchSize int
 	// Logger receives structured progress (nil: silent).
 	Logger *slog.Logger
 	// Progress receives a redrawn progress line (for terminals; nil: none).
