@@ -35,6 +35,13 @@ type kernel interface {
 	backward(wrt int, in []arg, out arg, g arg, dst []float64) error
 }
 
+// jointBackward is an optional kernel capability: kernels whose input gradients share most of their work
+// compute them all in one call. dst[i] is nil for inputs that are not differentiable. The generic gradient ops
+// then run it once per forward run and hand each input its part (see gradOp.Do).
+type jointBackward interface {
+	backwardAll(in []arg, out arg, g arg, dst [][]float64) error
+}
+
 // arg is one operand as seen by a kernel: its data (row-major) and shape.
 type arg struct {
 	data  []float64
@@ -66,6 +73,7 @@ type fusedOp struct {
 	inDims []int // dims of each input (0 for scalars), fixed at construction: they enter the type
 	shape  tensor.Shape
 	buf    *tensor.Dense // output buffer, reused across steps
+	runs   uint64        // forward runs so far: gradient ops sharing a joint backward key their cache on it
 }
 
 var (
@@ -156,6 +164,7 @@ func (op *fusedOp) Do(vs ...G.Value) (G.Value, error) {
 	if err := op.k.forward(in, out); err != nil {
 		return nil, err
 	}
+	op.runs++
 	return op.value(out), nil
 }
 
@@ -182,6 +191,10 @@ func (op *fusedOp) DiffWRT(n int) []bool { return op.k.diff() }
 func (op *fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	diff := op.k.diff()
 	res := make(G.Nodes, len(inputs))
+	var shared *jointCache
+	if _, ok := op.k.(jointBackward); ok {
+		shared = &jointCache{fwd: op}
+	}
 	for i := range inputs {
 		if !diff[i] {
 			continue
@@ -192,7 +205,7 @@ func (op *fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error
 		dims := make([]int, 0, len(children))
 		dims = append(dims, op.inDims...)
 		dims = append(dims, len(op.shape), len(op.shape))
-		gop := &gradOp{fusedOp: fusedOp{k: op.k, inDims: dims, shape: normShape(inputs[i].Shape())}, wrt: i}
+		gop := &gradOp{fusedOp: fusedOp{k: op.k, inDims: dims, shape: normShape(inputs[i].Shape())}, wrt: i, joint: shared}
 		n, err := G.ApplyOp(gop, children...)
 		if err != nil {
 			return nil, fmt.Errorf("ops: %s: building gradient %d: %w", op.k.name(), i, err)
@@ -252,7 +265,15 @@ func (op *fusedOp) DoDiff(_ G.ExecutionContext, inputs G.Nodes, output *G.Node) 
 // gradOp computes the gradient of a fusedOp's input wrt. Its inputs are (forward inputs..., output, grad).
 type gradOp struct {
 	fusedOp
-	wrt int
+	wrt   int
+	joint *jointCache // shared by the gradient ops of one forward op whose kernel is a jointBackward, else nil
+}
+
+// jointCache holds every input gradient of one forward op, computed once per forward run.
+type jointCache struct {
+	fwd   *fusedOp
+	runs  uint64 // the forward run the gradients belong to (0: none yet)
+	grads [][]float64
 }
 
 func (op *gradOp) Arity() int { return op.k.arity() + 2 }
@@ -270,10 +291,38 @@ func (op *gradOp) Do(vs ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	dst := op.output()
+	if op.joint != nil {
+		if err := op.joint.fill(op.k.(jointBackward), all[:n], all[n], all[n+1]); err != nil {
+			return nil, err
+		}
+		copy(dst, op.joint.grads[op.wrt])
+		return op.value(dst), nil
+	}
 	if err := op.k.backward(op.wrt, all[:n], all[n], all[n+1], dst); err != nil {
 		return nil, err
 	}
 	return op.value(dst), nil
+}
+
+// fill computes all gradients unless they are current for the forward op's latest run.
+func (c *jointCache) fill(k jointBackward, in []arg, out, g arg) error {
+	if c.runs == c.fwd.runs && c.grads != nil {
+		return nil
+	}
+	if c.grads == nil {
+		c.grads = make([][]float64, len(in))
+	}
+	for i, d := range c.fwd.k.diff() {
+		if d && len(c.grads[i]) != len(in[i].data) {
+			c.grads[i] = make([]float64, len(in[i].data))
+		}
+	}
+	if err := k.backwardAll(in, out, g, c.grads); err != nil {
+		c.runs = 0
+		return err
+	}
+	c.runs = c.fwd.runs
+	return nil
 }
 
 func hashOf(op interface{ WriteHash(hash.Hash) }) uint32 {

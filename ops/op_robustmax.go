@@ -73,6 +73,9 @@ func label(op string, row int, y float64, k int) (int, error) {
 //	∂P/∂μ_y = Σ_i T_i Σ_{j≠y} r_ij/√v_j,     ∂P/∂v_y = Σ_i T_i Σ_{j≠y} r_ij/√v_j · x_i/√(2v_y)
 //
 // (u_i depends on μ_y with slope 1 and on v_y with slope x_i/√(2v_y)).
+// expUnderflow is the log below which math.Exp returns 0.
+const expUnderflow = -746
+
 func robustMaxRow(mu, v []float64, y int, x, w []float64, dmu, dv []float64) float64 {
 	k := len(mu)
 	grad := dmu != nil
@@ -91,6 +94,9 @@ func robustMaxRow(mu, v []float64, y int, x, w []float64, dmu, dv []float64) flo
 				continue
 			}
 			l += LogPhiFloat((u - mu[j]) / math.Sqrt(math.Max(v[j], RobustMaxVarFloor)))
+			if l < expUnderflow { // e^l is 0 in float64: the node contributes nothing
+				break
+			}
 		}
 		t := w[i] * math.Exp(l)
 		p += t
@@ -165,20 +171,22 @@ func (k robustMaxK) forward(in []arg, out []float64) error {
 		return err
 	}
 	hit, miss := k.logs(c)
-	for r := 0; r < n; r++ {
-		lab, err := label(k.name(), r, y.data[r], c)
-		if err != nil {
-			return err
+	return forRows(n, robustMaxMinRows, func(lo, hi int) error {
+		for r := lo; r < hi; r++ {
+			lab, err := label(k.name(), r, y.data[r], c)
+			if err != nil {
+				return err
+			}
+			row := mu.data[r*c : (r+1)*c]
+			vrow := v.data[r*c : (r+1)*c]
+			if err := checkRowFinite(k.name(), r, row, vrow); err != nil {
+				return err
+			}
+			p := robustMaxRow(row, vrow, lab, x, w, nil, nil)
+			out[r] = miss + p*(hit-miss)
 		}
-		row := mu.data[r*c : (r+1)*c]
-		vrow := v.data[r*c : (r+1)*c]
-		if err := checkRowFinite(k.name(), r, row, vrow); err != nil {
-			return err
-		}
-		p := robustMaxRow(row, vrow, lab, x, w, nil, nil)
-		out[r] = miss + p*(hit-miss)
-	}
-	return nil
+		return nil
+	})
 }
 
 // checkRowFinite returns a NonFiniteError for the first NaN or ±Inf among a row's means and variances.
@@ -194,10 +202,20 @@ func checkRowFinite(op string, r int, mu, v []float64) error {
 	return nil
 }
 
-func (k robustMaxK) backward(wrt int, in []arg, _ arg, g arg, dst []float64) error {
+func (k robustMaxK) backward(wrt int, in []arg, out arg, g arg, dst []float64) error {
 	if wrt > 1 {
 		return fmt.Errorf("ops: %s: labels are not differentiable", k.name())
 	}
+	both := [][]float64{make([]float64, len(in[0].data)), make([]float64, len(in[1].data))}
+	if err := k.backwardAll(in, out, g, both); err != nil {
+		return err
+	}
+	copy(dst, both[wrt])
+	return nil
+}
+
+// backwardAll computes the gradients with respect to mu and v in one quadrature pass per row.
+func (k robustMaxK) backwardAll(in []arg, _ arg, g arg, dst [][]float64) error {
 	mu, v, y := in[0], in[1], in[2]
 	n, c := mu.rows(), mu.cols()
 	x, w, err := robustMaxRule(k.points)
@@ -205,24 +223,26 @@ func (k robustMaxK) backward(wrt int, in []arg, _ arg, g arg, dst []float64) err
 		return err
 	}
 	hit, miss := k.logs(c)
-	dmu, dv := make([]float64, c), make([]float64, c)
-	for r := 0; r < n; r++ {
-		lab, err := label(k.name(), r, y.data[r], c)
-		if err != nil {
-			return err
+	return forRows(n, robustMaxMinRows, func(lo, hi int) error {
+		dmu, dv := make([]float64, c), make([]float64, c)
+		for r := lo; r < hi; r++ {
+			lab, err := label(k.name(), r, y.data[r], c)
+			if err != nil {
+				return err
+			}
+			robustMaxRow(mu.data[r*c:(r+1)*c], v.data[r*c:(r+1)*c], lab, x, w, dmu, dv)
+			s := g.data[r] * (hit - miss)
+			for j := range dmu {
+				dst[0][r*c+j] = s * dmu[j]
+				dst[1][r*c+j] = s * dv[j]
+			}
 		}
-		robustMaxRow(mu.data[r*c:(r+1)*c], v.data[r*c:(r+1)*c], lab, x, w, dmu, dv)
-		src := dmu
-		if wrt == 1 {
-			src = dv
-		}
-		s := g.data[r] * (hit - miss)
-		for j, d := range src {
-			dst[r*c+j] = s * d
-		}
-	}
-	return nil
+		return nil
+	})
 }
+
+// robustMaxMinRows is the least number of rows worth a goroutine of their own (each row costs K·points log Φ).
+const robustMaxMinRows = 64
 
 // RobustMaxVE returns the robust-max variational expectations E_q[log p(y_n | f_n)] [N] for latent means mu
 // [N,K], variances v [N,K] (K ≥ 2 classes) and labels y [N,1] (integers 0..K−1 stored as float64), by

@@ -1,0 +1,33 @@
+package ops
+
+import (
+	"runtime"
+	"sync"
+)
+
+// forRows runs fn over [0, rows) split into at most GOMAXPROCS contiguous chunks of at least minRows rows each
+// (one chunk, on the calling goroutine, when rows < 2·minRows), and returns the error of the lowest chunk that
+// failed. fn must only write state owned by its rows.
+func forRows(rows, minRows int, fn func(lo, hi int) error) error {
+	w := min(runtime.GOMAXPROCS(0), rows/max(minRows, 1))
+	if w <= 1 {
+		return fn(0, rows)
+	}
+	errs := make([]error, w)
+	var wg sync.WaitGroup
+	for c := 1; c < w; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[c] = fn(c*rows/w, (c+1)*rows/w)
+		}()
+	}
+	errs[0] = fn(0, rows/w)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
