@@ -10,7 +10,7 @@ import (
 )
 
 // DefaultEntry is the entry `gpzoo run` runs without an argument: it needs only the data embedded in the binary.
-const DefaultEntry = "airfoil/gpr"
+const DefaultEntry = "airfoil/svgp"
 
 // ErrUnknownEntry is returned by Lookup for a name no entry has.
 var ErrUnknownEntry = errors.New("zoo: unknown entry")
@@ -32,6 +32,10 @@ type Options struct {
 	Inducing int
 	// BatchSize overrides the minibatch size of minibatch entries when positive.
 	BatchSize int
+	// NatGrad trains q(u) of SVGP entries by natural-gradient steps (Salimbeni et al. 2018) alternating with
+	// Adam on the other parameters: γ = 0.1 for a Gaussian likelihood, ramped log-linearly from 1e-4 to 0.1
+	// over the first 10% of the steps for non-conjugate ones.
+	NatGrad bool
 	// Logger receives structured progress (nil: silent).
 	Logger *slog.Logger
 	// Progress receives a redrawn progress line (for terminals; nil: none).

@@ -35,6 +35,13 @@ type sparseSpec struct {
 // DefaultBatch is the minibatch size of the sparse entries that do not set one (bayesian_benchmarks: 1000).
 const DefaultBatch = 1000
 
+// NatGradGamma is the natural-gradient step of --natgrad runs; NatGradGammaStart the start of its ramp for
+// non-conjugate likelihoods.
+const (
+	NatGradGamma      = 0.1
+	NatGradGammaStart = 1e-4
+)
+
 // DefaultKMeansIters bounds Lloyd iterations when choosing inducing inputs.
 const DefaultKMeansIters = 25
 
@@ -175,7 +182,20 @@ func runSparse(e *Entry, o Options, sp sparseSpec) (*Result, error) {
 	}
 	batch = min(batch, tr.N())
 	res.Optimizer = fmt.Sprintf("adam(%g), batch %d, M=%d", sp.lr, batch, m)
-	tres, err := train.Train(model, tr.X, tr.Y, rng, train.Config{Iters: iters, BatchSize: batch,
+	var hooks []train.Hook
+	if o.NatGrad {
+		nc := train.NatGradConfig{Q: []*gp.GaussianQ{layer.Q}, Gamma: NatGradGamma}
+		if sp.model != "svgp" { // non-conjugate: ramp γ up (GPflow#820, Salimbeni et al. 2018 §4)
+			nc.GammaStart, nc.RampSteps = NatGradGammaStart, max(1, iters/10)
+		}
+		ng, err := train.NewNatGrad(nc)
+		if err != nil {
+			return nil, err
+		}
+		hooks = append(hooks, ng)
+		res.Optimizer = fmt.Sprintf("natgrad(γ=%g) on q + adam(%g), batch %d, M=%d", NatGradGamma, sp.lr, batch, m)
+	}
+	tres, err := train.Train(model, tr.X, tr.Y, rng, train.Config{Iters: iters, BatchSize: batch, Hooks: hooks,
 		Optimizer: &train.Adam{LR: sp.lr}, Logger: o.Logger, Progress: o.Progress})
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)

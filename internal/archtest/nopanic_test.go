@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/layers"
+	"github.com/gpzoo/gpzoo/gp/likelihoods"
+	"github.com/gpzoo/gpzoo/gp/models"
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
 	"github.com/gpzoo/gpzoo/train"
@@ -145,6 +148,35 @@ func TestBadInputNeverPanics(t *testing.T) {
 		return err
 	})
 	noPanic(t, "train.TrainLBFGS(nil)", func() error { _, err := train.TrainLBFGS(nil, x, y, train.LBFGSConfig{Iters: 1}); return err })
+
+	// sparse models, likelihoods, natural gradients, initialisation
+	noPanic(t, "layers.NewSVGP(NaN Z)", func() error {
+		_, err := layers.NewSVGP(layers.SVGPConfig{Kernel: k, Z: mat.NewDense(1, 2, []float64{math.NaN(), 0})})
+		return err
+	})
+	noPanic(t, "models.NewSVGP(nil)", func() error { _, err := models.NewSVGP(models.SVGPConfig{}); return err })
+	noPanic(t, "models.NewSGPR(nil Z)", func() error { _, err := models.NewSGPR(models.SGPRConfig{Kernel: k}); return err })
+	noPanic(t, "models.PredictLayer(nil)", func() error { _, _, err := models.PredictLayer(nil, nil, models.PredictOptions{}); return err })
+	noPanic(t, "likelihoods.NewGaussian", func() error { _, err := likelihoods.NewGaussian(likelihoods.GaussianConfig{Variance: -1}); return err })
+	noPanic(t, "likelihoods.NewBernoulli", func() error {
+		_, err := likelihoods.NewBernoulli(likelihoods.BernoulliConfig{QuadPoints: -3})
+		return err
+	})
+	noPanic(t, "likelihoods.NewStudentT", func() error { _, err := likelihoods.NewStudentT(likelihoods.StudentTConfig{DF: -1}); return err })
+	noPanic(t, "likelihoods.NewPoisson", func() error { _, err := likelihoods.NewPoisson(likelihoods.PoissonConfig{BinSize: -1}); return err })
+	noPanic(t, "likelihoods.NewRobustMax", func() error {
+		_, err := likelihoods.NewRobustMax(likelihoods.RobustMaxConfig{NumClasses: 1})
+		return err
+	})
+	noPanic(t, "likelihoods.NewSoftmax", func() error { _, err := likelihoods.NewSoftmax(likelihoods.SoftmaxConfig{NumClasses: 3}); return err })
+	noPanic(t, "gp.KMeans", func() error { _, err := gp.KMeans(x, 10, 5, rng); return err })
+	noPanic(t, "gp.RandomSubset", func() error { _, err := gp.RandomSubset(x, 2, nil); return err })
+	noPanic(t, "gp.NewGaussianQ", func() error { _, err := gp.NewGaussianQ(0, 1, gp.QConfig{}); return err })
+	noPanic(t, "train.NewNatGrad", func() error { _, err := train.NewNatGrad(train.NatGradConfig{}); return err })
+	noPanic(t, "ops.RobustMaxVE(nil)", func() error { _, err := ops.RobustMaxVE(nil, nil, nil, 0.1, 20); return err })
+	noPanic(t, "ops.SoftmaxMCVE(nil)", func() error { _, err := ops.SoftmaxMCVE(nil, nil, nil, nil); return err })
+	noPanic(t, "ops.StandardNormal(nil)", func() error { _, err := ops.StandardNormal(nil, nil, 2); return err })
+	noPanic(t, "ops.QuadratureVE(nil)", func() error { _, err := ops.QuadratureVE(nil, 0, m23, m23, m23); return err })
 
 	// zoo
 	noPanic(t, "zoo.Lookup", func() error { _, err := zoo.Lookup(""); return err })
