@@ -97,3 +97,33 @@ func TestRunBostonShort(t *testing.T) {
 		t.Errorf("build = %v", m["build"])
 	}
 }
+
+// Short runs of the sparse entries: every kind of model and data loader works end to end and gives sane metrics.
+// (Their full-length accuracy is measured by the CLI; see the closing notes.)
+func TestSparseEntriesShort(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		entry           string
+		iters, inducing int
+		check           func(r *zoo.Result) bool
+	}{
+		{"yacht/svgp", 300, 20, func(r *zoo.Result) bool { return r.TestRMSE != nil && *r.TestRMSE < 12 }},
+		{"yacht/sgpr", 30, 20, func(r *zoo.Result) bool { return r.TestRMSE != nil && *r.TestRMSE < 5 }},
+		{"banana/svgp-bernoulli", 200, 20, func(r *zoo.Result) bool { return r.TestAccuracy != nil && *r.TestAccuracy > 0.7 }},
+		{"mnist/svgp-robustmax", 3, 10, func(r *zoo.Result) bool { return r.TestAccuracy != nil && *r.TestAccuracy > 0.1 }},
+	} {
+		t.Run(strings.ReplaceAll(c.entry, "/", "_"), func(t *testing.T) {
+			e, err := zoo.Lookup(c.entry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := e.Run(zoo.Options{DataDir: sharedData, Iters: c.iters, Inducing: c.inducing, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.IsNaN(r.TestLL) || math.IsInf(r.TestLL, 0) || !c.check(r) || r.Iters < 1 || r.Iters > c.iters { // L-BFGS may stop early
+				t.Errorf("%s: unexpected result %+v", c.entry, r)
+			}
+		})
+	}
+}
