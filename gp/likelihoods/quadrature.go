@@ -54,18 +54,8 @@ func positiveParam(lik, name string, v, floor float64) (*graph.Param, error) {
 // veOperands checks the operands of VariationalExpectations: non-nil nodes of equal [N,L] shape. It returns the
 // graph and whether the operands are valid; on failure the error is recorded in the graph (if there is one).
 func veOperands(lik string, fMean, fVar, y *graph.Node) (*graph.Graph, bool) {
-	var g *graph.Graph
-	for _, n := range []*graph.Node{fMean, fVar, y} {
-		if g = n.Graph(); g != nil {
-			break
-		}
-	}
-	if g == nil {
-		return nil, false
-	}
-	op := lik + ".VariationalExpectations"
-	if fMean == nil || fVar == nil || y == nil {
-		g.Fail(fmt.Errorf("likelihoods: %s: nil operand", op))
+	g, op, ok := operandGraph(lik, fMean, fVar, y)
+	if !ok {
 		return g, false
 	}
 	s := fMean.Shape()
@@ -154,3 +144,34 @@ func quadLogDensity(lik ops.ScalarLogLik, points int, theta []float64, n, l int,
 
 // fmtConst formats a constant exactly (shortest round-trip form) for names that go into op hashes.
 func fmtConst(f float64) string { return fmt.Sprint(f) }
+
+// operandGraph returns the graph of a VariationalExpectations call's operands, the op's name for messages and
+// whether all three operands are present (a missing one is recorded in the graph; with no graph at all there is
+// nowhere to record it and the caller returns a nil node).
+func operandGraph(lik string, fMean, fVar, y *graph.Node) (*graph.Graph, string, bool) {
+	var g *graph.Graph
+	for _, n := range []*graph.Node{fMean, fVar, y} {
+		if g = n.Graph(); g != nil {
+			break
+		}
+	}
+	op := lik + ".VariationalExpectations"
+	if g == nil {
+		return nil, op, false
+	}
+	if fMean == nil || fVar == nil || y == nil {
+		g.Fail(fmt.Errorf("likelihoods: %s: nil operand", op))
+		return g, op, false
+	}
+	return g, op, true
+}
+
+// indicatorVariance returns p(1 − p) for each class probability p: the variance of the class indicator, which
+// the multiclass likelihoods report as their predictive variance.
+func indicatorVariance(probs []float64) []float64 {
+	v := make([]float64, len(probs))
+	for i, p := range probs {
+		v[i] = p * (1 - p)
+	}
+	return v
+}

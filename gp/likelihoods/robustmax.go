@@ -87,11 +87,7 @@ func (r *RobustMax) PredictMeanVar(fMean, fVar []float64, n int) (mean, variance
 	if err != nil {
 		return nil, nil, err
 	}
-	variance = make([]float64, len(mean))
-	for i, p := range mean {
-		variance[i] = p * (1 - p)
-	}
-	return mean, variance, nil
+	return mean, indicatorVariance(mean), nil
 }
 
 func (r *RobustMax) probs(op string, fMean, fVar []float64, n int) ([]float64, error) {
@@ -152,18 +148,8 @@ func classLatentDim(lik string, k, p int) (int, error) {
 // classOperands checks the operands of a multiclass VariationalExpectations: fMean and fVar [N,K], y [N,1]. It
 // returns the graph and whether the operands are valid; on failure the error is recorded in the graph (if any).
 func classOperands(lik string, k int, fMean, fVar, y *graph.Node) (*graph.Graph, bool) {
-	var g *graph.Graph
-	for _, n := range []*graph.Node{fMean, fVar, y} {
-		if g = n.Graph(); g != nil {
-			break
-		}
-	}
-	if g == nil {
-		return nil, false
-	}
-	op := lik + ".VariationalExpectations"
-	if fMean == nil || fVar == nil || y == nil {
-		g.Fail(fmt.Errorf("likelihoods: %s: nil operand", op))
+	g, op, ok := operandGraph(lik, fMean, fVar, y)
+	if !ok {
 		return g, false
 	}
 	s := fMean.Shape()

@@ -146,11 +146,7 @@ func (sm *Softmax) PredictMeanVar(fMean, fVar []float64, n int) (mean, variance 
 	if err != nil {
 		return nil, nil, err
 	}
-	variance = make([]float64, len(mean))
-	for i, p := range mean {
-		variance[i] = p * (1 - p)
-	}
-	return mean, variance, nil
+	return mean, indicatorVariance(mean), nil
 }
 
 // PredictLogDensity returns log p(y_n) [n] with p(y_n) the Monte-Carlo probability of PredictMeanVar (S =
