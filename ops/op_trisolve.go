@@ -49,6 +49,12 @@ func (k triSolve) forward(in []arg, out []float64) error {
 	return nil
 }
 
+// backwardAll computes dB once and dT from it (the per-input path would solve for dB twice).
+func (k triSolve) backwardAll(in []arg, out arg, g arg, dst [][]float64) error {
+	TriSolveBackward(dst[0], dst[1], in[0].data, out.data, g.data, in[0].rows(), in[1].cols(), k.upper, k.trans)
+	return nil
+}
+
 func (k triSolve) backward(wrt int, in []arg, out arg, g arg, dst []float64) error {
 	n, m := in[0].rows(), in[1].cols()
 	if wrt == 0 {
