@@ -165,31 +165,41 @@ func (l *SVGP) mean(x, proj *graph.Node) *graph.Node {
 
 // Predict returns the marginal means and variances [N,Dout] of q(f(x)).
 func (l *SVGP) Predict(x *graph.Node) (mean, variance *graph.Node) {
-	g := x.Graph()
-	a, proj := l.projections(x)
-	base := g.Sub(l.Kernel.KDiag(x), g.SumRows(g.Square(a))) // k_xx − ‖L_u⁻¹k_ux‖² [N]
-	vars := make([]*graph.Node, l.dout)
-	for p := range vars {
-		b := g.MatMul(l.Q.SqrtNode(g, p), proj, true, false) // L_pᵀ·proj [M,N]
-		vars[p] = g.Add(base, g.SumRows(g.Square(b)))
-	}
-	if l.dout == 1 {
-		return l.mean(x, proj), g.Reshape(vars[0], rowsOf(x), 1)
-	}
-	return l.mean(x, proj), g.StackCols(vars...)
+	_, mean, v := l.moments(x, false)
+	return mean, v[0]
 }
 
 // PredictFull returns the means [N,Dout] and, per output, the covariance K_xx − aᵀa + (L_pᵀproj)ᵀ(L_pᵀproj).
 func (l *SVGP) PredictFull(x *graph.Node) (*graph.Node, []*graph.Node) {
+	_, mean, covs := l.moments(x, true)
+	return mean, covs
+}
+
+// moments returns a = L_u⁻¹K_ux [M,N], the means [N,Dout] and either the marginal variances (one [N,Dout] node)
+// or one full covariance [N,N] per output. Layers that wrap an SVGP (Orth, Hybrid) reuse a for their extra bases.
+func (l *SVGP) moments(x *graph.Node, full bool) (a, mean *graph.Node, out []*graph.Node) {
 	g := x.Graph()
 	a, proj := l.projections(x)
-	base := g.Sub(l.Kernel.K(x, x), g.MatMul(a, a, true, false))
-	covs := make([]*graph.Node, l.dout)
-	for p := range covs {
-		b := g.MatMul(l.Q.SqrtNode(g, p), proj, true, false)
-		covs[p] = g.Add(base, g.MatMul(b, b, true, false))
+	mean = l.mean(x, proj)
+	if full {
+		base := g.Sub(l.Kernel.K(x, x), g.MatMul(a, a, true, false))
+		out = make([]*graph.Node, l.dout)
+		for p := range out {
+			b := g.MatMul(l.Q.SqrtNode(g, p), proj, true, false) // L_pᵀ·proj [M,N]
+			out[p] = g.Add(base, g.MatMul(b, b, true, false))
+		}
+		return a, mean, out
 	}
-	return l.mean(x, proj), covs
+	base := g.Sub(l.Kernel.KDiag(x), g.SumRows(g.Square(a))) // k_xx − ‖L_u⁻¹k_ux‖² [N]
+	vars := make([]*graph.Node, l.dout)
+	for p := range vars {
+		b := g.MatMul(l.Q.SqrtNode(g, p), proj, true, false)
+		vars[p] = g.Add(base, g.SumRows(g.Square(b)))
+	}
+	if l.dout == 1 {
+		return a, mean, []*graph.Node{g.Reshape(vars[0], rowsOf(x), 1)}
+	}
+	return a, mean, []*graph.Node{g.StackCols(vars...)}
 }
 
 // KL returns Σ_p KL[q(u_p) ‖ p(u_p)] (MATH.md §3):
