@@ -12,8 +12,10 @@ import (
 
 // source describes where a data set lives in the shared/data layout and which split protocol it uses.
 type source struct {
-	format string // "evans", "uci", "delgado", "raetsch", "mnist"
-	path   string // folder or file below the format's directory
+	format string // "evans", "uci", "delgado", "delgado-pair", "raetsch", "mnist"
+	// path is the folder or file below the format's directory; for "delgado-pair" the prefix P of the files
+	// P_train.csv and P_test.csv.
+	path string
 	// trainSize is the Rätsch protocol's training-set size; testFrac the Fernández-Delgado sets' test fraction.
 	trainSize int
 	testFrac  float64
@@ -26,25 +28,33 @@ const (
 	protoDelgado = "a seeded random 90/10 split (seed = split index); features standardised by Fernández-Delgado et al."
 	protoRaetsch = "a seeded random split with the usual training size (the official 100 splits are not available)"
 	protoMNIST   = "the standard 60000/10000 split (only split 0)"
+	protoDelPair = "the given train/test files of Fernández-Delgado et al. (only split 0); features standardised by them"
 )
 
 var sources = map[string]source{
-	"airfoil":  {format: "evans", path: "airfoil", protocol: protoEvans},
-	"autompg":  {format: "evans", path: "autompg", protocol: protoEvans},
-	"servo":    {format: "evans", path: "servo", protocol: protoEvans},
-	"pendulum": {format: "evans", path: "pendulum", protocol: protoEvans},
-	"kin40k":   {format: "evans", path: "kin40k", protocol: protoEvans},
-	"boston":   {format: "uci", path: "bostonHousing", protocol: protoUCI},
-	"yacht":    {format: "uci", path: "yacht", protocol: protoUCI},
-	"kin8nm":   {format: "uci", path: "kin8nm", protocol: protoUCI},
-	"power":    {format: "uci", path: "power-plant", protocol: protoUCI},
-	"protein":  {format: "uci", path: "protein-tertiary-structure", protocol: protoUCI},
-	"naval":    {format: "uci", path: "naval-propulsion-plant", protocol: protoUCI},
-	"ringnorm": {format: "delgado", path: "ringnorm.csv", testFrac: 0.1, protocol: protoDelgado},
-	"twonorm":  {format: "delgado", path: "twonorm.csv", testFrac: 0.1, protocol: protoDelgado},
-	"magic":    {format: "delgado", path: "magic.csv", testFrac: 0.1, protocol: protoDelgado},
-	"banana":   {format: "raetsch", path: "banana.csv", trainSize: 400, protocol: protoRaetsch},
-	"mnist":    {format: "mnist", protocol: protoMNIST},
+	"airfoil":      {format: "evans", path: "airfoil", protocol: protoEvans},
+	"autompg":      {format: "evans", path: "autompg", protocol: protoEvans},
+	"servo":        {format: "evans", path: "servo", protocol: protoEvans},
+	"pendulum":     {format: "evans", path: "pendulum", protocol: protoEvans},
+	"kin40k":       {format: "evans", path: "kin40k", protocol: protoEvans},
+	"pol":          {format: "evans", path: "pol", protocol: protoEvans},
+	"pumadyn32nm":  {format: "evans", path: "pumadyn32nm", protocol: protoEvans},
+	"bike":         {format: "evans", path: "bike", protocol: protoEvans},
+	"keggdirected": {format: "evans", path: "keggdirected", protocol: protoEvans},
+	"boston":       {format: "uci", path: "bostonHousing", protocol: protoUCI},
+	"yacht":        {format: "uci", path: "yacht", protocol: protoUCI},
+	"kin8nm":       {format: "uci", path: "kin8nm", protocol: protoUCI},
+	"power":        {format: "uci", path: "power-plant", protocol: protoUCI},
+	"protein":      {format: "uci", path: "protein-tertiary-structure", protocol: protoUCI},
+	"naval":        {format: "uci", path: "naval-propulsion-plant", protocol: protoUCI},
+	"ringnorm":     {format: "delgado", path: "ringnorm.csv", testFrac: 0.1, protocol: protoDelgado},
+	"twonorm":      {format: "delgado", path: "twonorm.csv", testFrac: 0.1, protocol: protoDelgado},
+	"magic":        {format: "delgado", path: "magic.csv", testFrac: 0.1, protocol: protoDelgado},
+	"letter":       {format: "delgado", path: "letter.csv", testFrac: 0.1, protocol: protoDelgado},
+	"pendigits":    {format: "delgado-pair", path: "pendigits", protocol: protoDelPair},
+	"landsat":      {format: "delgado-pair", path: "statlog-landsat", protocol: protoDelPair},
+	"banana":       {format: "raetsch", path: "banana.csv", trainSize: 400, protocol: protoRaetsch},
+	"mnist":        {format: "mnist", protocol: protoMNIST},
 }
 
 // split is one train/test split of a data set.
@@ -94,6 +104,23 @@ func loadSplit(name, dir string, k int) (*split, error) {
 		from = filepath.Join(dir, "classification-delgado", src.path)
 		if d, err = datasets.LoadDelgado(from); err == nil {
 			train, test, err = datasets.RandomSplit(d.N(), src.testFrac, rand.New(rand.NewPCG(uint64(k), 0xde1)))
+		}
+	case "delgado-pair":
+		if k != 0 {
+			return nil, fmt.Errorf("zoo: %s has only split 0 (the given train/test files), got %d", name, k)
+		}
+		from = filepath.Join(dir, "classification-delgado", src.path+"_{train,test}.csv")
+		if d, err = datasets.LoadDelgado(filepath.Join(dir, "classification-delgado", src.path+"_train.csv")); err == nil {
+			dt, err = datasets.LoadDelgado(filepath.Join(dir, "classification-delgado", src.path+"_test.csv"))
+		}
+		if err == nil && d.D() != dt.D() {
+			err = fmt.Errorf("train and test files have %d and %d features", d.D(), dt.D())
+		}
+		if err == nil {
+			// A class may be missing from one file: both share the larger label range.
+			d.NumClasses = max(d.NumClasses, dt.NumClasses)
+			dt.NumClasses = d.NumClasses
+			return &split{train: d, test: dt, source: from}, nil
 		}
 	case "raetsch":
 		from = filepath.Join(dir, "classification-raetsch", src.path)
