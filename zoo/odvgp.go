@@ -366,27 +366,7 @@ func runODVGP(e *Entry, o Options, sp odvgpSpec) (*Result, error) {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}
 	fillTraining(res, tres, tr.N())
-	if !classify {
-		fm, fv, err := model.PredictF(te.X, models.PredictOptions{})
-		if err != nil {
-			return nil, err
-		}
-		noise := lik.(*likelihoods.Gaussian).Variance()
-		rmse, ll := gaussianMetrics(&gp.Prediction{Mean: fm, Var: mat.Col(nil, 0, fv)}, noise, te, std)
-		res.TestRMSE, res.TestLL = &rmse, ll
-		return res, nil
-	}
-	probs, _, err := model.PredictY(te.X, models.PredictOptions{})
-	if err != nil {
-		return nil, err
-	}
-	lds, err := model.LogDensity(te.X, te.Y, models.PredictOptions{})
-	if err != nil {
-		return nil, err
-	}
-	acc, ll := classMetrics(probs, lds, te.Y)
-	res.TestAccuracy, res.TestLL = &acc, ll
-	return res, nil
+	return scoreSVGP(res, model, te, std)
 }
 
 func onesN(n int) []float64 {

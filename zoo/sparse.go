@@ -201,27 +201,7 @@ func runSparse(e *Entry, o Options, sp sparseSpec) (*Result, error) {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}
 	fillTraining(res, tres, tr.N())
-	if !classify {
-		fm, fv, err := model.PredictF(te.X, models.PredictOptions{})
-		if err != nil {
-			return nil, err
-		}
-		noise := lik.(*likelihoods.Gaussian).Variance()
-		rmse, ll := gaussianMetrics(&gp.Prediction{Mean: fm, Var: mat.Col(nil, 0, fv)}, noise, te, std)
-		res.TestRMSE, res.TestLL = &rmse, ll
-		return res, nil
-	}
-	probs, _, err := model.PredictY(te.X, models.PredictOptions{})
-	if err != nil {
-		return nil, err
-	}
-	lds, err := model.LogDensity(te.X, te.Y, models.PredictOptions{})
-	if err != nil {
-		return nil, err
-	}
-	acc, ll := classMetrics(probs, lds, te.Y)
-	res.TestAccuracy, res.TestLL = &acc, ll
-	return res, nil
+	return scoreSVGP(res, model, te, std)
 }
 
 func runSGPR(e *Entry, o Options, sp sparseSpec, res *Result, kern gp.Kernel, z *mat.Dense, tr, te *datasets.Dataset, std *datasets.Standardizer, rng *rand.Rand) (*Result, error) {
@@ -254,6 +234,32 @@ func runSGPR(e *Entry, o Options, sp sparseSpec, res *Result, kern gp.Kernel, z 
 	}
 	rmse, ll := gaussianMetrics(pred, model.NoiseVariance(), te, std)
 	res.TestRMSE, res.TestLL = &rmse, ll
+	return res, nil
+}
+
+// scoreSVGP fills res with the test metrics of a trained SVGP model: RMSE and mean log predictive density in
+// original units for a Gaussian likelihood (std undoes the standardisation), accuracy and mean log predictive
+// density of the labels for a classifier.
+func scoreSVGP(res *Result, model *models.SVGP, te *datasets.Dataset, std *datasets.Standardizer) (*Result, error) {
+	if g, ok := model.Likelihood.(*likelihoods.Gaussian); ok {
+		fm, fv, err := model.PredictF(te.X, models.PredictOptions{})
+		if err != nil {
+			return nil, err
+		}
+		rmse, ll := gaussianMetrics(&gp.Prediction{Mean: fm, Var: mat.Col(nil, 0, fv)}, g.Variance(), te, std)
+		res.TestRMSE, res.TestLL = &rmse, ll
+		return res, nil
+	}
+	probs, _, err := model.PredictY(te.X, models.PredictOptions{})
+	if err != nil {
+		return nil, err
+	}
+	lds, err := model.LogDensity(te.X, te.Y, models.PredictOptions{})
+	if err != nil {
+		return nil, err
+	}
+	acc, ll := classMetrics(probs, lds, te.Y)
+	res.TestAccuracy, res.TestLL = &acc, ll
 	return res, nil
 }
 
