@@ -1,0 +1,89 @@
+package models_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/layers"
+	"github.com/gpzoo/gpzoo/gp/models"
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/train"
+	"gonum.org/v1/gonum/mat"
+)
+
+// stepBench times one training step (forward, backward, Adam) of an SVGP model built around layer l on a
+// minibatch of b rows with D = 8 (the same work per step as train.Train, minus the batch gather).
+func stepBench(b *testing.B, l gp.Layer, batch int) {
+	const d = 8
+	rng := rand.New(rand.NewPCG(2, 2))
+	x, y := toy(rng, batch, d, 1)
+	m, err := models.NewSVGP(models.SVGPConfig{Layer: l, Likelihood: gaussian(b, 0.1), NumData: 10 * batch})
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := graph.New(graph.Options{})
+	xn, yn := g.Input("x", batch, d), g.Input("y", batch, 1)
+	prog, err := g.Compile(m.Loss(xn, yn), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer prog.Close()
+	copy(prog.InputData("x"), x.RawMatrix().Data)
+	copy(prog.InputData("y"), y.RawMatrix().Data)
+	params := prog.Params()
+	grads := make([][]float64, len(params))
+	opt := &train.Adam{LR: 1e-3}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := prog.Run(); err != nil {
+			b.Fatal(err)
+		}
+		for k, p := range params {
+			grads[k] = prog.Grad(p)
+		}
+		if err := opt.Step(i, params, grads); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)*1e3, "ms/step")
+}
+
+func randomBases(rng *rand.Rand, m, d int) *mat.Dense {
+	z := mat.NewDense(m, d, nil)
+	for i := range z.RawMatrix().Data {
+		z.RawMatrix().Data[i] = 4*rng.Float64() - 2
+	}
+	return z
+}
+
+// BenchmarkDecoupledScaling is the scaling study (Cheng & Boots 2017, §5): time per step of DECOUPLED
+// with |β| = 128 and |α| ∈ {512, …, 16384}, minibatch 1024, mean-basis minibatch 64 (the unbiased KL estimate),
+// against a coupled SVGP with M = |α| where that is feasible (|α| ≤ 2048 here). DECOUPLED's step is
+// O(D·N·|α| + N·|β|² + |β|³): linear in |α|; the coupled step is O(M³ + N·M²).
+func BenchmarkDecoupledScaling(b *testing.B) {
+	const d, batch, mbeta = 8, 1024, 128
+	for _, ma := range []int{512, 2048, 8192, 16384} {
+		b.Run(fmt.Sprintf("decoupled/alpha=%d", ma), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(3, 3))
+			l, err := layers.NewDecoupled(layers.DecoupledConfig{Kernel: kernel(b, d), Zalpha: randomBases(rng, ma, d),
+				Zbeta: randomBases(rng, mbeta, d), MeanBasisBatch: 64, Rand: rand.New(rand.NewPCG(4, 4))})
+			if err != nil {
+				b.Fatal(err)
+			}
+			stepBench(b, l, batch)
+		})
+		if ma > 2048 {
+			continue
+		}
+		b.Run(fmt.Sprintf("coupled/M=%d", ma), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(3, 3))
+			l, err := layers.NewSVGP(layers.SVGPConfig{Kernel: kernel(b, d), Z: randomBases(rng, ma, d)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			stepBench(b, l, batch)
+		})
+	}
+}
