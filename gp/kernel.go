@@ -167,6 +167,9 @@ func (k *Stationary) KDiag(x *graph.Node) *graph.Node {
 // InputDim returns D.
 func (k *Stationary) InputDim() int { return k.dim }
 
+// Family returns the kernel's covariance family.
+func (k *Stationary) Family() ops.CovFamily { return k.family }
+
 // Params returns the variance, the length-scales and the extra hyperparameter if any.
 func (k *Stationary) Params() []*graph.Param {
 	ps := []*graph.Param{k.Variance, k.Lengthscales}

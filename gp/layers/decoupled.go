@@ -77,6 +77,7 @@ type Decoupled struct {
 	din    int
 	dout   int
 	name   string
+	basis  basisCovariance
 }
 
 var _ gp.Layer = (*Decoupled)(nil)
@@ -128,6 +129,7 @@ func NewDecoupled(c DecoupledConfig) (*Decoupled, error) {
 	}
 	l := &Decoupled{Kernel: c.Kernel, Mean: c.Mean, jitter: c.Jitter, jacobi: c.Jacobi, batch: c.MeanBasisBatch, rng: c.Rand,
 		ma: ma, mb: mb, din: din, dout: dout, name: name}
+	l.basis = kernelBases{l}
 	if l.jitter == 0 {
 		l.jitter = DefaultJitter
 	}
@@ -192,6 +194,47 @@ func (l *Decoupled) Params() []*graph.Param {
 	return gp.UniqueParams(l.Kernel.Params(), []*graph.Param{l.Zalpha, l.Zbeta, l.A}, l.LB, mp)
 }
 
+// basisSet names one of a Decoupled layer's two basis sets.
+type basisSet int
+
+const (
+	meanBases basisSet = iota // α
+	covBases                  // β
+)
+
+// basisCovariance computes the covariances that involve a Decoupled layer's bases: the prior kernel by default
+// (kernelBases); DecoupledGSE substitutes the generalized SE-ARD kernel (Cheng & Boots 2017, App. C eq. 19).
+// Both give K(z, z)'s diagonal as the prior variance, so diagonals (Jacobi) still come from the kernel.
+type basisCovariance interface {
+	cross(set basisSet, x *graph.Node) *graph.Node                  // K(bases, x) [M,N]
+	gram(g *graph.Graph, set basisSet) *graph.Node                  // K(bases, bases) [M,M], without jitter
+	rows(g *graph.Graph, set basisSet, idx *graph.Node) *graph.Node // K(bases[idx], bases) [b,M]
+}
+
+// kernelBases is the default basisCovariance: the prior kernel on the bases.
+type kernelBases struct{ l *Decoupled }
+
+func (k kernelBases) z(g *graph.Graph, set basisSet) *graph.Node {
+	if set == meanBases {
+		return g.Param(k.l.Zalpha)
+	}
+	return g.Param(k.l.Zbeta)
+}
+
+func (k kernelBases) cross(set basisSet, x *graph.Node) *graph.Node {
+	return k.l.Kernel.K(k.z(x.Graph(), set), x)
+}
+
+func (k kernelBases) gram(g *graph.Graph, set basisSet) *graph.Node {
+	z := k.z(g, set)
+	return k.l.Kernel.K(z, z)
+}
+
+func (k kernelBases) rows(g *graph.Graph, set basisSet, idx *graph.Node) *graph.Node {
+	z := k.z(g, set)
+	return k.l.Kernel.K(g.TakeRows(z, idx), z)
+}
+
 type decMemoKey struct {
 	l    *Decoupled
 	what string
@@ -205,8 +248,7 @@ func (l *Decoupled) jitterNode(g *graph.Graph) *graph.Node {
 // Kbeta returns K_β = K(β,β) + jitter·I [Mβ,Mβ], built once per graph.
 func (l *Decoupled) Kbeta(g *graph.Graph) *graph.Node {
 	return g.Memo(decMemoKey{l, "Kbeta", 0}, func() *graph.Node {
-		z := g.Param(l.Zbeta)
-		return g.AddDiag(l.Kernel.K(z, z), l.jitterNode(g))
+		return g.AddDiag(l.basis.gram(g, covBases), l.jitterNode(g))
 	})
 }
 
@@ -262,7 +304,7 @@ func (l *Decoupled) checkInput(x *graph.Node) {
 
 func (l *Decoupled) mean(x *graph.Node) *graph.Node {
 	g := x.Graph()
-	mu := g.MatMul(l.Kernel.K(g.Param(l.Zalpha), x), l.Weights(g), true, false) // K_αxᵀ a [N,Dout]
+	mu := g.MatMul(l.basis.cross(meanBases, x), l.Weights(g), true, false) // K_αxᵀ a [N,Dout]
 	if l.Mean != nil {
 		mu = g.Add(mu, l.Mean.Mean(x))
 	}
@@ -279,7 +321,7 @@ func (l *Decoupled) v(kbx *graph.Node, p int) *graph.Node {
 func (l *Decoupled) Predict(x *graph.Node) (mean, variance *graph.Node) {
 	g := x.Graph()
 	l.checkInput(x)
-	kbx := l.Kernel.K(g.Param(l.Zbeta), x)
+	kbx := l.basis.cross(covBases, x)
 	kxx := l.Kernel.KDiag(x)
 	vars := make([]*graph.Node, l.dout)
 	for p := range vars {
@@ -295,7 +337,7 @@ func (l *Decoupled) Predict(x *graph.Node) (mean, variance *graph.Node) {
 func (l *Decoupled) PredictFull(x *graph.Node) (*graph.Node, []*graph.Node) {
 	g := x.Graph()
 	l.checkInput(x)
-	kbx := l.Kernel.K(g.Param(l.Zbeta), x)
+	kbx := l.basis.cross(covBases, x)
 	kxx := l.Kernel.K(x, x)
 	covs := make([]*graph.Node, l.dout)
 	for p := range covs {
@@ -320,9 +362,8 @@ func (l *Decoupled) ExactKL(g *graph.Graph) *graph.Node { return g.Add(l.MeanTer
 
 // MeanTerm returns ½ Σ_p a_pᵀ(K_α + εI)a_p exactly.
 func (l *Decoupled) MeanTerm(g *graph.Graph) *graph.Node {
-	z := g.Param(l.Zalpha)
 	a := l.Weights(g)
-	return g.Scale(g.Dot(a, g.MatMul(g.AddDiag(l.Kernel.K(z, z), l.jitterNode(g)), a, false, false)), 0.5)
+	return g.Scale(g.Dot(a, g.MatMul(g.AddDiag(l.basis.gram(g, meanBases), l.jitterNode(g)), a, false, false)), 0.5)
 }
 
 // MeanTermEstimate returns ½(Mα/b) Σ_{i∈I} a_iᵀ((K_α + εI)a)_i for a subset I of b = MeanBasisBatch mean bases
@@ -335,9 +376,9 @@ func (l *Decoupled) MeanTermEstimate(g *graph.Graph) *graph.Node {
 	z := g.Param(l.Zalpha)
 	a := l.Weights(g)
 	idx := g.SampleIndices(z, l.rng, l.ma, l.batch)
-	zi, ai := g.TakeRows(z, idx), g.TakeRows(a, idx)
+	ai := g.TakeRows(a, idx)
 	// (K_α + εI)_{Iα} a = K(α_I, α) a + ε a_I.
-	t := g.Add(g.MatMul(l.Kernel.K(zi, z), a, false, false), g.Mul(ai, l.jitterNode(g)))
+	t := g.Add(g.MatMul(l.basis.rows(g, meanBases, idx), a, false, false), g.Mul(ai, l.jitterNode(g)))
 	return g.Scale(g.Dot(ai, t), 0.5*float64(l.ma)/float64(l.batch))
 }
 
