@@ -48,7 +48,8 @@ func GSECross(x, z, zls, ls, variance *G.Node) (*G.Node, error) {
 // length-scale factors zls [M,D] (c > 0), prior length-scales ls [D] (s > 0) and a scalar variance. Symmetric
 // and positive semi-definite; its diagonal is the variance. Differentiable with respect to every operand.
 func GSEBasis(z, zls, ls, variance *G.Node) (*G.Node, error) {
-	return apply(gseBasisK{}, z, zls, ls, variance)
+	// One op serves both: with the same operands on both sides the engine sums the two operand gradients.
+	return GSEPair(z, zls, z, zls, ls, variance)
 }
 
 func gseScalarShape(s tensor.Shape) bool { return len(s) == 0 || len(s) == 1 && s[0] == 1 }
@@ -218,135 +219,6 @@ func (k gseCrossK) grads(in []arg, out arg, g arg, dst [][]float64) error {
 	covRelease(k0, w)
 	return nil
 }
-
-// gseBasisK is the kernel of GSEBasis: operands (z, zls, ls, variance).
-type gseBasisK struct{}
-
-func (gseBasisK) name() string       { return "GSEBasis" }
-func (gseBasisK) params(w io.Writer) {}
-func (gseBasisK) arity() int         { return 4 }
-func (gseBasisK) diff() []bool       { return []bool{true, true, true, true} }
-
-func (k gseBasisK) outShape(in []tensor.Shape) (tensor.Shape, error) {
-	m, _, err := gseCheck(k.name(), in[0], in[1], in[2], in[3])
-	if err != nil {
-		return nil, err
-	}
-	return tensor.Shape{m, m}, nil
-}
-
-// gseBasisBase writes k0 = K/σ [M,M] (computed on the upper triangle and mirrored, so it is exactly symmetric,
-// with an exact unit diagonal).
-func gseBasisBase(z, c, s arg, out []float64) {
-	m, d := z.rows(), z.cols()
-	for i := 0; i < m; i++ {
-		out[i*m+i] = 1
-		zi, ci := z.data[i*d:i*d+d], c.data[i*d:i*d+d]
-		for j := i + 1; j < m; j++ {
-			zj, cj := z.data[j*d:j*d+d], c.data[j*d:j*d+d]
-			r, q := 1.0, 0.0
-			for e := 0; e < d; e++ {
-				u := ci[e]*ci[e] + cj[e]*cj[e]
-				r *= 2 * ci[e] * cj[e] / u
-				t := zi[e] - zj[e]
-				q += t * t / (s.data[e] * s.data[e] * u)
-			}
-			v := math.Sqrt(r) * math.Exp(-q)
-			out[i*m+j], out[j*m+i] = v, v
-		}
-	}
-}
-
-func (k gseBasisK) forward(in []arg, out []float64) error {
-	if err := covRecheck(k, in, len(out)); err != nil {
-		return err
-	}
-	gseBasisBase(in[0], in[1], in[2], out)
-	sig := in[3].scalar()
-	for i := range out {
-		out[i] *= sig
-	}
-	return nil
-}
-
-func (k gseBasisK) backward(wrt int, in []arg, out arg, g arg, dst []float64) error {
-	all := make([][]float64, 4)
-	all[wrt] = dst
-	return k.grads(in, out, g, all)
-}
-
-func (k gseBasisK) backwardAll(in []arg, out arg, g arg, dst [][]float64) error {
-	return k.grads(in, out, g, dst)
-}
-
-// grads writes the gradient of every operand i with dst[i] ≠ nil. With S = (g + gᵀ) ⊙ K (each unordered pair
-// i < j once), Δ = z_i − z_j, u = c_i² + c_j², w = 1/(s² u):
-//
-//	∂/∂z_i = −2 Σ_j S_ij Δ w (and +2 for z_j),   ∂/∂c_i = Σ_j S_ij [ 1/(2c_i) − c_i/u + 2c_i Δ² w/u ] (same with
-//	c_j for c_j),   ∂/∂s_d = (2/s_d) Σ_{i<j} S_ij Δ² w,   ∂/∂σ = Σ g ⊙ K/σ.
-//
-// The diagonal K_ii = σ depends on σ only.
-func (k gseBasisK) grads(in []arg, out arg, g arg, dst [][]float64) error {
-	if err := covRecheck(k, in, len(out.data)); err != nil {
-		return err
-	}
-	if len(g.data) != len(out.data) {
-		return &ShapeError{Op: k.name(), Want: fmt.Sprintf("an output gradient of shape %v", out.shape), Got: fmt.Sprint(g.shape)}
-	}
-	z, c, s := in[0], in[1], in[2]
-	sig := in[3].scalar()
-	m, d := z.rows(), z.cols()
-	k0 := covScratch(m * m)
-	gseBasisBase(z, c, s, k0)
-	for _, v := range dst {
-		clear(v)
-	}
-	if dst[3] != nil {
-		t := 0.0
-		for i, v := range k0 {
-			t += g.data[i] * v
-		}
-		dst[3][0] = t
-	}
-	if dst[0] != nil || dst[1] != nil || dst[2] != nil {
-		for i := 0; i < m; i++ {
-			zi, ci := z.data[i*d:i*d+d], c.data[i*d:i*d+d]
-			for j := i + 1; j < m; j++ {
-				a := (g.data[i*m+j] + g.data[j*m+i]) * sig * k0[i*m+j]
-				if a == 0 {
-					continue
-				}
-				zj, cj := z.data[j*d:j*d+d], c.data[j*d:j*d+d]
-				for e := 0; e < d; e++ {
-					u := ci[e]*ci[e] + cj[e]*cj[e]
-					se := s.data[e]
-					w := 1 / (se * se * u)
-					t := zi[e] - zj[e]
-					t2w := t * t * w
-					if dst[0] != nil {
-						gz := 2 * a * t * w
-						dst[0][i*d+e] -= gz
-						dst[0][j*d+e] += gz
-					}
-					if dst[1] != nil {
-						dst[1][i*d+e] += a * (1/(2*ci[e]) - ci[e]/u + 2*ci[e]*t2w/u)
-						dst[1][j*d+e] += a * (1/(2*cj[e]) - cj[e]/u + 2*cj[e]*t2w/u)
-					}
-					if dst[2] != nil {
-						dst[2][e] += 2 * a * t2w / se
-					}
-				}
-			}
-		}
-	}
-	covRelease(k0)
-	return nil
-}
-
-var (
-	_ jointBackward = gseCrossK{}
-	_ jointBackward = gseBasisK{}
-)
 
 // GSEPair returns the generalized SE-ARD covariance [M1,M2] (eq. 19) between two basis sets: z1 [M1,D] with
 // factors zls1 [M1,D] and z2 [M2,D] with factors zls2 [M2,D] (c > 0), under prior length-scales ls [D] (s > 0) and a
