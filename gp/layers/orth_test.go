@@ -20,36 +20,12 @@ import (
 // Helpers shared by orth_test.go and hybrid_test.go (prefixed og, "orth/γ", to stay clear of other test
 // files of this package). They follow gp/models/models_test.go.
 
-// ogToy returns n inputs in [−2,2]^d and p noisy outputs of a smooth function.
-func ogToy(rng *rand.Rand, n, d, p int) (*mat.Dense, *mat.Dense) {
-	x := mat.NewDense(n, d, nil)
-	y := mat.NewDense(n, p, nil)
-	for i := 0; i < n; i++ {
-		s := 0.0
-		for c := 0; c < d; c++ {
-			v := 4*rng.Float64() - 2
-			x.Set(i, c, v)
-			s += math.Sin(1.5 * v / float64(c+1))
-		}
-		for k := 0; k < p; k++ {
-			y.Set(i, k, s*float64(k+1)+0.1*rng.NormFloat64())
-		}
-	}
-	return x, y
-}
-
-func ogKernel(t testing.TB, d int) gp.Kernel {
-	t.Helper()
-	ls := make([]float64, d)
-	for i := range ls {
-		ls[i] = 0.8 + 0.2*float64(i)
-	}
-	k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: d, Variance: 1.3, Lengthscales: ls})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
+// Shared fixtures (gp/gptest).
+var (
+	ogToy    = gptest.ToyRegression
+	ogKernel = gptest.ARDKernel
+	ogValue  = gptest.EvalScalar
+)
 
 func ogGaussian(t testing.TB, v float64) *likelihoods.Gaussian {
 	t.Helper()
@@ -58,30 +34,6 @@ func ogGaussian(t testing.TB, v float64) *likelihoods.Gaussian {
 		t.Fatal(err)
 	}
 	return l
-}
-
-// ogValue evaluates a scalar node builder on (x, y) in a fresh forward graph.
-func ogValue(t testing.TB, f func(x, y *graph.Node) *graph.Node, x, y *mat.Dense) float64 {
-	t.Helper()
-	n, d := x.Dims()
-	_, p := y.Dims()
-	g := graph.New(graph.Options{})
-	xn, yn := g.Input("x", n, d), g.Input("y", n, p)
-	prog, err := g.CompileForward(map[string]*graph.Node{"v": f(xn, yn)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prog.Close()
-	if err := prog.Set("x", x.RawMatrix().Data); err != nil {
-		t.Fatal(err)
-	}
-	if err := prog.Set("y", y.RawMatrix().Data); err != nil {
-		t.Fatal(err)
-	}
-	if err := prog.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return prog.Output("v")[0]
 }
 
 // ogKL returns l.KL in a fresh graph.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/gptest"
 	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/gp/likelihoods"
 	"github.com/gpzoo/gpzoo/gp/models"
@@ -14,35 +15,14 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-func toy(rng *rand.Rand, n, d, p int) (*mat.Dense, *mat.Dense) {
-	x := mat.NewDense(n, d, nil)
-	y := mat.NewDense(n, p, nil)
-	for i := 0; i < n; i++ {
-		s := 0.0
-		for c := 0; c < d; c++ {
-			v := 4*rng.Float64() - 2
-			x.Set(i, c, v)
-			s += math.Sin(1.5 * v / float64(c+1))
-		}
-		for k := 0; k < p; k++ {
-			y.Set(i, k, s*float64(k+1)+0.1*rng.NormFloat64())
-		}
-	}
-	return x, y
-}
-
-func kernel(t testing.TB, d int) gp.Kernel {
-	t.Helper()
-	ls := make([]float64, d)
-	for i := range ls {
-		ls[i] = 0.8 + 0.2*float64(i)
-	}
-	k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: d, Variance: 1.3, Lengthscales: ls})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
+// Shared fixtures (gp/gptest).
+var (
+	toy      = gptest.ToyRegression
+	kernel   = gptest.ARDKernel
+	value    = gptest.EvalScalar
+	exactLML = gptest.ExactLML
+	kxx      = gptest.KernelMatrix
+)
 
 func gaussian(t testing.TB, v float64) *likelihoods.Gaussian {
 	t.Helper()
@@ -51,74 +31,6 @@ func gaussian(t testing.TB, v float64) *likelihoods.Gaussian {
 		t.Fatal(err)
 	}
 	return l
-}
-
-// value evaluates a scalar node builder on (x, y) in a fresh forward graph.
-func value(t testing.TB, f func(x, y *graph.Node) *graph.Node, x, y *mat.Dense) float64 {
-	t.Helper()
-	n, d := x.Dims()
-	_, p := y.Dims()
-	g := graph.New(graph.Options{})
-	xn, yn := g.Input("x", n, d), g.Input("y", n, p)
-	prog, err := g.CompileForward(map[string]*graph.Node{"v": f(xn, yn)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prog.Close()
-	if err := prog.Set("x", x.RawMatrix().Data); err != nil {
-		t.Fatal(err)
-	}
-	if err := prog.Set("y", y.RawMatrix().Data); err != nil {
-		t.Fatal(err)
-	}
-	if err := prog.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return prog.Output("v")[0]
-}
-
-func exactLML(t testing.TB, k gp.Kernel, noise float64, x, y *mat.Dense) float64 {
-	t.Helper()
-	m, err := gp.NewGPR(gp.GPRConfig{Kernel: k, NoiseVariance: noise})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := m.LogMarginalLikelihoodValue(x, y, graph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-// kxx returns K(x, x) + jitter·I as a gonum matrix through the kernel's own graph.
-func kxx(t testing.TB, k gp.Kernel, x *mat.Dense, jitter float64) *mat.SymDense {
-	t.Helper()
-	n, d := x.Dims()
-	g := graph.New(graph.Options{})
-	xn := g.Input("x", n, d)
-	prog, err := g.CompileForward(map[string]*graph.Node{"k": k.K(xn, xn)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prog.Close()
-	if err := prog.Set("x", x.RawMatrix().Data); err != nil {
-		t.Fatal(err)
-	}
-	if err := prog.Run(); err != nil {
-		t.Fatal(err)
-	}
-	kv := prog.Output("k")
-	s := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			v := kv[i*n+j]
-			if i == j {
-				v += jitter
-			}
-			s.SetSym(i, j, v)
-		}
-	}
-	return s
 }
 
 // setOptimalQ sets the whitened layer's q(v) to the exact posterior for Z = X and Gaussian noise σ²:
