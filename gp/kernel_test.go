@@ -2,11 +2,13 @@ package gp_test
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/gptest"
+	"gonum.org/v1/gonum/mat"
 )
 
 func kernels(t *testing.T, d int) map[string]gp.Kernel {
@@ -115,5 +117,37 @@ func TestKernelConfigErrors(t *testing.T) {
 	}
 	if _, err := gp.NewConstantMean("", nil); err == nil {
 		t.Error("ConstantMean without values accepted")
+	}
+}
+
+// KernelMatrix evaluates the kernel eagerly: symmetric with the variance on the diagonal for K(X,X) (the same
+// input matrix twice), and equal to the transposed cross-matrix for swapped arguments.
+func TestKernelMatrix(t *testing.T) {
+	k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: 2, Variance: 1.7, Lengthscales: []float64{0.5, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := mat.NewDense(3, 2, []float64{0, 0, 1, 0, 0, 1})
+	z := mat.NewDense(2, 2, []float64{0.5, 0.5, -1, 2})
+	kxx, err := gp.KernelMatrix(k, x, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kxx.At(1, 1) != 1.7 || kxx.At(0, 1) != kxx.At(1, 0) || math.Abs(kxx.At(0, 1)-1.7*math.Exp(-0.5*4)) > 1e-14 {
+		t.Errorf("K(X,X) = %v", mat.Formatted(kxx))
+	}
+	kxz, err := gp.KernelMatrix(k, x, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kzx, err := gp.KernelMatrix(k, z, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.EqualApprox(kxz, kzx.T(), 1e-15) {
+		t.Error("K(X,Z) ≠ K(Z,X)ᵀ")
+	}
+	if _, err := gp.KernelMatrix(k, mat.NewDense(2, 3, nil), z); err == nil {
+		t.Error("wrong width: no error")
 	}
 }

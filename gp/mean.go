@@ -1,6 +1,8 @@
 package gp
 
 import (
+	"math"
+
 	"github.com/gpzoo/gpzoo/graph"
 )
 
@@ -112,3 +114,45 @@ func (m IdentityMean) OutputDim() int { return m.D }
 
 // Params returns nil.
 func (m IdentityMean) Params() []*graph.Param { return nil }
+
+// ProjectionMean is m(x) = x·W with a fixed (not trained) W [D,Q]: the mean of deep-GP inner layers that change
+// width (Salimbeni & Deisenroth 2017, Sec. 4; MATH.md §9): the top-Q principal directions of the layer's input
+// data when stepping down (Q < D), and W = [I 0] (identity with zero padding) when stepping up.
+type ProjectionMean struct {
+	d, q int
+	w    []float64 // row-major [D,Q]
+}
+
+// NewProjectionMean returns x·W for w row-major [d,q] (copied); non-finite entries are an error.
+func NewProjectionMean(d, q int, w []float64) (*ProjectionMean, error) {
+	if d <= 0 || q <= 0 {
+		return nil, configErr("ProjectionMean: dimensions must be positive, got %d×%d", d, q)
+	}
+	if len(w) != d*q {
+		return nil, configErr("ProjectionMean: %d weights, want %d×%d", len(w), d, q)
+	}
+	for i, v := range w {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, configErr("ProjectionMean: non-finite weight %v at row %d, column %d", v, i/q, i%q)
+		}
+	}
+	return &ProjectionMean{d: d, q: q, w: append([]float64(nil), w...)}, nil
+}
+
+// Mean returns x·W [N,Q].
+func (m *ProjectionMean) Mean(x *graph.Node) *graph.Node {
+	g := x.Graph()
+	return g.MatMul(x, g.Const("projection", m.w, m.d, m.q), false, false)
+}
+
+// Weights returns a copy of W, row-major [D,Q].
+func (m *ProjectionMean) Weights() []float64 { return append([]float64(nil), m.w...) }
+
+// InputDim returns D.
+func (m *ProjectionMean) InputDim() int { return m.d }
+
+// OutputDim returns Q.
+func (m *ProjectionMean) OutputDim() int { return m.q }
+
+// Params returns nil: W is fixed.
+func (m *ProjectionMean) Params() []*graph.Param { return nil }

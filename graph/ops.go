@@ -46,6 +46,11 @@ func (g *Graph) AddConst(x *Node, c float64) *Node {
 	return g.un("AddConst", func(n *G.Node) (*G.Node, error) { return ops.AddConst(n, c) }, x)
 }
 
+// ClampMin returns max(x, c) elementwise (gradient 1 where x > c, else 0).
+func (g *Graph) ClampMin(x *Node, c float64) *Node {
+	return g.un("ClampMin", func(n *G.Node) (*G.Node, error) { return ops.ClampMin(n, c) }, x)
+}
+
 // Exp returns eˣ elementwise.
 func (g *Graph) Exp(x *Node) *Node { return g.un("Exp", ops.Exp, x) }
 

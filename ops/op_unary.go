@@ -42,13 +42,14 @@ const (
 	fnScale    // p = factor
 	fnAddConst // p = constant
 	fnPositive // p = floor
+	fnClampMin // p = lower bound
 )
 
 var unaryNames = [...]string{
 	fnExp: "Exp", fnLog: "Log", fnSquare: "Square", fnSqrt: "Sqrt", fnNeg: "Neg", fnSoftplus: "Softplus",
 	fnSigmoid: "Sigmoid", fnLog1p: "Log1p", fnExpm1: "Expm1", fnLogPhi: "LogPhi", fnPhi: "Phi", fnCos: "Cos",
 	fnSin: "Sin", fnRecip: "Recip", fnPow: "Pow", fnInvSqrt: "InvSqrt", fnScale: "Scale", fnAddConst: "AddConst",
-	fnPositive: "Positive",
+	fnPositive: "Positive", fnClampMin: "ClampMin",
 }
 
 // unaryK applies fn elementwise; p is fn's constant (0 and not hashed for functions without one).
@@ -66,6 +67,8 @@ func (k unaryK) params(w io.Writer) {
 		fmt.Fprintf(w, "c=%s", fmtFloat(k.p))
 	case fnPositive:
 		fmt.Fprintf(w, "floor=%s", fmtFloat(k.p))
+	case fnClampMin:
+		fmt.Fprintf(w, "min=%s", fmtFloat(k.p))
 	case fnSqrt:
 		fmt.Fprintf(w, "gradClamp=%s", fmtFloat(SqrtGradClamp))
 	}
@@ -120,6 +123,8 @@ func (k unaryK) f(x float64) float64 {
 		return x + k.p
 	case fnPositive:
 		return SoftplusFloat(x) + k.p
+	case fnClampMin:
+		return math.Max(x, k.p)
 	}
 	panic("ops: unknown unary function") // unreachable: the enum is closed
 }
@@ -137,6 +142,11 @@ func (k unaryK) df(x, y float64) float64 {
 		return 0.5 / math.Sqrt(math.Max(x, SqrtGradClamp))
 	case fnNeg:
 		return -1
+	case fnClampMin:
+		if x > k.p {
+			return 1
+		}
+		return 0
 	case fnSoftplus, fnPositive:
 		return stableSigmoid(x)
 	case fnSigmoid:
@@ -257,4 +267,14 @@ func Positive(x *G.Node, floor float64) (*G.Node, error) {
 		return nil, fmt.Errorf("ops: Positive: floor %v must be finite and ≥ 0", floor)
 	}
 	return unary(fnPositive, floor, x)
+}
+
+// ClampMin returns max(x, c) elementwise for a finite constant c; the derivative is 1 where x > c and 0 elsewhere.
+// Deep GPs use it to keep √σ² defined where round-off leaves a marginal variance just below zero.
+// Shape: any → same.
+func ClampMin(x *G.Node, c float64) (*G.Node, error) {
+	if math.IsNaN(c) || math.IsInf(c, 0) {
+		return nil, fmt.Errorf("ops: ClampMin: bound %v must be finite", c)
+	}
+	return unary(fnClampMin, c, x)
 }

@@ -31,6 +31,9 @@ func ewUnaryCases() []ewUnaryCase {
 	pos := func(f float64) func(*G.Node) (*G.Node, error) {
 		return func(x *G.Node) (*G.Node, error) { return ops.Positive(x, f) }
 	}
+	clamp := func(c float64) func(*G.Node) (*G.Node, error) {
+		return func(x *G.Node) (*G.Node, error) { return ops.ClampMin(x, c) }
+	}
 	return []ewUnaryCase{
 		{"Exp", ops.Exp, -2, 2},
 		{"Log", ops.Log, 0.5, 2},
@@ -65,6 +68,8 @@ func ewUnaryCases() []ewUnaryCase {
 		{"Positive0", pos(0), -3, 3},
 		{"Positive1e-6", pos(1e-6), -3, 3},
 		{"Positive0.3", pos(0.3), -3, 3},
+		{"ClampMinAbove", clamp(0), 0.5, 2},
+		{"ClampMinBelow", clamp(3), -2, 2},
 	}
 }
 
@@ -111,6 +116,7 @@ func TestUnaryForward(t *testing.T) {
 		{"Scale", func(n *G.Node) (*G.Node, error) { return ops.Scale(n, -2.5) }, x, func(v float64) float64 { return -2.5 * v }},
 		{"AddConst", func(n *G.Node) (*G.Node, error) { return ops.AddConst(n, 0.75) }, x, func(v float64) float64 { return v + 0.75 }},
 		{"Positive", func(n *G.Node) (*G.Node, error) { return ops.Positive(n, 0.1) }, x, func(v float64) float64 { return math.Log(1+math.Exp(v)) + 0.1 }},
+		{"ClampMin", func(n *G.Node) (*G.Node, error) { return ops.ClampMin(n, 0.6) }, x, func(v float64) float64 { return math.Max(v, 0.6) }},
 	} {
 		shape, got := ewEval(t, func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return tc.op(in[0]) }, ewIn("x", []int{2, 3}, tc.in...))
 		if !shape.Eq(tensor.Shape{2, 3}) || len(shape) != 2 {
@@ -283,6 +289,10 @@ func TestUnaryHashDistinct(t *testing.T) {
 	ewDistinct(t, "Scale", ewGraphNodes(t, scale(2), scale(3), scale(-2), scale(2.0000000000000004)))
 	ewDistinct(t, "AddConst", ewGraphNodes(t, addc(2), addc(3), scale(2)))
 	ewDistinct(t, "Positive", ewGraphNodes(t, pos(0), pos(1e-6), pos(0.1), ops.Softplus))
+	clamp := func(c float64) func(*G.Node) (*G.Node, error) {
+		return func(x *G.Node) (*G.Node, error) { return ops.ClampMin(x, c) }
+	}
+	ewDistinct(t, "ClampMin", ewGraphNodes(t, clamp(0), clamp(1e-300), clamp(-1), addc(0)))
 	ewDistinct(t, "Pow", ewGraphNodes(t, pow(2), pow(3), pow(0.5), pow(-0.5), ops.Square, ops.Sqrt, ops.InvSqrt))
 	ewDistinct(t, "functions", ewGraphNodes(t, ops.Exp, ops.Log, ops.Square, ops.Sqrt, ops.Neg, ops.Softplus,
 		ops.Sigmoid, ops.Log1p, ops.Expm1, ops.LogPhi, ops.Phi, ops.Cos, ops.Sin, ops.Recip, ops.InvSqrt))
@@ -308,6 +318,8 @@ func TestUnaryErrors(t *testing.T) {
 		"Scale(NaN)":     func() (*G.Node, error) { return ops.Scale(x, math.NaN()) },
 		"AddConst(Inf)":  func() (*G.Node, error) { return ops.AddConst(x, math.Inf(-1)) },
 		"Pow(NaN)":       func() (*G.Node, error) { return ops.Pow(x, math.NaN()) },
+		"ClampMin(NaN)":  func() (*G.Node, error) { return ops.ClampMin(x, math.NaN()) },
+		"ClampMin(-Inf)": func() (*G.Node, error) { return ops.ClampMin(x, math.Inf(-1)) },
 	} {
 		n, err := f()
 		ewWantError(t, name, n, err)

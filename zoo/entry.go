@@ -36,6 +36,10 @@ type Options struct {
 	// Adam on the other parameters: γ = 0.1 for a Gaussian likelihood, ramped log-linearly from 1e-4 to 0.1
 	// over the first 10% of the steps for non-conjugate ones.
 	NatGrad bool
+	// CurvesOut is the CSV file entries with WritesCurves write their training curves to ("" = the entry's
+	// default; ringnorm/odvgp-illustration: IllustrationCurvesFile in the working directory). Run refuses it
+	// for other entries.
+	CurvesOut string
 	// Logger receives structured progress (nil: silent).
 	Logger *slog.Logger
 	// Progress receives a redrawn progress line (for terminals; nil: none).
@@ -55,7 +59,10 @@ type Entry struct {
 	Published string
 	// Iters is the default number of training iterations.
 	Iters int
-	run   func(e *Entry, o Options) (*Result, error)
+	// WritesCurves is set for entries that write training curves to Options.CurvesOut as CSV and summarise
+	// them in Result.Curves (ringnorm/odvgp-illustration).
+	WritesCurves bool
+	run          func(e *Entry, o Options) (*Result, error)
 }
 
 // Run runs the entry.
@@ -65,6 +72,9 @@ func (e *Entry) Run(o Options) (*Result, error) {
 	}
 	if o.Split < 0 {
 		return nil, fmt.Errorf("zoo: %s: split must be ≥ 0, got %d", e.Name, o.Split)
+	}
+	if o.CurvesOut != "" && !e.WritesCurves {
+		return nil, fmt.Errorf("zoo: %s: writes no training curves (CurvesOut %q)", e.Name, o.CurvesOut)
 	}
 	return e.run(e, o)
 }

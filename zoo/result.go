@@ -11,6 +11,9 @@ import (
 )
 
 // Result is the outcome of one run of an entry. Its JSON keys are stable: later releases add keys, never rename.
+//
+// Entries without a test evaluation (ringnorm/odvgp-illustration, which reports training curves) have NTest 0,
+// nil TestRMSE and TestAccuracy, and test_ll null in the JSON (TestLL is 0 in Go and meaningless).
 type Result struct {
 	Entry          string   `json:"entry"`
 	Dataset        string   `json:"dataset"`
@@ -23,7 +26,7 @@ type Result struct {
 	TrainSeconds   float64  `json:"train_seconds"`
 	SecondsPerIter float64  `json:"seconds_per_iter"`
 	TestRMSE       *float64 `json:"test_rmse"`     // regression, original units; null for classification
-	TestLL         float64  `json:"test_ll"`       // mean log predictive density per test point, original units
+	TestLL         float64  `json:"test_ll"`       // mean log predictive density per test point, original units; null when n_test is 0
 	TestAccuracy   *float64 `json:"test_accuracy"` // classification; null for regression
 	// ELBOPerPoint is the training objective per training point in standardised units: the ELBO for
 	// variational models, the log marginal likelihood for the exact GP (whose bound is tight).
@@ -36,6 +39,27 @@ type Result struct {
 	CholeskyRetries int64   `json:"cholesky_retries"`
 	Published       string  `json:"published,omitempty"`
 	BuildSeconds    float64 `json:"build_seconds"`
+	// Deep GPs: TestLL is the log density of the S-sample predictive mixture (TestLLKind says so and gives S,
+	// TestSamples); TestLLMomentMatched is the moment-matched Gaussian's (null for other models).
+	TestLLKind          string   `json:"test_ll_kind,omitempty"`
+	TestSamples         int      `json:"test_samples,omitempty"`
+	TestLLMomentMatched *float64 `json:"test_ll_moment_matched,omitempty"`
+	// Curves summarises the training curves of entries with WritesCurves (nil and absent from the JSON
+	// otherwise). For them Iters is per method, TrainSeconds the sum over the methods, SecondsPerIter the mean
+	// per step of one method and ELBOPerPoint Curves.BestELBO per training point.
+	Curves *Curves `json:"curves,omitempty"`
+}
+
+// MarshalJSON encodes r with test_ll null when r has no test evaluation (NTest is 0).
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result // without this method
+	if r.NTest > 0 {
+		return json.Marshal(plain(r))
+	}
+	return json.Marshal(struct {
+		plain
+		TestLL *float64 `json:"test_ll"`
+	}{plain: plain(r)})
 }
 
 func newResult(e *Entry, o Options) *Result {
@@ -73,6 +97,20 @@ func (r *Result) Summary() string {
 	}
 	if r.TestAccuracy != nil {
 		s += fmt.Sprintf("  test accuracy = %.4f   test LL = %.4f\n", *r.TestAccuracy, r.TestLL)
+	}
+	if r.TestRMSE == nil && r.TestAccuracy == nil && r.NTest == 0 {
+		s += "  no test metrics (n_test = 0)\n"
+	}
+	if c := r.Curves; c != nil {
+		s += fmt.Sprintf("  curves: %s (method,iteration,elbo,seconds); best final ELBO %.6g, tolerance %g·|best|\n", c.File, c.BestELBO, c.Tol)
+		s += fmt.Sprintf("    %-11s %14s %13s %10s %10s\n", "method", "final ELBO", "iters to tol", "s to tol", "seconds")
+		for _, m := range c.Methods {
+			it, st := "never", "-"
+			if m.ItersToTol != nil {
+				it, st = fmt.Sprint(*m.ItersToTol), fmt.Sprintf("%.2f", *m.SecondsToTol)
+			}
+			s += fmt.Sprintf("    %-11s %14.6g %13s %10s %10.2f\n", m.Method, m.FinalELBO, it, st, m.Seconds)
+		}
 	}
 	if r.Published != "" {
 		s += "  published: " + r.Published + "\n"

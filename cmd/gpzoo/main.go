@@ -1,5 +1,6 @@
 // Command gpzoo runs gpzoo's model zoo: `gpzoo list` shows the entries, `gpzoo run [ENTRY]` trains one and
-// reports its test metrics (the default entry runs on data embedded in the binary).
+// reports its test metrics (the default entry runs on data embedded in the binary); entries that write training
+// curves (ringnorm/odvgp-illustration) write them as CSV to --curves.
 package main
 
 import (
@@ -8,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -21,13 +23,12 @@ const usage = `gpzoo: Gaussian-process models in Go.
 Usage:
   gpzoo list                       list the zoo's entries
   gpzoo run [ENTRY] [flags]        train ENTRY (default %s) and report test metrics
-  gpzoo illustrate [DATASET] [flags]
-                                   ELBO-per-iteration curves of COUPLED, COUPLEDNAT, DECOUPLED, HYBRID, ORTH
-                                   and ORTHNAT (seed 001 Fig. 2b; default DATASET ringnorm) as CSV
+  gpzoo illustrate [ringnorm] [flags]
+                                   short for gpzoo run %[3]s (see below)
   gpzoo help                       this text
 
 Flags of run:
-  --data DIR       benchmark data directory (default $%s; empty: data embedded in the binary)
+  --data DIR       benchmark data directory (default $%[2]s; empty: data embedded in the binary)
   --split K        train/test split (fold) of the data set's protocol (default 0)
   --seed S         random seed (default 1)
   --iters N        training iterations (default: the entry's)
@@ -36,15 +37,17 @@ Flags of run:
   --batch B        minibatch size of minibatch entries (default: the entry's)
   --natgrad        natural-gradient steps on q(u) of SVGP entries (Adam on the rest)
   --out FILE.json  write the result as one JSON object
+  --curves FILE    CSV of the training curves of entries that write them (default: R.curves.csv next to
+                   --out R.json, else %[4]s in the working directory)
   --quiet          no progress output
 
-Flags of illustrate:
-  --data DIR       benchmark data directory (default $%[2]s)
-  --split K, --seed S
-  --iters N        iterations of every method (default 100; ≈2–3 s per step and method at --bases 500)
-  --bases M        |γ| = |β| (default 500)
-  --out FILE.csv   CSV file (method,iteration,elbo,seconds; default: standard output)
-  --quiet          no per-method log
+The entry %[3]s trains COUPLED, COUPLEDNAT, DECOUPLED, HYBRID, ORTH and ORTHNAT
+(seed 001 Fig. 2b: fixed hyperparameters and bases, full batch; --inducing M sets |γ| = |β|, default 500;
+--iters N steps per method, default 100, ≈2–3 s per step and method at 500) and writes their ELBO per
+iteration to --curves (method,iteration,elbo,seconds). It has no test metrics: the result reports per method
+the final ELBO, the first iteration within 1%% of the best final ELBO and the seconds.
+
+gpzoo illustrate takes the flags of run, with --bases M for --inducing M and --out FILE.csv for --curves.
 `
 
 func main() {
@@ -56,12 +59,12 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintf(stdout, usage, zoo.DefaultEntry, datasets.EnvDataDir)
+		printUsage(stdout)
 		return nil
 	}
 	switch args[0] {
 	case "help", "-h", "--help":
-		fmt.Fprintf(stdout, usage, zoo.DefaultEntry, datasets.EnvDataDir)
+		printUsage(stdout)
 		return nil
 	case "list":
 		return list(stdout)
@@ -71,6 +74,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return illustrate(args[1:], stdout, stderr)
 	}
 	return fmt.Errorf("unknown command %q (try `gpzoo help`)", args[0])
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintf(w, usage, zoo.DefaultEntry, datasets.EnvDataDir, zoo.IllustrationEntry, zoo.IllustrationCurvesFile)
 }
 
 func list(w io.Writer) error {
@@ -120,6 +127,7 @@ func runEntry(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "JSON result file")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	natgrad := fs.Bool("natgrad", false, "natural gradients on q(u)")
+	curves := fs.String("curves", "", "CSV file of the training curves")
 	if err := fs.Parse(flags); err != nil {
 		return err
 	}
@@ -138,7 +146,11 @@ func runEntry(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	o := zoo.Options{DataDir: *data, Split: *split, Seed: s, Iters: *iters, Optimizer: *optimizer, Inducing: *inducing, BatchSize: *batch, NatGrad: *natgrad}
+	o := zoo.Options{DataDir: *data, Split: *split, Seed: s, Iters: *iters, Optimizer: *optimizer, Inducing: *inducing,
+		BatchSize: *batch, NatGrad: *natgrad, CurvesOut: *curves}
+	if e.WritesCurves && o.CurvesOut == "" && *out != "" {
+		o.CurvesOut = curvesNextTo(*out)
+	}
 	if !*quiet {
 		o.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 		if isTerminal(stderr) {
@@ -160,51 +172,33 @@ func runEntry(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// curvesNextTo returns the default CSV file of the curves next to the JSON result file out: out with its
+// extension replaced by .curves.csv.
+func curvesNextTo(out string) string {
+	return strings.TrimSuffix(out, filepath.Ext(out)) + ".curves.csv"
+}
+
+// illustrate is the older spelling of `run ringnorm/odvgp-illustration`: the optional data set must be ringnorm,
+// --bases is --inducing and --out (the CSV) is --curves.
 func illustrate(args []string, stdout, stderr io.Writer) error {
 	pos, flags := splitArgs(args)
-	fs := flag.NewFlagSet("illustrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	data := fs.String("data", datasets.DefaultDir(), "benchmark data directory")
-	split := fs.Int("split", 0, "split")
-	seed := fs.String("seed", "1", "seed")
-	iters := fs.Int("iters", 0, "iterations")
-	bases := fs.Int("bases", 0, "|γ| = |β|")
-	out := fs.String("out", "", "CSV file")
-	quiet := fs.Bool("quiet", false, "no per-method log")
-	if err := fs.Parse(flags); err != nil {
-		return err
+	if len(pos) > 1 || len(pos) == 1 && !strings.EqualFold(pos[0], zoo.IllustrationDataset) {
+		return fmt.Errorf("illustrate runs %s only, got data set %q", zoo.IllustrationEntry, pos)
 	}
-	if len(pos) > 1 {
-		return fmt.Errorf("illustrate takes one data set, got %q", pos)
+	renamed := map[string]string{"bases": "inducing", "out": "curves"}
+	for i := 0; i < len(flags); i++ {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(flags[i], "-"), "=")
+		if r, ok := renamed[name]; ok {
+			flags[i] = "--" + r
+			if hasValue {
+				flags[i] += "=" + value
+			}
+		}
+		if !hasValue && !isBoolFlag(flags[i]) {
+			i++ // skip the value
+		}
 	}
-	s, err := strconv.ParseUint(*seed, 10, 64)
-	if err != nil {
-		return fmt.Errorf("--seed: %w", err)
-	}
-	o := zoo.IllustrationOptions{DataDir: *data, Split: *split, Seed: s, Iters: *iters, Bases: *bases, Out: stdout}
-	if len(pos) == 1 {
-		o.Dataset = pos[0]
-	}
-	if !*quiet {
-		o.Logger = slog.New(slog.NewTextHandler(stderr, nil))
-	}
-	if *out == "" {
-		return zoo.Illustrate(o)
-	}
-	f, err := os.Create(*out)
-	if err != nil {
-		return err
-	}
-	o.Out = f
-	if err := zoo.Illustrate(o); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %s\n", *out)
-	return nil
+	return runEntry(append([]string{zoo.IllustrationEntry}, flags...), stdout, stderr)
 }
 
 func isTerminal(w io.Writer) bool {

@@ -55,3 +55,67 @@ func TestRunDefaultShort(t *testing.T) {
 		t.Errorf("no metrics printed:\n%s", out.String())
 	}
 }
+
+const sharedData = "../../../shared/data"
+
+// The illustration entry writes its CSV next to --out by default and to --curves when given; `gpzoo illustrate`
+// is the same run with --bases and --out (the CSV) renamed; other entries refuse --curves.
+func TestRunIllustrationCurves(t *testing.T) {
+	dir := t.TempDir()
+	readRows := func(path string) int {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(b), "\n")
+	}
+	const want = 1 + 6*2 // header, six methods × two iterations
+	var out, errb bytes.Buffer
+	jsonPath := filepath.Join(dir, "r.json")
+	if err := run([]string{"run", "ringnorm/odvgp-illustration", "--data", sharedData, "--inducing", "5", "--iters", "2",
+		"--quiet", "--out", jsonPath}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if n := readRows(filepath.Join(dir, "r.curves.csv")); n != want {
+		t.Errorf("r.curves.csv: %d lines, want %d", n, want)
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := m["curves"].(map[string]any); !ok || c["file"] != filepath.Join(dir, "r.curves.csv") || m["test_ll"] != nil {
+		t.Errorf("unexpected JSON: %s", b)
+	}
+	if !strings.Contains(out.String(), "no test metrics") || !strings.Contains(out.String(), "COUPLEDNAT") {
+		t.Errorf("summary:\n%s", out.String())
+	}
+
+	explicit := filepath.Join(dir, "explicit.csv")
+	if err := run([]string{"run", "ringnorm/odvgp-illustration", "--data", sharedData, "--inducing=5", "--iters", "2",
+		"--quiet", "--curves", explicit}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if n := readRows(explicit); n != want {
+		t.Errorf("--curves: %d lines, want %d", n, want)
+	}
+
+	alias := filepath.Join(dir, "alias.csv")
+	if err := run([]string{"illustrate", "ringnorm", "--data", sharedData, "--bases", "5", "--iters", "2", "--quiet",
+		"--out=" + alias}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if n := readRows(alias); n != want {
+		t.Errorf("illustrate --out: %d lines, want %d", n, want)
+	}
+	if err := run([]string{"illustrate", "twonorm", "--data", sharedData}, &out, &errb); err == nil {
+		t.Error("illustrate twonorm accepted")
+	}
+	if err := run([]string{"run", "airfoil/gpr", "--data", "", "--iters", "1", "--quiet", "--curves", filepath.Join(dir, "x.csv")}, &out, &errb); err == nil {
+		t.Error("--curves accepted by airfoil/gpr")
+	}
+}

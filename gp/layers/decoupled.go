@@ -11,8 +11,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// DefaultLBScale is the initial factor of B = L_B L_Bᵀ when DecoupledConfig.LBScale is zero: L_B = 0.1·I, a
-// small reduction of the prior variance (B = 0 is the prior, which the LowerTriangular transform cannot reach).
+// DefaultLBScale is the initial factor of B = L_B L_Bᵀ (or of S = L Lᵀ with CovS) when DecoupledConfig.LBScale
+// is zero: L_B = 0.1·I, a small reduction of the prior variance (B = 0 is the prior, which the LowerTriangular
+// transform cannot reach); with CovS, S = 0.01·I.
 const DefaultLBScale = 0.1
 
 // DecoupledConfig configures a decoupled-basis layer. Zero values mean defaults.
@@ -35,15 +36,25 @@ type DecoupledConfig struct {
 	// FixZalpha and FixZbeta freeze the bases.
 	FixZalpha, FixZbeta bool
 	// LBScale is the initial factor L_B,p = LBScale·I of every output (default DefaultLBScale). With Jacobi it
-	// initialises L₀ instead.
+	// initialises L₀ instead; with CovS it initialises the factor of S, L_p = LBScale·I. For CovS layers inside a
+	// deep GP use LBScale = 1e-5 (S ≈ 0, so inner layers start nearly deterministic; Salimbeni & Deisenroth 2017,
+	// MATH.md §9).
 	LBScale float64
-	// Weights are the initial mean weights a (a₀ with Jacobi), row-major [Mα,Dout]; nil means zeros.
+	// Weights are the initial contents of Param A, row-major [Mα,Dout]: a (a₀ with Jacobi) for MeanCB, m for
+	// MeanGP, m' for MeanGPCentred. nil means zeros.
 	Weights []float64
+	// MeanForm selects the mean parameterisation (default MeanCB, Cheng & Boots'; see MeanForm).
+	MeanForm MeanForm
+	// CovForm selects the covariance parameterisation (default CovB, Cheng & Boots'; see CovForm). Havasi et al.
+	// (2018) train decoupled deep GPs with MeanGPCentred and CovS. Online basis growth (train.BasisGrowth)
+	// deactivates bases by zeroing rows of A and L_B, which leaves q unchanged only with MeanCB and CovB.
+	CovForm CovForm
 	// Jacobi parameterises a = diag(K_α + εI)⁻¹ a₀ and L_B = diag(K_β + εI)⁻¹ L₀ (App. A.1), with a₀ and L₀ the
-	// Params A and LB.
+	// Params A and LB. It needs MeanCB and CovB (NewDecoupled returns an error wrapping ErrConfig otherwise).
 	Jacobi bool
 	// MeanBasisBatch b > 0 replaces the O(Mα²) term ½aᵀK_α a of KL by its unbiased estimate from b mean bases
-	// drawn without replacement at every run: ½(Mα/b) Σ_{i∈I} a_iᵀ(K_{iα} a). 0 means the exact term.
+	// drawn without replacement at every run: ½(Mα/b) Σ_{i∈I} a_iᵀ(K_{iα} a). 0 means the exact term. It needs
+	// MeanCB (NewDecoupled returns an error wrapping ErrConfig otherwise).
 	MeanBasisBatch int
 	// Rand is the generator of the mean-basis subsets (required when MeanBasisBatch > 0; must not be used
 	// concurrently while a graph runs).
@@ -61,23 +72,34 @@ type DecoupledConfig struct {
 // B = S⁻¹ − K_β⁻¹ the layer equals the unwhitened SVGP layer with the same jitter exactly. No inverse is formed:
 // with W_p = L_βᵀL_B,p (L_β = chol(K_β)), H_p = I + W_pᵀW_p, C_p = chol(H_p), V_p = C_p⁻¹L_B,pᵀK_βx,
 // σ²_p = k_xx − colsum(V_p²), log|H_p| = 2Σ log C_p,ii and tr(·) = ‖C_p⁻¹W_pᵀ‖²_F.
+//
+// These are the default forms MeanCB and CovB. DecoupledConfig.MeanForm and CovForm select the alternatives of
+// Havasi et al. (2018, Sec. 2.3, Tables 1–2; MATH.md §10): the sparse-GP means μ = K_xα K_α⁻¹m (MeanGP) and
+// μ = K_xα L_α⁻ᵀm' (MeanGPCentred), and the S-form covariance of the unwhitened SVGP on β (CovS), in all six
+// combinations. KL is always the mean term plus the covariance part, summed over outputs.
 type Decoupled struct {
 	Kernel gp.Kernel
-	Zalpha *graph.Param   // [Mα,Din]
-	Zbeta  *graph.Param   // [Mβ,Din]
-	A      *graph.Param   // [Mα,Dout]: a, or a₀ with Jacobi
-	LB     []*graph.Param // per output [Mβ,Mβ] lower triangular: L_B,p, or L₀,p with Jacobi
-	Mean   gp.MeanFunction
+	Zalpha *graph.Param // [Mα,Din]
+	Zbeta  *graph.Param // [Mβ,Din]
+	// A [Mα,Dout] holds the mean weights: a (a₀ with Jacobi) for MeanCB, m for MeanGP, m' = L_α⁻¹m for
+	// MeanGPCentred.
+	A *graph.Param
+	// LB holds, per output, a lower-triangular [Mβ,Mβ] factor: L_B,p (L₀,p with Jacobi) for CovB, L_p of
+	// S_p = L_p L_pᵀ for CovS.
+	LB   []*graph.Param
+	Mean gp.MeanFunction
 
-	jitter float64
-	jacobi bool
-	batch  int
-	rng    *rand.Rand
-	ma, mb int
-	din    int
-	dout   int
-	name   string
-	basis  basisCovariance
+	meanForm MeanForm
+	covForm  CovForm
+	jitter   float64
+	jacobi   bool
+	batch    int
+	rng      *rand.Rand
+	ma, mb   int
+	din      int
+	dout     int
+	name     string
+	basis    basisCovariance
 }
 
 var _ gp.Layer = (*Decoupled)(nil)
@@ -120,6 +142,9 @@ func NewDecoupled(c DecoupledConfig) (*Decoupled, error) {
 	if c.MeanBasisBatch > 0 && c.Rand == nil {
 		return nil, fmt.Errorf("%w: Decoupled: MeanBasisBatch %d needs a Rand", ErrConfig, c.MeanBasisBatch)
 	}
+	if err := c.checkForms(); err != nil {
+		return nil, err
+	}
 	if c.Weights != nil && len(c.Weights) != ma*dout {
 		return nil, fmt.Errorf("%w: Decoupled: %d initial weights, want Mα·Dout = %d", ErrConfig, len(c.Weights), ma*dout)
 	}
@@ -127,8 +152,8 @@ func NewDecoupled(c DecoupledConfig) (*Decoupled, error) {
 	if name == "" {
 		name = "decoupled"
 	}
-	l := &Decoupled{Kernel: c.Kernel, Mean: c.Mean, jitter: c.Jitter, jacobi: c.Jacobi, batch: c.MeanBasisBatch, rng: c.Rand,
-		ma: ma, mb: mb, din: din, dout: dout, name: name}
+	l := &Decoupled{Kernel: c.Kernel, Mean: c.Mean, meanForm: c.MeanForm, covForm: c.CovForm, jitter: c.Jitter, jacobi: c.Jacobi,
+		batch: c.MeanBasisBatch, rng: c.Rand, ma: ma, mb: mb, din: din, dout: dout, name: name}
 	l.basis = kernelBases{l}
 	if l.jitter == 0 {
 		l.jitter = DefaultJitter
@@ -146,7 +171,8 @@ func NewDecoupled(c DecoupledConfig) (*Decoupled, error) {
 	if w == nil {
 		w = make([]float64, ma*dout)
 	}
-	if l.A, err = graph.NewParam(name+".a", w, graph.Identity{}, ma, dout); err != nil {
+	aName, lbName := paramNames(c.MeanForm, c.CovForm)
+	if l.A, err = graph.NewParam(name+"."+aName, w, graph.Identity{}, ma, dout); err != nil {
 		return nil, fmt.Errorf("layers: Decoupled weights: %w", err)
 	}
 	scale := c.LBScale
@@ -158,9 +184,9 @@ func NewDecoupled(c DecoupledConfig) (*Decoupled, error) {
 		for i := 0; i < mb; i++ {
 			lb[i*mb+i] = scale
 		}
-		pp, err := graph.NewParam(fmt.Sprintf("%s.LB%d", name, p), lb, graph.LowerTriangular{}, mb, mb)
+		pp, err := graph.NewParam(fmt.Sprintf("%s.%s%d", name, lbName, p), lb, graph.LowerTriangular{}, mb, mb)
 		if err != nil {
-			return nil, fmt.Errorf("layers: Decoupled factor of B: %w", err)
+			return nil, fmt.Errorf("layers: Decoupled covariance factor: %w", err)
 		}
 		l.LB = append(l.LB, pp)
 	}
@@ -185,7 +211,7 @@ func (l *Decoupled) InputDim() int { return l.din }
 // OutputDim returns Dout.
 func (l *Decoupled) OutputDim() int { return l.dout }
 
-// Params returns the kernel's hyperparameters, the bases, a, the factors of B and the mean function's.
+// Params returns the kernel's hyperparameters, the bases, A, the factors LB and the mean function's.
 func (l *Decoupled) Params() []*graph.Param {
 	var mp []*graph.Param
 	if l.Mean != nil {
@@ -257,9 +283,13 @@ func (l *Decoupled) Lbeta(g *graph.Graph) *graph.Node {
 	return g.Memo(decMemoKey{l, "Lbeta", 0}, func() *graph.Node { return g.Cholesky(l.Kbeta(g)) })
 }
 
-// Weights returns a [Mα,Dout] in g (diag(K_α + εI)⁻¹a₀ with Jacobi).
+// Weights returns the weights a [Mα,Dout] of the mean μ = K_xα a in g, whatever the MeanForm: A itself
+// (diag(K_α + εI)⁻¹a₀ with Jacobi) for MeanCB, K_α⁻¹m = L_α⁻ᵀ(L_α⁻¹m) for MeanGP, L_α⁻ᵀm' for MeanGPCentred.
 func (l *Decoupled) Weights(g *graph.Graph) *graph.Node {
 	return g.Memo(decMemoKey{l, "a", 0}, func() *graph.Node {
+		if l.meanForm != MeanCB {
+			return l.gpWeights(g)
+		}
 		a := g.Param(l.A)
 		if !l.jacobi {
 			return a
@@ -269,8 +299,12 @@ func (l *Decoupled) Weights(g *graph.Graph) *graph.Node {
 	})
 }
 
-// FactorB returns output p's L_B,p [Mβ,Mβ] in g (diag(K_β + εI)⁻¹L₀,p with Jacobi), B_p = L_B,p L_B,pᵀ.
+// FactorB returns output p's L_B,p [Mβ,Mβ] in g (diag(K_β + εI)⁻¹L₀,p with Jacobi), B_p = L_B,p L_B,pᵀ (CovB);
+// with CovS the graph fails with ErrConfig (see FactorS).
 func (l *Decoupled) FactorB(g *graph.Graph, p int) *graph.Node {
+	if l.covForm != CovB {
+		return g.Fail(fmt.Errorf("%w: Decoupled %s: FactorB needs CovB, the layer has %v", ErrConfig, l.name, l.covForm))
+	}
 	return g.Memo(decMemoKey{l, "LB", p}, func() *graph.Node {
 		lb := g.Param(l.LB[p])
 		if !l.jacobi {
@@ -323,9 +357,14 @@ func (l *Decoupled) Predict(x *graph.Node) (mean, variance *graph.Node) {
 	l.checkInput(x)
 	kbx := l.basis.cross(covBases, x)
 	kxx := l.Kernel.KDiag(x)
-	vars := make([]*graph.Node, l.dout)
-	for p := range vars {
-		vars[p] = g.Sub(kxx, g.SumRows(g.Square(l.v(kbx, p))))
+	var vars []*graph.Node
+	if l.covForm == CovS {
+		vars = l.sVars(kbx, kxx)
+	} else {
+		vars = make([]*graph.Node, l.dout)
+		for p := range vars {
+			vars[p] = g.Sub(kxx, g.SumRows(g.Square(l.v(kbx, p))))
+		}
 	}
 	if l.dout == 1 {
 		return l.mean(x), g.Reshape(vars[0], rowsOf(x), 1)
@@ -333,12 +372,16 @@ func (l *Decoupled) Predict(x *graph.Node) (mean, variance *graph.Node) {
 	return l.mean(x), g.StackCols(vars...)
 }
 
-// PredictFull returns the means [N,Dout] and, per output, the covariance K_xx − V_pᵀV_p [N,N].
+// PredictFull returns the means [N,Dout] and, per output, the covariance [N,N]: K_xx − V_pᵀV_p (CovB) or
+// K_xx − K_xβK_β⁻¹(K_β − S_p)K_β⁻¹K_βx (CovS).
 func (l *Decoupled) PredictFull(x *graph.Node) (*graph.Node, []*graph.Node) {
 	g := x.Graph()
 	l.checkInput(x)
 	kbx := l.basis.cross(covBases, x)
 	kxx := l.Kernel.K(x, x)
+	if l.covForm == CovS {
+		return l.mean(x), l.sCovs(kbx, kxx)
+	}
 	covs := make([]*graph.Node, l.dout)
 	for p := range covs {
 		v := l.v(kbx, p)
@@ -347,9 +390,9 @@ func (l *Decoupled) PredictFull(x *graph.Node) (*graph.Node, []*graph.Node) {
 	return l.mean(x), covs
 }
 
-// KL returns Σ_p KL_p of eq. 9. With MeanBasisBatch b > 0 the mean term is the unbiased estimate
-// ½(Mα/b) Σ_{i∈I} a_iᵀ(K_α a)_i over b mean bases I drawn afresh at every run (so the KL node is random; its
-// expectation is ExactKL); otherwise it is exact.
+// KL returns Σ_p KL_p: MeanTerm plus CovKL (eq. 9 for MeanCB and CovB). With MeanBasisBatch b > 0 the mean term
+// is the unbiased estimate ½(Mα/b) Σ_{i∈I} a_iᵀ(K_α a)_i over b mean bases I drawn afresh at every run (so the KL
+// node is random; its expectation is ExactKL); otherwise it is exact.
 func (l *Decoupled) KL(g *graph.Graph) *graph.Node {
 	if l.batch == 0 {
 		return l.ExactKL(g)
@@ -357,11 +400,15 @@ func (l *Decoupled) KL(g *graph.Graph) *graph.Node {
 	return g.Add(l.MeanTermEstimate(g), l.CovKL(g))
 }
 
-// ExactKL returns Σ_p KL_p of eq. 9 with the exact O(Mα²) mean term.
+// ExactKL returns Σ_p KL_p with the exact mean term: MeanTerm plus CovKL.
 func (l *Decoupled) ExactKL(g *graph.Graph) *graph.Node { return g.Add(l.MeanTerm(g), l.CovKL(g)) }
 
-// MeanTerm returns ½ Σ_p a_pᵀ(K_α + εI)a_p exactly.
+// MeanTerm returns the KL mean term exactly: ½ Σ_p a_pᵀ(K_α + εI)a_p (MeanCB), ½ Σ_p m_pᵀK_α⁻¹m_p = ½‖L_α⁻¹m‖²_F
+// (MeanGP) or ½‖m'‖²_F (MeanGPCentred).
 func (l *Decoupled) MeanTerm(g *graph.Graph) *graph.Node {
+	if l.meanForm != MeanCB {
+		return l.gpMeanTerm(g)
+	}
 	a := l.Weights(g)
 	return g.Scale(g.Dot(a, g.MatMul(g.AddDiag(l.basis.gram(g, meanBases), l.jitterNode(g)), a, false, false)), 0.5)
 }
@@ -382,8 +429,12 @@ func (l *Decoupled) MeanTermEstimate(g *graph.Graph) *graph.Node {
 	return g.Scale(g.Dot(ai, t), 0.5*float64(l.ma)/float64(l.batch))
 }
 
-// CovKL returns Σ_p ½ log|H_p| − ½ tr(K_β L_B,p H_p⁻¹ L_B,pᵀ) = Σ_p Σ_i log C_p,ii − ½‖C_p⁻¹W_pᵀ‖²_F (≥ 0).
+// CovKL returns the covariance part of KL (≥ 0): Σ_p ½ log|H_p| − ½ tr(K_β L_B,p H_p⁻¹ L_B,pᵀ) =
+// Σ_p Σ_i log C_p,ii − ½‖C_p⁻¹W_pᵀ‖²_F (CovB), or Σ_p ½[tr(K_β⁻¹S_p) − Mβ − log|S_p| + log|K_β|] (CovS).
 func (l *Decoupled) CovKL(g *graph.Graph) *graph.Node {
+	if l.covForm == CovS {
+		return l.sCovKL(g)
+	}
 	var sum *graph.Node
 	for p := 0; p < l.dout; p++ {
 		c := l.cholH(g, p)

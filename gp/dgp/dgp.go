@@ -1,0 +1,195 @@
+package dgp
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/ops"
+)
+
+// ErrConfig is the sentinel of invalid deep-GP configurations.
+var ErrConfig = errors.New("dgp: invalid configuration")
+
+// Noise returns the reparameterisation noise ε [rows,cols] of hidden layer `layer` (0-based) in g. The default
+// (StandardNormalNoise) redraws it from a seeded generator at every run; tests inject fixed noise.
+type Noise func(g *graph.Graph, layer, rows, cols int) *graph.Node
+
+// StandardNormalNoise returns a Noise that redraws ε ~ N(0, I) from rng at every run of the graph (rng must not
+// be used elsewhere while the graph runs).
+func StandardNormalNoise(rng *rand.Rand) Noise {
+	return func(g *graph.Graph, _, rows, cols int) *graph.Node {
+		return g.StandardNormal(g.Scalar("dgp.anchor", 0), rng, rows, cols)
+	}
+}
+
+// Config configures a deep GP. Zero values mean defaults.
+type Config struct {
+	// Layers are the layers, input first (at least one). Layer ℓ+1's InputDim must equal layer ℓ's OutputDim,
+	// and the last layer's OutputDim the likelihood's latent dimension. Any gp.Layer composes: coupled SVGP,
+	// DECOUPLED, HYBRID, ORTH. Inner layers carry their own mean functions (see Build).
+	Layers []gp.Layer
+	// Likelihood is p(y | f^L) (required). Its VariationalExpectations is analytic where it can be (Gaussian)
+	// and by Gauss–Hermite quadrature otherwise.
+	Likelihood gp.Likelihood
+	// NumData is N, the training-set size (required: the minibatch scale is N/B).
+	NumData int
+	// Samples is S, the number of propagated samples per training point (default 1).
+	Samples int
+	// Noise supplies ε; nil means StandardNormalNoise(Rand).
+	Noise Noise
+	// Rand seeds the default Noise (required when Noise is nil and there is more than one layer).
+	Rand *rand.Rand
+}
+
+// DGP is the doubly-stochastic deep GP of Salimbeni & Deisenroth (2017; MATH.md §9). Layer ℓ maps samples
+// F^{ℓ−1} [S·B, D_{ℓ−1}] to
+//
+//	F^ℓ = μ_ℓ(F^{ℓ−1}) + √σ²_ℓ(F^{ℓ−1}) ⊙ ε,  ε ~ N(0, I)   (eq. 7; μ_ℓ includes the layer's mean function),
+//
+// using only the marginals of each layer (eq. 6), and the minibatch ELBO (eq. 8) is
+//
+//	ELBO = (N/B)(1/S) Σ_s Σ_b E_{q(f^L_{b,s})}[log p(y_b | f^L_{b,s})] − Σ_ℓ KL_ℓ,
+//
+// the last layer's expectation taken analytically in its Gaussian marginal (the likelihood's
+// VariationalExpectations). With one layer there is no sampling and the DGP is exactly the SVGP model.
+type DGP struct {
+	Layers     []gp.Layer
+	Likelihood gp.Likelihood
+	NumData    int
+	samples    int
+	noise      Noise
+}
+
+// New validates c and returns the deep GP.
+func New(c Config) (*DGP, error) {
+	if len(c.Layers) == 0 {
+		return nil, fmt.Errorf("%w: no layers", ErrConfig)
+	}
+	if c.Likelihood == nil {
+		return nil, fmt.Errorf("%w: nil Likelihood", ErrConfig)
+	}
+	if c.NumData <= 0 {
+		return nil, fmt.Errorf("%w: NumData must be positive, got %d", ErrConfig, c.NumData)
+	}
+	for i, l := range c.Layers {
+		if l == nil {
+			return nil, fmt.Errorf("%w: layer %d is nil", ErrConfig, i)
+		}
+		if i > 0 && l.InputDim() != c.Layers[i-1].OutputDim() {
+			return nil, &ops.ShapeError{Op: "dgp.New", Want: fmt.Sprintf("layer %d with InputDim %d (layer %d's OutputDim)", i, c.Layers[i-1].OutputDim(), i-1), Got: fmt.Sprint(l.InputDim())}
+		}
+	}
+	s := c.Samples
+	if s == 0 {
+		s = 1
+	}
+	if s < 0 {
+		return nil, fmt.Errorf("%w: Samples %d", ErrConfig, c.Samples)
+	}
+	noise := c.Noise
+	if noise == nil {
+		if c.Rand == nil && len(c.Layers) > 1 {
+			return nil, fmt.Errorf("%w: a deep GP needs a Rand (or a Noise) for its samples", ErrConfig)
+		}
+		noise = StandardNormalNoise(c.Rand)
+	}
+	return &DGP{Layers: c.Layers, Likelihood: c.Likelihood, NumData: c.NumData, samples: s, noise: noise}, nil
+}
+
+// Samples returns S, the number of training samples per point.
+func (d *DGP) Samples() int { return d.samples }
+
+// InputDim returns the first layer's input width.
+func (d *DGP) InputDim() int { return d.Layers[0].InputDim() }
+
+// Params returns every layer's and the likelihood's parameters, without duplicates.
+func (d *DGP) Params() []*graph.Param {
+	ps := make([][]*graph.Param, 0, len(d.Layers)+1)
+	for _, l := range d.Layers {
+		ps = append(ps, l.Params())
+	}
+	return gp.UniqueParams(append(ps, d.Likelihood.Params())...)
+}
+
+// KL returns Σ_ℓ KL_ℓ (scalar).
+func (d *DGP) KL(g *graph.Graph) *graph.Node {
+	kl := d.Layers[0].KL(g)
+	for _, l := range d.Layers[1:] {
+		kl = g.Add(kl, l.KL(g))
+	}
+	return kl
+}
+
+// Propagate tiles x [B,D] s times (sample-major: row s·B+b is x_b) and pushes it through every layer but the
+// last by sampling (eq. 7); it returns the last layer's marginal means and variances [s·B, D_L].
+func (d *DGP) Propagate(x *graph.Node, s int) (mean, variance *graph.Node) {
+	return d.propagate(x, s, d.noise)
+}
+
+func (d *DGP) propagate(x *graph.Node, s int, noise Noise) (mean, variance *graph.Node) {
+	g := x.Graph()
+	f := tile(x, s)
+	b := rowsOf(f)
+	for i, l := range d.Layers[:len(d.Layers)-1] {
+		m, v := l.Predict(f)
+		eps := noise(g, i, b, l.OutputDim())
+		// The clamp keeps √· defined where round-off leaves a variance just below zero.
+		f = g.Add(m, g.Mul(g.Sqrt(g.ClampMin(v, 0)), eps))
+	}
+	return d.Layers[len(d.Layers)-1].Predict(f)
+}
+
+// ELBO returns the whole-data-set ELBO estimated from the batch x [B,D], y [B,P] and S samples (scalar).
+func (d *DGP) ELBO(x, y *graph.Node) *graph.Node {
+	g := x.Graph()
+	b := x.Shape()
+	if len(b) != 2 || b[0] > d.NumData {
+		return g.Fail(&ops.ShapeError{Op: "dgp.ELBO", Want: fmt.Sprintf("a batch of at most NumData = %d rows", d.NumData), Got: fmt.Sprint(b)})
+	}
+	fm, fv := d.Propagate(x, d.samples)
+	ve := g.Sum(d.Likelihood.VariationalExpectations(fm, fv, tile(y, d.samples)))
+	return g.Sub(g.Scale(ve, float64(d.NumData)/float64(b[0]*d.samples)), d.KL(g))
+}
+
+// Loss returns −ELBO (gp.Model).
+func (d *DGP) Loss(x, y *graph.Node) *graph.Node { return x.Graph().Neg(d.ELBO(x, y)) }
+
+// tile returns x stacked s times along its rows (x itself for s = 1).
+func tile(x *graph.Node, s int) *graph.Node {
+	if s == 1 {
+		return x
+	}
+	n := rowsOf(x)
+	idx := make([]float64, s*n)
+	for i := range idx {
+		idx[i] = float64(i % n)
+	}
+	g := x.Graph()
+	return g.TakeRows(x, g.Const("dgp.tile", idx, s*n))
+}
+
+func rowsOf(x *graph.Node) int {
+	if s := x.Shape(); len(s) > 0 {
+		return s[0]
+	}
+	return 1
+}
+
+// ZeroNoise is the Noise ε = 0: every layer passes on its mean (a deterministic composition, for tests and for
+// the noise-free comparisons of the equivalence tests).
+func ZeroNoise(g *graph.Graph, _, rows, cols int) *graph.Node { return g.Zeros("dgp.eps", rows, cols) }
+
+// FixedNoise returns a Noise that yields the same draws at every run: ε of hidden layer ℓ is eps[ℓ] (row-major
+// [rows,cols]; a run with other sizes fails). It makes the sampled ELBO a deterministic function of the
+// parameters, for finite-difference checks.
+func FixedNoise(eps [][]float64) Noise {
+	return func(g *graph.Graph, layer, rows, cols int) *graph.Node {
+		if layer >= len(eps) || len(eps[layer]) != rows*cols {
+			return g.Fail(&ops.ShapeError{Op: "dgp.FixedNoise", Want: fmt.Sprintf("%d×%d draws for layer %d", rows, cols, layer), Got: "other"})
+		}
+		return g.Const("dgp.eps", eps[layer], rows, cols)
+	}
+}

@@ -1,0 +1,27 @@
+// Package dgp composes gp.Layers into deep Gaussian processes: the doubly-stochastic variational inference of
+// Salimbeni & Deisenroth (2017, seed 003's baseline; MATH.md §9), with any layer family of gp/layers at any depth
+// (coupled SVGP, DECOUPLED with the Cheng & Boots or Havasi et al. parameterisations, HYBRID, ORTH), which gives
+// the decoupled deep GP of Havasi, Hernández-Lobato & Murillo-Fuentes (2018; MATH.md §10) when the layers are
+// decoupled.
+//
+// # Model
+//
+// A DGP is a list of layers and a likelihood. Training propagates S reparameterised samples of every minibatch
+// row through the hidden layers, using only each layer's marginals, and evaluates the last layer's expectation
+// in closed form (or by quadrature, as the likelihood does); see DGP.ELBO. Noise comes from an injected,
+// seeded generator (StandardNormalNoise), so runs are reproducible; FixedNoise and ZeroNoise make the objective
+// deterministic for tests.
+//
+// # Construction
+//
+// Build creates the layers from a LayerFactory and does what Salimbeni & Deisenroth's initialisation does:
+// fixed inner mean functions (identity, PCA projection when the width shrinks, zero padding when it grows; zero
+// on the last layer), inducing inputs from k-means on the data pushed through those mean functions, and (in the
+// factory, with InnerQScale and InnerKernel) nearly deterministic inner layers with a small white-noise kernel.
+//
+// # Prediction
+//
+// PredictF returns the last layer's marginals for each of S test samples; LogDensity reports both the mixture
+// test log-likelihood (the DGP's predictive density, the papers' metric) and the moment-matched Gaussian's,
+// labelled.
+package dgp

@@ -1,0 +1,193 @@
+package layers
+
+import (
+	"fmt"
+
+	"github.com/gpzoo/gpzoo/graph"
+)
+
+// MeanForm selects how a Decoupled layer parameterises its mean (Havasi, Hernández-Lobato & Murillo-Fuentes 2018,
+// Sec. 2.3 and Table 1; MATH.md §10). The weights live in the Param Decoupled.A [Mα,Dout] in every form; what
+// they mean depends on the form. K_α = K(α,α) + εI and L_α = chol(K_α) carry the layer's jitter ε.
+type MeanForm int
+
+const (
+	// MeanCB is Cheng & Boots' mean μ = K_xα a with KL mean term ½aᵀK_α a (MATH.md §6); A holds a (a₀ with
+	// Jacobi). It is the default and the only form that supports Jacobi and MeanBasisBatch. Cost O(D·N·Mα).
+	MeanCB MeanForm = iota
+	// MeanGP is the sparse-GP mean μ = K_xα K_α⁻¹ m with KL mean term ½mᵀK_α⁻¹m (Havasi et al. μ̃_GP); A holds
+	// m, the mean of q(f(α)). Computed as μ = K_xα L_α⁻ᵀ(L_α⁻¹m), ½‖L_α⁻¹m‖²: cost O(D·N·Mα + Mα³).
+	MeanGP
+	// MeanGPCentred is the centred (whitened) sparse-GP mean μ = K_xα L_α⁻ᵀ m' with KL mean term ½‖m'‖²
+	// (Havasi et al. μ̃_GPcent, the form of their experiments); A holds m' = L_α⁻¹m. Cost O(D·N·Mα + Mα³).
+	MeanGPCentred
+)
+
+// String returns the constant's name ("MeanForm(k)" for an unknown k).
+func (f MeanForm) String() string {
+	switch f {
+	case MeanCB:
+		return "MeanCB"
+	case MeanGP:
+		return "MeanGP"
+	case MeanGPCentred:
+		return "MeanGPCentred"
+	}
+	return fmt.Sprintf("MeanForm(%d)", int(f))
+}
+
+// CovForm selects how a Decoupled layer parameterises its covariance (Havasi et al. 2018, Sec. 2.3 and Table 2;
+// MATH.md §10, whose erratum applies: the paper's Table 2 swaps the labels, and its "Σ_GP" is the S-form). The
+// per-output lower-triangular Params Decoupled.LB [Mβ,Mβ] hold the factor of B or of S.
+type CovForm int
+
+const (
+	// CovB is Cheng & Boots' B-form σ² = k_xx − k_xβ(B_p⁻¹ + K_β)⁻¹k_βx with B_p = L_B,p L_B,pᵀ and KL part
+	// ½log|H_p| − ½tr(K_β L_B,p H_p⁻¹ L_B,pᵀ) (MATH.md §6); LB[p] holds L_B,p (L₀,p with Jacobi). The default.
+	CovB CovForm = iota
+	// CovS is the sparse-GP S-form σ² = k_xx − k_xβ K_β⁻¹(K_β − S_p)K_β⁻¹k_βx with S_p = L_p L_pᵀ and KL part
+	// ½[tr(K_β⁻¹S_p) − Mβ − log|S_p| + log|K_β|]: exactly the unwhitened SVGP's covariance and KL on the bases β
+	// (MATH.md §3); LB[p] holds L_p. Havasi et al.'s experiments use it with MeanGPCentred.
+	CovS
+)
+
+// String returns the constant's name ("CovForm(k)" for an unknown k).
+func (f CovForm) String() string {
+	switch f {
+	case CovB:
+		return "CovB"
+	case CovS:
+		return "CovS"
+	}
+	return fmt.Sprintf("CovForm(%d)", int(f))
+}
+
+// checkForms validates the parameterisation options of c: known forms, and Jacobi and MeanBasisBatch only where
+// they are defined. Jacobi preconditions a and L_B (Cheng & Boots App. A.1), so it needs MeanCB and CovB; the
+// sampled mean term estimates ½aᵀK_α a, so it needs MeanCB (with any covariance form).
+func (c *DecoupledConfig) checkForms() error {
+	if c.MeanForm < MeanCB || c.MeanForm > MeanGPCentred {
+		return fmt.Errorf("%w: Decoupled: unknown %v", ErrConfig, c.MeanForm)
+	}
+	if c.CovForm < CovB || c.CovForm > CovS {
+		return fmt.Errorf("%w: Decoupled: unknown %v", ErrConfig, c.CovForm)
+	}
+	if c.Jacobi && (c.MeanForm != MeanCB || c.CovForm != CovB) {
+		return fmt.Errorf("%w: Decoupled: Jacobi preconditions a and L_B, so it needs MeanCB and CovB, got %v and %v", ErrConfig, c.MeanForm, c.CovForm)
+	}
+	if c.MeanBasisBatch != 0 && c.MeanForm != MeanCB {
+		return fmt.Errorf("%w: Decoupled: MeanBasisBatch estimates ½aᵀK_α a, so it needs MeanCB, got %v", ErrConfig, c.MeanForm)
+	}
+	return nil
+}
+
+// MeanForm returns the parameterisation of the mean.
+func (l *Decoupled) MeanForm() MeanForm { return l.meanForm }
+
+// CovForm returns the parameterisation of the covariance.
+func (l *Decoupled) CovForm() CovForm { return l.covForm }
+
+// paramNames returns the names of A and of LB[p] for the layer's forms: "a" and "LB<p>" for the defaults (as
+// before the forms existed), "m" (MeanGP), "mcent" (MeanGPCentred) and "LS<p>" (CovS), so that logs and
+// non-finite reports say which quantity a Param holds.
+func paramNames(mf MeanForm, cf CovForm) (a, lb string) {
+	a, lb = "a", "LB"
+	switch mf {
+	case MeanGP:
+		a = "m"
+	case MeanGPCentred:
+		a = "mcent"
+	}
+	if cf == CovS {
+		lb = "LS"
+	}
+	return a, lb
+}
+
+// Lalpha returns L_α = chol(K(α,α) + jitter·I) [Mα,Mα], built once per graph. Only the MeanGP and MeanGPCentred
+// forms use it.
+func (l *Decoupled) Lalpha(g *graph.Graph) *graph.Node {
+	return g.Memo(decMemoKey{l, "Lalpha", 0}, func() *graph.Node {
+		return g.Cholesky(g.AddDiag(l.basis.gram(g, meanBases), l.jitterNode(g)))
+	})
+}
+
+// centredMean returns m' [Mα,Dout] of the sparse-GP mean forms: L_α⁻¹m (MeanGP) or A itself (MeanGPCentred).
+func (l *Decoupled) centredMean(g *graph.Graph) *graph.Node {
+	return g.Memo(decMemoKey{l, "mcent", 0}, func() *graph.Node {
+		m := g.Param(l.A)
+		if l.meanForm == MeanGPCentred {
+			return m
+		}
+		return g.TriSolve(l.Lalpha(g), m, false, false)
+	})
+}
+
+// gpWeights returns the weights a = L_α⁻ᵀm' [Mα,Dout] of the sparse-GP mean forms, so that μ = K_xα a
+// (a = K_α⁻¹m for MeanGP).
+func (l *Decoupled) gpWeights(g *graph.Graph) *graph.Node {
+	return g.TriSolve(l.Lalpha(g), l.centredMean(g), false, true)
+}
+
+// gpMeanTerm returns ½‖m'‖²_F = ½ Σ_p m_pᵀK_α⁻¹m_p, the KL mean term of MeanGP and MeanGPCentred.
+func (l *Decoupled) gpMeanTerm(g *graph.Graph) *graph.Node {
+	m := l.centredMean(g)
+	return g.Scale(g.Dot(m, m), 0.5)
+}
+
+// FactorS returns output p's factor L_p [Mβ,Mβ] of S_p = L_p L_pᵀ (CovS); with CovB the graph fails with
+// ErrConfig.
+func (l *Decoupled) FactorS(g *graph.Graph, p int) *graph.Node {
+	if l.covForm != CovS {
+		return g.Fail(fmt.Errorf("%w: Decoupled %s: FactorS needs CovS, the layer has %v", ErrConfig, l.name, l.covForm))
+	}
+	return g.Param(l.LB[p])
+}
+
+// sProjections returns P = L_β⁻¹K_βx and Q = K_β⁻¹K_βx = L_β⁻ᵀP [Mβ,N] for the S-form, so that
+// σ²_p = k_xx − colsum(P²) + colsum((L_pᵀQ)²) (GPflow's base_conditional; MATH.md §3 unwhitened).
+func (l *Decoupled) sProjections(kbx *graph.Node) (p, q *graph.Node) {
+	g := kbx.Graph()
+	lb := l.Lbeta(g)
+	p = g.TriSolve(lb, kbx, false, false)
+	return p, g.TriSolve(lb, p, false, true)
+}
+
+// sVars returns the S-form marginal variances, one [N] node per output.
+func (l *Decoupled) sVars(kbx, kxx *graph.Node) []*graph.Node {
+	g := kbx.Graph()
+	pr, q := l.sProjections(kbx)
+	base := g.Sub(kxx, g.SumRows(g.Square(pr))) // k_xx − k_xβK_β⁻¹k_βx [N]
+	vars := make([]*graph.Node, l.dout)
+	for p := range vars {
+		b := g.MatMul(l.FactorS(g, p), q, true, false) // L_pᵀK_β⁻¹K_βx [Mβ,N]
+		vars[p] = g.Add(base, g.SumRows(g.Square(b)))
+	}
+	return vars
+}
+
+// sCovs returns the S-form covariances K_xx − PᵀP + (L_pᵀQ)ᵀ(L_pᵀQ) [N,N], one per output.
+func (l *Decoupled) sCovs(kbx, kxx *graph.Node) []*graph.Node {
+	g := kbx.Graph()
+	pr, q := l.sProjections(kbx)
+	base := g.Sub(kxx, g.MatMul(pr, pr, true, false))
+	covs := make([]*graph.Node, l.dout)
+	for p := range covs {
+		b := g.MatMul(l.FactorS(g, p), q, true, false)
+		covs[p] = g.Add(base, g.MatMul(b, b, true, false))
+	}
+	return covs
+}
+
+// sCovKL returns Σ_p ½[‖L_β⁻¹L_p‖²_F − Mβ − log|S_p| + log|K_β|], the covariance part of the S-form KL
+// (Σ_p KL[N(0,S_p) ‖ N(0,K_β)] ≥ 0).
+func (l *Decoupled) sCovKL(g *graph.Graph) *graph.Node {
+	lb := l.Lbeta(g)
+	sum := g.Scale(g.LogDetChol(lb), float64(l.dout)) // Σ_p log|K_β|
+	for p := 0; p < l.dout; p++ {
+		lp := l.FactorS(g, p)
+		u := g.TriSolve(lb, lp, false, false) // L_β⁻¹L_p
+		sum = g.Add(sum, g.Sub(g.Dot(u, u), g.LogDetChol(lp)))
+	}
+	return g.Scale(g.AddConst(sum, -float64(l.mb*l.dout)), 0.5)
+}

@@ -1,0 +1,417 @@
+package layers_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/gptest"
+	"github.com/gpzoo/gpzoo/gp/layers"
+	"github.com/gpzoo/gpzoo/graph"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Helpers of this file are prefixed df (decoupled forms); it also uses the db helpers of decoupled_test.go.
+
+// dfCombos are the six (mean, covariance) parameterisations (Havasi et al. 2018, Tables 1–2).
+var dfCombos = []struct {
+	mean layers.MeanForm
+	cov  layers.CovForm
+}{
+	{layers.MeanCB, layers.CovB}, {layers.MeanGP, layers.CovB}, {layers.MeanGPCentred, layers.CovB},
+	{layers.MeanCB, layers.CovS}, {layers.MeanGP, layers.CovS}, {layers.MeanGPCentred, layers.CovS},
+}
+
+// dfSetMean gives the decoupled layer the mean of q(u) = N(m, ·) on α = Z in its own form: A = K⁻¹m (MeanCB),
+// m (MeanGP) or L_α⁻¹m (MeanGPCentred), with K = K(Z,Z) + εI = L_α L_αᵀ.
+func dfSetMean(t *testing.T, l *layers.Decoupled, kj *mat.SymDense, m *mat.Dense) {
+	t.Helper()
+	var ch mat.Cholesky
+	if !ch.Factorize(kj) {
+		t.Fatal("K not positive definite")
+	}
+	var a mat.Dense
+	switch l.MeanForm() {
+	case layers.MeanCB:
+		if err := ch.SolveTo(&a, m); err != nil {
+			t.Fatal(err)
+		}
+	case layers.MeanGP:
+		a.CloneFrom(m)
+	case layers.MeanGPCentred: // m' = L_α⁻¹m, so L_α⁻ᵀm' = K⁻¹m and ½‖m'‖² = ½mᵀK⁻¹m
+		var lt mat.TriDense
+		ch.LTo(&lt)
+		if err := a.Solve(&lt, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.A.Set(a.RawMatrix().Data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dfSetCov gives output p of the decoupled layer the covariance S of q(u) on β = Z in its own form: LB[p] =
+// chol(S) (CovS) or chol(S⁻¹ − K⁻¹) (CovB, which needs S ≺ K).
+func dfSetCov(t *testing.T, l *layers.Decoupled, p int, kinv *mat.Dense, s *mat.SymDense) {
+	t.Helper()
+	if l.CovForm() == layers.CovS {
+		if err := l.LB[p].Set(dbCholLower(t, s)); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	var b mat.Dense
+	b.Sub(dbInverse(t, s), kinv)
+	if err := l.LB[p].Set(dbCholLower(t, dbSym(&b))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dfCompare evaluates Predict, PredictFull and KL of both layers on x and fails t unless every entry agrees
+// within rel·max|reference| (rel = 1e-10: round-off of different but exact algebra on well-conditioned K).
+func dfCompare(t *testing.T, dl *layers.Decoupled, ref gp.Layer, x *mat.Dense) {
+	t.Helper()
+	got := dbEval(t, x, func(g *graph.Graph, xn *graph.Node) map[string]*graph.Node {
+		outs := map[string]*graph.Node{}
+		for name, l := range map[string]gp.Layer{"dec": dl, "ref": ref} {
+			mean, v := l.Predict(xn)
+			fm, covs := l.PredictFull(xn)
+			outs[name+".mean"], outs[name+".var"], outs[name+".fmean"], outs[name+".kl"] = mean, v, fm, l.KL(g)
+			for p, c := range covs {
+				outs[fmt.Sprintf("%s.cov%d", name, p)] = c
+			}
+		}
+		// ExactKL = MeanTerm + CovKL must equal KL (no sampling here).
+		outs["dec.exactkl"] = g.Add(dl.MeanTerm(g), dl.CovKL(g))
+		outs["ref.exactkl"] = ref.KL(g)
+		return outs
+	})
+	whats := []string{"mean", "var", "fmean", "kl", "exactkl"}
+	for p := 0; p < dl.OutputDim(); p++ {
+		whats = append(whats, fmt.Sprintf("cov%d", p))
+	}
+	for _, what := range whats {
+		d, s := got["dec."+what], got["ref."+what]
+		if len(d) != len(s) || len(s) == 0 {
+			t.Fatalf("%s: %d decoupled entries, %d reference", what, len(d), len(s))
+		}
+		scale := 0.0
+		for _, v := range s {
+			scale = math.Max(scale, math.Abs(v))
+		}
+		for i := range s {
+			if math.Abs(d[i]-s[i]) > 1e-10*scale {
+				t.Errorf("%s[%d]: decoupled %.15g, SVGP %.15g (rel %.3g)", what, i, d[i], s[i], math.Abs(d[i]-s[i])/scale)
+			}
+		}
+	}
+	if kl := got["dec.kl"][0]; kl <= 0 {
+		t.Errorf("KL = %v, want > 0", kl)
+	}
+}
+
+// TestDecoupledFormsEqualSVGP: with α = β = Z and q(u) = N(m, S_p) expressed in each form (A = K⁻¹m, m or L_α⁻¹m;
+// LB = chol(S) or chol(S⁻¹ − K⁻¹)), every one of the six parameterisations equals the unwhitened SVGP layer with
+// the same jitter: Predict means and variances, PredictFull and KL (MATH.md §3, §6, §10). The S-form cases use a
+// random S_p = L_p L_pᵀ (not below K); the B-form ones need S_p ≺ K and use S_0 = ½K, S_1 = (K⁻¹ + RRᵀ)⁻¹.
+func TestDecoupledFormsEqualSVGP(t *testing.T) {
+	t.Parallel()
+	const m, dout, n, jitter = 5, 2, 7, 1e-6
+	for _, c := range dfCombos {
+		t.Run(c.mean.String()+"/"+c.cov.String(), func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(21, uint64(10*int(c.mean)+int(c.cov))))
+			k := dbKernel(t)
+			z := mat.NewDense(m, 2, gptest.RandomMatrix(rng, m, 2, -2, 2))
+			dl, err := layers.NewDecoupled(layers.DecoupledConfig{Kernel: k, Zalpha: z, Zbeta: z, OutputDim: dout, Jitter: jitter,
+				MeanForm: c.mean, CovForm: c.cov})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dl.MeanForm() != c.mean || dl.CovForm() != c.cov {
+				t.Fatalf("forms %v/%v, configured %v/%v", dl.MeanForm(), dl.CovForm(), c.mean, c.cov)
+			}
+			sl, err := layers.NewSVGP(layers.SVGPConfig{Kernel: k, Z: z, OutputDim: dout, Unwhitened: true, Jitter: jitter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kj := dbKjitter(t, k, z, jitter)
+			kinv := dbInverse(t, kj)
+			mu := mat.NewDense(m, dout, gptest.RandomMatrix(rng, m, dout, -1, 1))
+			if err := sl.Q.Mu.Set(mu.RawMatrix().Data); err != nil {
+				t.Fatal(err)
+			}
+			dfSetMean(t, dl, kj, mu)
+			for p := 0; p < dout; p++ {
+				var s *mat.SymDense
+				switch {
+				case c.cov == layers.CovS:
+					lp := mat.NewDense(m, m, dbRandomLower(rng, m, 0.3, 0.5))
+					var ss mat.Dense
+					ss.Mul(lp, lp.T())
+					s = dbSym(&ss)
+				case p == 0:
+					s = mat.NewSymDense(m, nil)
+					s.ScaleSym(0.5, kj)
+				default:
+					r := mat.NewDense(m, m, gptest.RandomMatrix(rng, m, m, -1, 1))
+					var rr, prec mat.Dense
+					rr.Mul(r, r.T())
+					prec.Add(kinv, &rr)
+					s = dbSym(dbInverse(t, &prec))
+				}
+				if err := sl.Q.SetSqrt(p, dbCholLower(t, s)); err != nil {
+					t.Fatal(err)
+				}
+				dfSetCov(t, dl, p, kinv, s)
+			}
+			x := mat.NewDense(n, 2, gptest.RandomMatrix(rng, n, 2, -2.5, 2.5))
+			dfCompare(t, dl, sl, x)
+		})
+	}
+}
+
+// TestDecoupledFormsMeanWeights: Weights returns the effective a of μ = K_xα a in every mean form, and MeanTerm
+// the form's KL mean term, against closed forms in gonum (½mᵀK⁻¹m for the sparse-GP forms), with Mα ≠ Mβ.
+func TestDecoupledFormsMeanWeights(t *testing.T) {
+	t.Parallel()
+	const ma, mb, dout, jitter = 6, 3, 2, 1e-6
+	rng := rand.New(rand.NewPCG(23, 24))
+	k := dbKernel(t)
+	za := mat.NewDense(ma, 2, gptest.RandomMatrix(rng, ma, 2, -2, 2))
+	zb := mat.NewDense(mb, 2, gptest.RandomMatrix(rng, mb, 2, -1, 1))
+	kj := dbKjitter(t, k, za, jitter)
+	var ch mat.Cholesky
+	if !ch.Factorize(kj) {
+		t.Fatal("K_α not positive definite")
+	}
+	mu := mat.NewDense(ma, dout, gptest.RandomMatrix(rng, ma, dout, -1, 1))
+	var want mat.Dense // K_α⁻¹m
+	if err := ch.SolveTo(&want, mu); err != nil {
+		t.Fatal(err)
+	}
+	var prod mat.Dense
+	prod.MulElem(mu, &want)
+	wantTerm := 0.5 * mat.Sum(&prod) // ½ Σ_p m_pᵀK⁻¹m_p
+	for _, mf := range []layers.MeanForm{layers.MeanCB, layers.MeanGP, layers.MeanGPCentred} {
+		for _, cf := range []layers.CovForm{layers.CovB, layers.CovS} {
+			l, err := layers.NewDecoupled(layers.DecoupledConfig{Kernel: k, Zalpha: za, Zbeta: zb, OutputDim: dout, Jitter: jitter,
+				MeanForm: mf, CovForm: cf})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dfSetMean(t, l, kj, mu)
+			got := dbEval(t, za, func(g *graph.Graph, _ *graph.Node) map[string]*graph.Node {
+				return map[string]*graph.Node{"a": l.Weights(g), "term": l.MeanTerm(g)}
+			})
+			for i, w := range want.RawMatrix().Data {
+				if d := math.Abs(got["a"][i] - w); d > 1e-9*math.Max(1, math.Abs(w)) {
+					t.Errorf("%v/%v: a[%d] = %.15g, K⁻¹m %.15g", mf, cf, i, got["a"][i], w)
+				}
+			}
+			if d := math.Abs(got["term"][0] - wantTerm); d > 1e-10*math.Abs(wantTerm) {
+				t.Errorf("%v/%v: mean term %.15g, ½mᵀK⁻¹m %.15g", mf, cf, got["term"][0], wantTerm)
+			}
+		}
+	}
+}
+
+// dfPrior sets q to the prior in every form: A = 0 and LB = chol(K_β + εI) (CovS; KL exactly 0) or 1e-5·I
+// (CovB; B ≈ 0, KL = O(1e-10)).
+func dfPrior(t *testing.T, l *layers.Decoupled, k gp.Kernel) func() error {
+	return func() error {
+		if err := l.A.Set(make([]float64, l.NumMeanBases()*l.OutputDim())); err != nil {
+			return err
+		}
+		mb := l.NumCovBases()
+		lb := make([]float64, mb*mb)
+		if l.CovForm() == layers.CovS {
+			zb := mat.NewDense(mb, l.InputDim(), l.Zbeta.Value())
+			lb = dbCholLower(t, dbKjitter(t, k, zb, l.Jitter()))
+		} else {
+			for i := 0; i < mb; i++ {
+				lb[i*mb+i] = 1e-5
+			}
+		}
+		for _, p := range l.LB {
+			if err := p.Set(lb); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// TestDecoupledFormsConformance runs gptest.CheckLayer (shapes, PredictFull against Predict, KL ≥ 0, KL = 0 at the
+// prior, and central finite-difference gradients of Σ W⊙mean + Σ V⊙var + KL with respect to every Param and the
+// inputs, rel ≤ 1e-6) on every parameterisation, Dout = 2, with a constant mean function and Mα ≠ Mβ.
+func TestDecoupledFormsConformance(t *testing.T) {
+	t.Parallel()
+	for _, c := range dfCombos {
+		t.Run(c.mean.String()+"/"+c.cov.String(), func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(25, uint64(10*int(c.mean)+int(c.cov))))
+			za := mat.NewDense(5, 2, gptest.RandomMatrix(rng, 5, 2, -1.5, 1.5))
+			zb := mat.NewDense(3, 2, gptest.RandomMatrix(rng, 3, 2, -1, 1))
+			mean, err := gp.NewConstantMean("c", []float64{0.3, -0.2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := dbKernel(t)
+			l, err := layers.NewDecoupled(layers.DecoupledConfig{Kernel: k, Zalpha: za, Zbeta: zb, OutputDim: 2, Mean: mean,
+				MeanForm: c.mean, CovForm: c.cov})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dbRandomize(t, l, rng)
+			gptest.CheckLayer(t, l, rng, dfPrior(t, l, k))
+		})
+	}
+	// The generalized SE-ARD bases go through the same forms (K_α and K_β from eq. 19).
+	t.Run("GSE/MeanGPCentred/CovS", func(t *testing.T) {
+		t.Parallel()
+		rng := rand.New(rand.NewPCG(27, 28))
+		cfg := dgConfig(t, rng, 2, false)
+		cfg.MeanForm, cfg.CovForm = layers.MeanGPCentred, layers.CovS
+		cfg.CAlpha = gptest.RandomMatrix(rng, 5, 2, 0.5, 2)
+		cfg.CBeta = gptest.RandomMatrix(rng, 3, 2, 0.5, 2)
+		l, err := layers.NewDecoupledGSE(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dbRandomize(t, l.Base(), rng)
+		gptest.CheckLayer(t, l, rng, nil)
+	})
+}
+
+// TestDecoupledFormsDefaults: the zero config is MeanCB/CovB with the historical Param names; the other forms name
+// A and LB after what they hold; CovS starts at S = LBScale²·I, and the recommended deep-GP LBScale = 1e-5 is
+// accepted.
+func TestDecoupledFormsDefaults(t *testing.T) {
+	t.Parallel()
+	k := dbKernel(t)
+	za := mat.NewDense(4, 2, []float64{0, 0, 1, 0, 0, 1, 1, 1})
+	zb := mat.NewDense(2, 2, []float64{0.5, 0.5, -1, 1})
+	for _, c := range []struct {
+		mf           layers.MeanForm
+		cf           layers.CovForm
+		scale        float64
+		aName, lName string
+	}{
+		{layers.MeanCB, layers.CovB, 0, "decoupled.a", "decoupled.LB1"},
+		{layers.MeanGP, layers.CovS, 0, "decoupled.m", "decoupled.LS1"},
+		{layers.MeanGPCentred, layers.CovS, 1e-5, "decoupled.mcent", "decoupled.LS1"},
+	} {
+		l, err := layers.NewDecoupled(layers.DecoupledConfig{Kernel: k, Zalpha: za, Zbeta: zb, OutputDim: 2, MeanForm: c.mf, CovForm: c.cf,
+			LBScale: c.scale})
+		if err != nil {
+			t.Fatalf("%v/%v: %v", c.mf, c.cf, err)
+		}
+		if l.MeanForm() != c.mf || l.CovForm() != c.cf {
+			t.Errorf("forms %v/%v, want %v/%v", l.MeanForm(), l.CovForm(), c.mf, c.cf)
+		}
+		if l.A.Name() != c.aName || l.LB[1].Name() != c.lName {
+			t.Errorf("%v/%v: names %s, %s; want %s, %s", c.mf, c.cf, l.A.Name(), l.LB[1].Name(), c.aName, c.lName)
+		}
+		scale := c.scale
+		if scale == 0 {
+			scale = layers.DefaultLBScale
+		}
+		v := l.LB[0].Value()
+		for i, want := range []float64{scale, 0, 0, scale} {
+			if math.Abs(v[i]-want) > 1e-12 {
+				t.Errorf("%v/%v: initial LB0 %v, want %g·I", c.mf, c.cf, v, scale)
+				break
+			}
+		}
+	}
+	if got := (layers.DecoupledConfig{}).MeanForm; got != layers.MeanCB {
+		t.Errorf("zero MeanForm is %v", got)
+	}
+	if got := (layers.DecoupledConfig{}).CovForm; got != layers.CovB {
+		t.Errorf("zero CovForm is %v", got)
+	}
+	if s := layers.MeanForm(7).String() + layers.CovForm(-1).String(); s != "MeanForm(7)CovForm(-1)" {
+		t.Errorf("unknown forms print as %q", s)
+	}
+}
+
+// TestDecoupledFormsConfigErrors: Jacobi only with MeanCB and CovB, MeanBasisBatch only with MeanCB, and unknown
+// enum values are rejected with ErrConfig; the valid neighbours are accepted. Form-specific accessors fail the
+// graph (not panic) on the wrong form.
+func TestDecoupledFormsConfigErrors(t *testing.T) {
+	t.Parallel()
+	k := dbKernel(t)
+	za := mat.NewDense(4, 2, []float64{0, 0, 1, 0, 0, 1, 1, 1})
+	zb := mat.NewDense(2, 2, []float64{0.5, 0.5, -1, 1})
+	rng := rand.New(rand.NewPCG(1, 1))
+	base := func(f func(c *layers.DecoupledConfig)) layers.DecoupledConfig {
+		c := layers.DecoupledConfig{Kernel: k, Zalpha: za, Zbeta: zb}
+		f(&c)
+		return c
+	}
+	cases := map[string]struct {
+		c       layers.DecoupledConfig
+		wantErr bool
+	}{
+		"Jacobi MeanGP":        {base(func(c *layers.DecoupledConfig) { c.Jacobi, c.MeanForm = true, layers.MeanGP }), true},
+		"Jacobi MeanGPCentred": {base(func(c *layers.DecoupledConfig) { c.Jacobi, c.MeanForm = true, layers.MeanGPCentred }), true},
+		"Jacobi CovS":          {base(func(c *layers.DecoupledConfig) { c.Jacobi, c.CovForm = true, layers.CovS }), true},
+		"Jacobi GPCentred CovS": {base(func(c *layers.DecoupledConfig) {
+			c.Jacobi, c.MeanForm, c.CovForm = true, layers.MeanGPCentred, layers.CovS
+		}), true},
+		"batch MeanGP": {base(func(c *layers.DecoupledConfig) { c.MeanBasisBatch, c.Rand, c.MeanForm = 2, rng, layers.MeanGP }), true},
+		"batch MeanGPCentred CovS": {base(func(c *layers.DecoupledConfig) {
+			c.MeanBasisBatch, c.Rand, c.MeanForm, c.CovForm = 2, rng, layers.MeanGPCentred, layers.CovS
+		}), true},
+		"batch no Rand MeanGP": {base(func(c *layers.DecoupledConfig) { c.MeanBasisBatch, c.MeanForm = 2, layers.MeanGP }), true},
+		"MeanForm 3":           {base(func(c *layers.DecoupledConfig) { c.MeanForm = 3 }), true},
+		"MeanForm -1":          {base(func(c *layers.DecoupledConfig) { c.MeanForm = -1 }), true},
+		"CovForm 2":            {base(func(c *layers.DecoupledConfig) { c.CovForm = 2 }), true},
+		"CovForm -1":           {base(func(c *layers.DecoupledConfig) { c.CovForm = -1 }), true},
+		"Jacobi CB/B":          {base(func(c *layers.DecoupledConfig) { c.Jacobi = true }), false},
+		"batch MeanCB CovS":    {base(func(c *layers.DecoupledConfig) { c.MeanBasisBatch, c.Rand, c.CovForm = 2, rng, layers.CovS }), false},
+		"GPCentred CovS":       {base(func(c *layers.DecoupledConfig) { c.MeanForm, c.CovForm = layers.MeanGPCentred, layers.CovS }), false},
+	}
+	for name, c := range cases {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s: panic %v", name, r)
+				}
+			}()
+			l, err := layers.NewDecoupled(c.c)
+			switch {
+			case c.wantErr && !errors.Is(err, layers.ErrConfig):
+				t.Errorf("%s: got %v, want ErrConfig", name, err)
+			case c.wantErr && l != nil:
+				t.Errorf("%s: returned a layer with the error", name)
+			case !c.wantErr && err != nil:
+				t.Errorf("%s: rejected: %v", name, err)
+			}
+		}()
+	}
+	for _, c := range []struct {
+		cf   layers.CovForm
+		mf   layers.MeanForm
+		what string
+		f    func(l *layers.Decoupled, g *graph.Graph) *graph.Node
+	}{
+		{layers.CovS, layers.MeanCB, "FactorB on CovS", func(l *layers.Decoupled, g *graph.Graph) *graph.Node { return l.FactorB(g, 0) }},
+		{layers.CovB, layers.MeanCB, "FactorS on CovB", func(l *layers.Decoupled, g *graph.Graph) *graph.Node { return l.FactorS(g, 0) }},
+		{layers.CovS, layers.MeanGP, "MeanTermEstimate on MeanGP", func(l *layers.Decoupled, g *graph.Graph) *graph.Node { return l.MeanTermEstimate(g) }},
+	} {
+		l, err := layers.NewDecoupled(layers.DecoupledConfig{Kernel: k, Zalpha: za, Zbeta: zb, MeanForm: c.mf, CovForm: c.cf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := graph.New(graph.Options{})
+		c.f(l, g)
+		if !errors.Is(g.Err(), layers.ErrConfig) {
+			t.Errorf("%s: graph error %v, want ErrConfig", c.what, g.Err())
+		}
+	}
+}
