@@ -261,7 +261,11 @@ func runDGP(e *Entry, o Options, sp dgpSpec) (*Result, error) {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}
 	fillTraining(res, tres, tr.N())
-	return scoreDGP(res, model, sp.testSamples, te, std, rand.New(rand.NewPCG(o.Seed, uint64(o.Split)+0x7e57)))
+	ts := sp.testSamples
+	if o.TestSamples > 0 {
+		ts = o.TestSamples
+	}
+	return scoreDGP(res, model, ts, te, std, rand.New(rand.NewPCG(o.Seed, uint64(o.Split)+0x7e57)))
 }
 
 // scoreDGP fills the test metrics of a deep GP from s propagated samples: RMSE of the mixture mean and the

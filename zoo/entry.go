@@ -36,6 +36,8 @@ type Options struct {
 	// Adam on the other parameters: γ = 0.1 for a Gaussian likelihood, ramped log-linearly from 1e-4 to 0.1
 	// over the first 10% of the steps for non-conjugate ones.
 	NatGrad bool
+	// TestSamples overrides the number of samples a deep-GP entry propagates per test point when positive.
+	TestSamples int
 	// CurvesOut is the CSV file entries with WritesCurves write their training curves to ("" = the entry's
 	// default; ringnorm/odvgp-illustration: IllustrationCurvesFile in the working directory). Run refuses it
 	// for other entries.

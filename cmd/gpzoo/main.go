@@ -35,7 +35,9 @@ Flags of run:
   --optimizer O    lbfgs or adam (default: the entry's)
   --inducing M     number of inducing points of sparse entries (default: the entry's)
   --batch B        minibatch size of minibatch entries (default: the entry's)
-  --natgrad        natural-gradient steps on q(u) of SVGP entries (Adam on the rest)
+  --natgrad        natural-gradient steps on q(u) of SVGP entries (Adam on the rest); for deep GPs on the
+                   last layer's q(u)
+  --test-samples S deep GPs: samples propagated per test point (default: the entry's, usually 100)
   --out FILE.json  write the result as one JSON object
   --curves FILE    CSV of the training curves of entries that write them (default: R.curves.csv next to
                    --out R.json, else %[4]s in the working directory)
@@ -128,6 +130,7 @@ func runEntry(args []string, stdout, stderr io.Writer) error {
 	quiet := fs.Bool("quiet", false, "no progress output")
 	natgrad := fs.Bool("natgrad", false, "natural gradients on q(u)")
 	curves := fs.String("curves", "", "CSV file of the training curves")
+	testSamples := fs.Int("test-samples", 0, "deep GPs: propagated samples at test time")
 	if err := fs.Parse(flags); err != nil {
 		return err
 	}
@@ -147,7 +150,7 @@ func runEntry(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	o := zoo.Options{DataDir: *data, Split: *split, Seed: s, Iters: *iters, Optimizer: *optimizer, Inducing: *inducing,
-		BatchSize: *batch, NatGrad: *natgrad, CurvesOut: *curves}
+		BatchSize: *batch, NatGrad: *natgrad, CurvesOut: *curves, TestSamples: *testSamples}
 	if e.WritesCurves && o.CurvesOut == "" && *out != "" {
 		o.CurvesOut = curvesNextTo(*out)
 	}

@@ -2,6 +2,7 @@ package dgp
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/gpzoo/gpzoo/gp"
@@ -134,7 +135,7 @@ func Build(x *mat.Dense, c BuildConfig) ([]gp.Layer, error) {
 
 // InnerMean returns the fixed mean function of an inner layer from width D (the columns of x) to q: the identity
 // for q = D; for q < D the projection x·W on the top-q right singular vectors of x (the principal directions of
-// the uncentred inputs, as Salimbeni & Deisenroth's code does); for q > D the identity with zero padding.
+// the uncentred inputs, as Salimbeni & Deisenroth's code does, from the eigenvectors of xᵀx); for q > D the identity with zero padding.
 func InnerMean(x *mat.Dense, q int) (gp.MeanFunction, error) {
 	_, d := x.Dims()
 	switch {
@@ -149,19 +150,31 @@ func InnerMean(x *mat.Dense, q int) (gp.MeanFunction, error) {
 		}
 		return gp.NewProjectionMean(d, q, w)
 	}
-	var svd mat.SVD
-	if !svd.Factorize(x, mat.SVDThin) {
-		return nil, fmt.Errorf("dgp: SVD of the layer inputs failed")
+	// The right singular vectors of x are the eigenvectors of xᵀx [D,D]: O(N·D²) instead of an SVD of x.
+	var xtx mat.SymDense
+	xtx.SymOuterK(1, x.T())
+	var eig mat.EigenSym
+	if !eig.Factorize(&xtx, true) {
+		return nil, fmt.Errorf("dgp: eigendecomposition of the layer inputs' Gram matrix failed")
 	}
 	var v mat.Dense
-	svd.VTo(&v) // [D, min(N,D)], columns sorted by decreasing singular value
-	if _, c := v.Dims(); c < q {
-		return nil, fmt.Errorf("%w: %d input rows cannot give %d principal directions", ErrConfig, c, q)
-	}
+	eig.VectorsTo(&v) // columns in ascending order of eigenvalue
 	w := make([]float64, d*q)
-	for i := 0; i < d; i++ {
-		for j := 0; j < q; j++ {
-			w[i*q+j] = v.At(i, j)
+	for j := 0; j < q; j++ {
+		col := d - 1 - j
+		// Fix the sign (eigenvectors are defined up to it): the largest entry in magnitude is positive.
+		big := 0
+		for i := 1; i < d; i++ {
+			if math.Abs(v.At(i, col)) > math.Abs(v.At(big, col)) {
+				big = i
+			}
+		}
+		sign := 1.0
+		if v.At(big, col) < 0 {
+			sign = -1
+		}
+		for i := 0; i < d; i++ {
+			w[i*q+j] = sign * v.At(i, col)
 		}
 	}
 	return gp.NewProjectionMean(d, q, w)
