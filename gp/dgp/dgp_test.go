@@ -426,3 +426,64 @@ func TestConfigErrors(t *testing.T) {
 		t.Error("NaN input: no error")
 	}
 }
+
+// Layers of different families compose: a decoupled inner layer (Havasi et al.'s μ_GPcent + S-form), an ORTH
+// middle layer and a HYBRID last layer, with γ bases and non-zero weights. Central finite differences of the
+// sampled ELBO (fixed noise) for every parameter.
+func TestMixedFamiliesGradients(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	x, y := gptest.ToyRegression(rng, 10, 2, 1)
+	prng := rand.New(rand.NewPCG(23, 24))
+	ls, err := dgp.Build(x, dgp.BuildConfig{Widths: []int{2, 2}, Rand: rand.New(rand.NewPCG(1, 1)),
+		NewLayer: func(s dgp.LayerSpec) (gp.Layer, error) {
+			k := gp.Kernel(gptest.ARDKernel(t, s.InputDim))
+			name := fmt.Sprint("layer", s.Index)
+			zb, err := s.Inducing(4)
+			if err != nil {
+				return nil, err
+			}
+			zg, err := s.Inducing(3)
+			if err != nil {
+				return nil, err
+			}
+			c := layers.SVGPConfig{Name: name, Kernel: k, Z: zb, OutputDim: s.OutputDim, Mean: s.Mean}
+			switch s.Index {
+			case 0:
+				w := gptest.RandomMatrix(prng, 3, s.OutputDim, -0.5, 0.5)
+				return layers.NewDecoupled(layers.DecoupledConfig{Name: name, Kernel: k, Zalpha: zg, Zbeta: zb, Weights: w,
+					OutputDim: s.OutputDim, Mean: s.Mean, MeanForm: layers.MeanGPCentred, CovForm: layers.CovS, LBScale: 0.3})
+			case 1:
+				o, err := layers.NewOrth(layers.OrthConfig{SVGPConfig: c, Zgamma: zg})
+				if err != nil {
+					return nil, err
+				}
+				randomQ(t, o.BetaQ(), prng)
+				return o, o.Agamma.Set(gptest.RandomMatrix(prng, 3, s.OutputDim, -0.5, 0.5))
+			default:
+				h, err := layers.NewHybrid(layers.HybridConfig{SVGPConfig: c, Zgamma: zg})
+				if err != nil {
+					return nil, err
+				}
+				randomQ(t, h.Beta.Q, prng)
+				return h, h.Agamma.Set(gptest.RandomMatrix(prng, 3, s.OutputDim, -0.5, 0.5))
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep, err := dgp.New(dgp.Config{Layers: ls, Likelihood: gaussian(t, 0.2), NumData: 20, Samples: 2,
+		Noise: fixedNoise(rng, 2, 10, 2, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.New(graph.Options{})
+	prog, err := g.Compile(deep.Loss(g.Const("x", x.RawMatrix().Data, 10, 2), g.Const("y", y.RawMatrix().Data, 10, 1)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	if got, want := len(prog.Params()), countTrainable(deep.Params()); got != want {
+		t.Fatalf("program differentiates %d params, model has %d trainable", got, want)
+	}
+	gradcheck.CheckProgram(t, prog)
+}
