@@ -146,6 +146,15 @@ func (g *Graph) StackCols(xs ...*Node) *Node {
 	return g.apply("StackCols", func(ns ...*G.Node) (*G.Node, error) { return ops.StackCols(ns...) }, xs...)
 }
 
+// TriQuadCols returns the [n,p] matrix out[j,k] = ‖L_kᵀa_j‖² (column sums of squares of L_kᵀA) for a [m,n] with
+// columns a_j and p ≥ 1 lower-triangular factors ls[k] [m,m], whose entries above the diagonal are ignored: the
+// fused form of StackCols(SumRows(Square(MatMul(L_k, a, true, false)))...), e.g. the q(u) term of a sparse GP's
+// marginal variances.
+func (g *Graph) TriQuadCols(a *Node, ls ...*Node) *Node {
+	return g.apply("TriQuadCols", func(ns ...*G.Node) (*G.Node, error) { return ops.TriQuadCols(ns[0], ns[1:]...) },
+		append([]*Node{a}, ls...)...)
+}
+
 // Col returns column j [n] of x [n,m].
 func (g *Graph) Col(x *Node, j int) *Node {
 	return g.un("Col", func(n *G.Node) (*G.Node, error) { return ops.Col(n, j) }, x)

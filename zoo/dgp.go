@@ -48,13 +48,17 @@ type dgpSpec struct {
 	published   string
 }
 
-// Budgets of the deep-GP entries, cut to fit 2 cores (the entries' summaries say so).
+// Budgets of the deep-GP entries, cut to fit 2 cores (the entries' summaries say so). Havasi et al. train 5000
+// epochs with minibatches of min(N, 10000) on a GPU (5000 full-batch steps on kin8nm, 25000 steps on protein); a
+// full-batch kin8nm step of a 2-layer DGP takes ≈0.7 s here, so the Havasi entries take minibatches of 1024
+// instead, which reach the published accuracy within the budgets below (see the issue-5 closing note).
 const (
-	// HavasiIters replaces Havasi et al.'s 5000 epochs (full-batch steps on kin8nm, ≈5 steps per epoch on
-	// protein) on kin8nm.
-	HavasiIters = 3000
-	// HavasiProteinIters is the protein budget (minibatch 10000).
-	HavasiProteinIters = 2000
+	// HavasiIters is the kin8nm budget of the Havasi entries (minibatch HavasiBatch).
+	HavasiIters = 7000
+	// HavasiProteinIters is the protein budget.
+	HavasiProteinIters = 5000
+	// HavasiBatch replaces the paper's min(N, 10000).
+	HavasiBatch = 1024
 	// DSDGPIters is the notebooks' 5000 iterations.
 	DSDGPIters = 5000
 	// MNISTDGPIters is the MNIST notebook's 20000 iterations.
@@ -78,15 +82,16 @@ func init() {
 		for _, fam := range []string{"coupled", "decoupled"} {
 			for l := 0; l <= 4; l++ {
 				sp := dgpSpec{data: d, model: fmt.Sprintf("dgp-%s-%d", fam, l), family: fam, hidden: l, width: 10,
-					m: 200, ma: 500, mb: 100, samples: 1, testSamples: dgp.DefaultTestSamples, iters: iters, lr: 0.01,
+					m: 200, ma: 500, mb: 100, samples: 1, testSamples: dgp.DefaultTestSamples, batch: HavasiBatch, iters: iters, lr: 0.01,
 					reference: "Havasi, Hernández-Lobato & Murillo-Fuentes 2018 (seed 003), " + table + "; MATH.md §9–10",
 					published: fmt.Sprintf("test LL / RMSE %s (5 random 80/20 splits, 5000 epochs on a GPU; ANCHORS §1.1)", havasiPublished[d+"/"+fam][l])}
 				what := "coupled SVGP layers, M=200"
 				if fam == "decoupled" {
 					what = "decoupled layers (μ_GPcent, S-form), Ma=500, Mb=100"
 				}
-				sp.summary = fmt.Sprintf("DGP with %d hidden layer(s) of width 10, %s, SE-ARD, minibatch min(N,10000), "+
-					"Adam 0.01, %d steps (the paper: 5000 epochs; cut to fit 2 cores) (%s)", l, what, iters, d)
+				sp.summary = fmt.Sprintf("DGP with %d hidden layer(s) of width 10, %s, SE-ARD, minibatch %d, "+
+					"Adam 0.01, %d steps (the paper: minibatch min(N,10000), 5000 epochs on a GPU; cut to fit 2 cores) (%s)",
+					l, what, HavasiBatch, iters, d)
 				specs = append(specs, sp)
 			}
 		}

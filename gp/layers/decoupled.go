@@ -357,14 +357,12 @@ func (l *Decoupled) Predict(x *graph.Node) (mean, variance *graph.Node) {
 	l.checkInput(x)
 	kbx := l.basis.cross(covBases, x)
 	kxx := l.Kernel.KDiag(x)
-	var vars []*graph.Node
 	if l.covForm == CovS {
-		vars = l.sVars(kbx, kxx)
-	} else {
-		vars = make([]*graph.Node, l.dout)
-		for p := range vars {
-			vars[p] = g.Sub(kxx, g.SumRows(g.Square(l.v(kbx, p))))
-		}
+		return l.mean(x), l.sVars(kbx, kxx)
+	}
+	vars := make([]*graph.Node, l.dout)
+	for p := range vars {
+		vars[p] = g.Sub(kxx, g.SumRows(g.Square(l.v(kbx, p))))
 	}
 	if l.dout == 1 {
 		return l.mean(x), g.Reshape(vars[0], rowsOf(x), 1)

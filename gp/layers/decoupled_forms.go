@@ -153,17 +153,17 @@ func (l *Decoupled) sProjections(kbx *graph.Node) (p, q *graph.Node) {
 	return p, g.TriSolve(lb, p, false, true)
 }
 
-// sVars returns the S-form marginal variances, one [N] node per output.
-func (l *Decoupled) sVars(kbx, kxx *graph.Node) []*graph.Node {
+// sVars returns the S-form marginal variances [N,Dout]: k_xx − colsum(P²) + colsum((L_pᵀQ)²), the last term for
+// all outputs in one fused op (TriQuadCols).
+func (l *Decoupled) sVars(kbx, kxx *graph.Node) *graph.Node {
 	g := kbx.Graph()
 	pr, q := l.sProjections(kbx)
 	base := g.Sub(kxx, g.SumRows(g.Square(pr))) // k_xx − k_xβK_β⁻¹k_βx [N]
-	vars := make([]*graph.Node, l.dout)
-	for p := range vars {
-		b := g.MatMul(l.FactorS(g, p), q, true, false) // L_pᵀK_β⁻¹K_βx [Mβ,N]
-		vars[p] = g.Add(base, g.SumRows(g.Square(b)))
+	ls := make([]*graph.Node, l.dout)
+	for p := range ls {
+		ls[p] = l.FactorS(g, p)
 	}
-	return vars
+	return g.AddCol(g.TriQuadCols(q, ls...), base) // ‖L_pᵀK_β⁻¹k_βx‖² added to base [N,Dout]
 }
 
 // sCovs returns the S-form covariances K_xx − PᵀP + (L_pᵀQ)ᵀ(L_pᵀQ) [N,N], one per output.

@@ -191,15 +191,12 @@ func (l *SVGP) moments(x *graph.Node, full bool) (a, mean *graph.Node, out []*gr
 		return a, mean, out
 	}
 	base := g.Sub(l.Kernel.KDiag(x), g.SumRows(g.Square(a))) // k_xx − ‖L_u⁻¹k_ux‖² [N]
-	vars := make([]*graph.Node, l.dout)
-	for p := range vars {
-		b := g.MatMul(l.Q.SqrtNode(g, p), proj, true, false)
-		vars[p] = g.Add(base, g.SumRows(g.Square(b)))
+	ls := make([]*graph.Node, l.dout)
+	for p := range ls {
+		ls[p] = l.Q.SqrtNode(g, p)
 	}
-	if l.dout == 1 {
-		return a, mean, []*graph.Node{g.Reshape(vars[0], rowsOf(x), 1)}
-	}
-	return a, mean, []*graph.Node{g.StackCols(vars...)}
+	// σ²_p = base + ‖L_pᵀproj‖²_col, all outputs at once [N,Dout] (one fused op: triangular products, no gemm).
+	return a, mean, []*graph.Node{g.AddCol(g.TriQuadCols(proj, ls...), base)}
 }
 
 // KL returns Σ_p KL[q(u_p) ‖ p(u_p)] (MATH.md §3):
