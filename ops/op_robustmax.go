@@ -171,7 +171,7 @@ func (k robustMaxK) forward(in []arg, out []float64) error {
 		return err
 	}
 	hit, miss := k.logs(c)
-	return forRows(n, robustMaxMinRows, func(lo, hi int) error {
+	return ForRows(n, robustMaxMinRows, func(lo, hi int) error {
 		for r := lo; r < hi; r++ {
 			lab, err := label(k.name(), r, y.data[r], c)
 			if err != nil {
@@ -223,7 +223,7 @@ func (k robustMaxK) backwardAll(in []arg, _ arg, g arg, dst [][]float64) error {
 		return err
 	}
 	hit, miss := k.logs(c)
-	return forRows(n, robustMaxMinRows, func(lo, hi int) error {
+	return ForRows(n, robustMaxMinRows, func(lo, hi int) error {
 		dmu, dv := make([]float64, c), make([]float64, c)
 		for r := lo; r < hi; r++ {
 			lab, err := label(k.name(), r, y.data[r], c)

@@ -187,7 +187,7 @@ func (k triQuadK) grads(w *triQuadWork, in []arg, g arg, dst [][]float64) error 
 		}
 	}
 	if da := dst[0]; da != nil {
-		_ = forRows(m, 16, func(lo, hi int) error {
+		_ = ForRows(m, 16, func(lo, hi int) error {
 			d := da[lo*n : hi*n]
 			copy(d, w.b[0][lo*n:hi*n])
 			for _, b := range w.b[1:] {

@@ -5,10 +5,10 @@ import (
 	"sync"
 )
 
-// forRows runs fn over [0, rows) split into at most GOMAXPROCS contiguous chunks of at least minRows rows each
+// ForRows runs fn over [0, rows) split into at most GOMAXPROCS contiguous chunks of at least minRows rows each
 // (one chunk, on the calling goroutine, when rows < 2·minRows), and returns the error of the lowest chunk that
 // failed. fn must only write state owned by its rows.
-func forRows(rows, minRows int, fn func(lo, hi int) error) error {
+func ForRows(rows, minRows int, fn func(lo, hi int) error) error {
 	w := min(runtime.GOMAXPROCS(0), rows/max(minRows, 1))
 	if w <= 1 {
 		return fn(0, rows)

@@ -163,3 +163,23 @@ func embedded(name string) bool {
 	}
 	return false
 }
+
+// standardised returns the split standardised on its training part: the inputs (unless keepX, which only
+// classification sets may ask for, e.g. MNIST pixels) and, for regression, the targets. std is nil when nothing
+// was standardised.
+func (s *split) standardised(keepX bool) (tr, te *datasets.Dataset, std *datasets.Standardizer, err error) {
+	classify := s.train.NumClasses > 0
+	if keepX && classify {
+		return s.train, s.test, nil, nil
+	}
+	if std, err = datasets.FitStandardizer(s.train, !classify); err != nil {
+		return nil, nil, nil, err
+	}
+	if tr, err = std.Apply(s.train); err != nil {
+		return nil, nil, nil, err
+	}
+	if te, err = std.Apply(s.test); err != nil {
+		return nil, nil, nil, err
+	}
+	return tr, te, std, nil
+}

@@ -2,7 +2,6 @@ package zoo
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/gpzoo/gpzoo/datasets"
@@ -10,9 +9,9 @@ import (
 	"github.com/gpzoo/gpzoo/gp/dgp"
 	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/gp/likelihoods"
-	"github.com/gpzoo/gpzoo/ops"
 	"github.com/gpzoo/gpzoo/train"
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
 )
 
 // The deep-GP entries (issue 5): Havasi, Hernández-Lobato & Murillo-Fuentes (2018, seed 003) Tables 4–5, coupled
@@ -36,7 +35,7 @@ type dgpSpec struct {
 	ma, mb      int    // decoupled mean and covariance bases per layer
 	samples     int    // S in training
 	testSamples int
-	batch       int // minibatch size; 0 means min(N, 10000) (Havasi et al.)
+	batch       int // minibatch size (at most N)
 	iters       int
 	lr          float64
 	kernelVar   float64 // initial kernel variance (0: 1)
@@ -150,14 +149,10 @@ func dgpFactory(sp dgpSpec, m, ma, mb int) dgp.LayerFactory {
 			if err != nil {
 				return nil, err
 			}
-			l, err := layers.NewDecoupled(layers.DecoupledConfig{Name: name, Kernel: kern, Zalpha: za, Zbeta: zb,
-				OutputDim: s.OutputDim, Mean: s.Mean, MeanForm: layers.MeanGPCentred, CovForm: layers.CovS, LBScale: qscale})
-			if err != nil || s.Inner {
-				return l, err
-			}
-			// The last layer's S starts at the prior K_β (as a whitened q = N(0, I) does): S = I would put a KL of
-			// ½tr(K_β⁻¹) on an ill-conditioned K_β.
-			return l, setPriorCov(l, kern, zb)
+			// The last layer's S starts at the prior K_β (SPrior), the inner layers' near 0 (LBScale 1e-5).
+			return layers.NewDecoupled(layers.DecoupledConfig{Name: name, Kernel: kern, Zalpha: za, Zbeta: zb,
+				OutputDim: s.OutputDim, Mean: s.Mean, MeanForm: layers.MeanGPCentred, CovForm: layers.CovS, LBScale: qscale,
+				SPrior: !s.Inner})
 		}
 		z, err := s.Inducing(m)
 		if err != nil {
@@ -182,17 +177,9 @@ func runDGP(e *Entry, o Options, sp dgpSpec) (*Result, error) {
 		return nil, err
 	}
 	classify := spl.train.NumClasses > 0
-	tr, te, std := spl.train, spl.test, (*datasets.Standardizer)(nil)
-	if !sp.noStdX || !classify {
-		if std, err = datasets.FitStandardizer(spl.train, !classify); err != nil {
-			return nil, err
-		}
-		if tr, err = std.Apply(spl.train); err != nil {
-			return nil, err
-		}
-		if te, err = std.Apply(spl.test); err != nil {
-			return nil, err
-		}
+	tr, te, std, err := spl.standardised(sp.noStdX)
+	if err != nil {
+		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, uint64(o.Split)+0xd9b))
 	iters := sp.iters
@@ -203,17 +190,7 @@ func runDGP(e *Entry, o Options, sp dgpSpec) (*Result, error) {
 	if o.Inducing > 0 {
 		m, mb, ma = o.Inducing, o.Inducing, 5*o.Inducing
 	}
-	var lik gp.Likelihood
-	latent := 1
-	switch {
-	case !classify:
-		lik, err = likelihoods.NewGaussian(likelihoods.GaussianConfig{Variance: DGPInitialNoise})
-	case tr.NumClasses == 2:
-		lik, err = likelihoods.NewBernoulli(likelihoods.BernoulliConfig{})
-	default:
-		latent = tr.NumClasses
-		lik, err = likelihoods.NewRobustMax(likelihoods.RobustMaxConfig{NumClasses: tr.NumClasses})
-	}
+	lik, latent, err := likelihoodFor(tr, DGPInitialNoise)
 	if err != nil {
 		return nil, err
 	}
@@ -233,9 +210,6 @@ func runDGP(e *Entry, o Options, sp dgpSpec) (*Result, error) {
 		return nil, err
 	}
 	batch := sp.batch
-	if batch == 0 {
-		batch = 10000
-	}
 	if o.BatchSize > 0 {
 		batch = o.BatchSize
 	}
@@ -287,24 +261,12 @@ func scoreDGP(res *Result, model *dgp.DGP, s int, te *datasets.Dataset, std *dat
 	if err != nil {
 		return nil, err
 	}
-	mean := func(v []float64) float64 {
-		t := 0.0
-		for _, x := range v {
-			t += x
-		}
-		return t / float64(len(v))
-	}
-	mix, mm := mean(lds.Mixture), mean(lds.MomentMatched)
-	if _, ok := model.Likelihood.(*likelihoods.Gaussian); ok {
+	mix, mm := stat.Mean(lds.Mixture, nil), stat.Mean(lds.MomentMatched, nil)
+	if g, ok := model.Likelihood.(*likelihoods.Gaussian); ok {
 		off := std.LogDensityOffset(0)
 		mix, mm = mix+off, mm+off
-		fm, _ := p.MomentMatched()
-		rmse := 0.0
-		for i := 0; i < te.N(); i++ {
-			r := std.InverseMean(0, fm.At(i, 0)) - std.InverseMean(0, te.Y.At(i, 0))
-			rmse += r * r
-		}
-		rmse = math.Sqrt(rmse / float64(te.N()))
+		fm, fv := p.MomentMatched()
+		rmse, _ := gaussianMetrics(&gp.Prediction{Mean: fm, Var: mat.Col(nil, 0, fv)}, g.Variance(), te, std)
 		res.TestRMSE = &rmse
 	} else {
 		probs, _, err := model.YMoments(p)
@@ -317,26 +279,4 @@ func scoreDGP(res *Result, model *dgp.DGP, s int, te *datasets.Dataset, std *dat
 	res.TestLL, res.TestLLKind = mix, fmt.Sprintf("mixture of %d samples", p.Samples())
 	res.TestLLMomentMatched = &mm
 	return res, nil
-}
-
-// setPriorCov sets every S_p of an S-form decoupled layer to K_β + jitter·I (its Cholesky factor).
-func setPriorCov(l *layers.Decoupled, k gp.Kernel, zb *mat.Dense) error {
-	kb, err := gp.KernelMatrix(k, zb, zb)
-	if err != nil {
-		return err
-	}
-	n, _ := kb.Dims()
-	for i := 0; i < n; i++ {
-		kb.Set(i, i, kb.At(i, i)+l.Jitter())
-	}
-	lb := make([]float64, n*n)
-	if _, err := ops.CholeskyLower(lb, kb.RawMatrix().Data, n, ops.JitterPolicy{}); err != nil {
-		return err
-	}
-	for _, p := range l.LB {
-		if err := p.Set(lb); err != nil {
-			return err
-		}
-	}
-	return nil
 }

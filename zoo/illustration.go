@@ -161,11 +161,7 @@ func illustrate(o IllustrationOptions) (*illustration, error) {
 	if spl.train.NumClasses != 2 {
 		return nil, fmt.Errorf("zoo: Illustrate: %s is not a binary classification data set (the illustration uses a Bernoulli likelihood)", name)
 	}
-	std, err := datasets.FitStandardizer(spl.train, false)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := std.Apply(spl.train)
+	tr, _, _, err := spl.standardised(false)
 	if err != nil {
 		return nil, err
 	}

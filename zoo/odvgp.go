@@ -171,12 +171,12 @@ func odvgpBases(sp odvgpSpec, x *mat.Dense, nb, ng int, rng *rand.Rand) (beta, g
 	return beta, gamma, nil
 }
 
-// odvgpLikelihood returns the Gaussian likelihood for regression, Bernoulli for two classes and robust-max for
-// more, with the number of latent functions.
-func odvgpLikelihood(tr *datasets.Dataset) (gp.Likelihood, int, error) {
+// likelihoodFor returns the Gaussian likelihood (initial noise variance noise) for regression, Bernoulli for two
+// classes and robust-max for more, with the number of latent functions.
+func likelihoodFor(tr *datasets.Dataset, noise float64) (gp.Likelihood, int, error) {
 	switch {
 	case tr.NumClasses == 0:
-		lik, err := likelihoods.NewGaussian(likelihoods.GaussianConfig{Variance: models.DefaultNoiseVariance})
+		lik, err := likelihoods.NewGaussian(likelihoods.GaussianConfig{Variance: noise})
 		return lik, 1, err
 	case tr.NumClasses == 2:
 		lik, err := likelihoods.NewBernoulli(likelihoods.BernoulliConfig{})
@@ -271,15 +271,7 @@ func runODVGP(e *Entry, o Options, sp odvgpSpec) (*Result, error) {
 		return nil, err
 	}
 	classify := spl.train.NumClasses > 0
-	std, err := datasets.FitStandardizer(spl.train, !classify)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := std.Apply(spl.train)
-	if err != nil {
-		return nil, err
-	}
-	te, err := std.Apply(spl.test)
+	tr, te, std, err := spl.standardised(false)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +299,7 @@ func runODVGP(e *Entry, o Options, sp odvgpSpec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	lik, latent, err := odvgpLikelihood(tr)
+	lik, latent, err := likelihoodFor(tr, models.DefaultNoiseVariance)
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}

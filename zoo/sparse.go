@@ -100,18 +100,9 @@ func runSparse(e *Entry, o Options, sp sparseSpec) (*Result, error) {
 		return nil, err
 	}
 	classify := spl.train.NumClasses > 0
-	var std *datasets.Standardizer
-	tr, te := spl.train, spl.test
-	if !sp.noStdX || !classify {
-		if std, err = datasets.FitStandardizer(spl.train, !classify); err != nil {
-			return nil, err
-		}
-		if tr, err = std.Apply(spl.train); err != nil {
-			return nil, err
-		}
-		if te, err = std.Apply(spl.test); err != nil {
-			return nil, err
-		}
+	tr, te, std, err := spl.standardised(sp.noStdX)
+	if err != nil {
+		return nil, err
 	}
 	if sp.noStdX && !classify {
 		return nil, fmt.Errorf("zoo: %s: unstandardised inputs are only for classification", e.Name)

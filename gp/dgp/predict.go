@@ -48,19 +48,29 @@ func (p *Prediction) Samples() int { return len(p.SampleMean) }
 // latent mixture: mean = (1/S)Σ μ_s, var = (1/S)Σ (v_s + μ_s²) − mean².
 func (p *Prediction) MomentMatched() (mean, variance *mat.Dense) {
 	n, l := p.SampleMean[0].Dims()
-	mu, v := make([]float64, n*l), make([]float64, n*l)
-	inv := 1 / float64(len(p.SampleMean))
-	for s := range p.SampleMean {
-		ms, vs := p.SampleMean[s].RawMatrix().Data, p.SampleVar[s].RawMatrix().Data
-		for i := range mu {
-			mu[i] += inv * ms[i]
-			v[i] += inv * (vs[i] + ms[i]*ms[i])
+	ms, vs := make([][]float64, p.Samples()), make([][]float64, p.Samples())
+	for s := range ms {
+		ms[s], vs[s] = p.SampleMean[s].RawMatrix().Data, p.SampleVar[s].RawMatrix().Data
+	}
+	mu, v := mixtureMoments(ms, vs)
+	return mat.NewDense(n, l, mu), mat.NewDense(n, l, v)
+}
+
+// mixtureMoments returns the mean and variance of the equally weighted mixture of Gaussians N(ms[s], vs[s]),
+// entry by entry: mean = (1/S)Σ ms[s], var = (1/S)Σ (vs[s] + ms[s]²) − mean² (law of total variance).
+func mixtureMoments(ms, vs [][]float64) (mean, variance []float64) {
+	mean, variance = make([]float64, len(ms[0])), make([]float64, len(ms[0]))
+	inv := 1 / float64(len(ms))
+	for s := range ms {
+		for i, m := range ms[s] {
+			mean[i] += inv * m
+			variance[i] += inv * (vs[s][i] + m*m)
 		}
 	}
-	for i := range v {
-		v[i] = math.Max(v[i]-mu[i]*mu[i], 0)
+	for i := range variance {
+		variance[i] = math.Max(variance[i]-mean[i]*mean[i], 0)
 	}
-	return mat.NewDense(n, l, mu), mat.NewDense(n, l, v)
+	return mean, variance
 }
 
 // PredictF propagates S samples of every test row through the hidden layers (each sample its own noise) and
@@ -149,24 +159,13 @@ func (d *DGP) PredictY(x *mat.Dense, o PredictOptions) (mean, variance *mat.Dens
 // predictives combined by the law of total variance.
 func (d *DGP) YMoments(p *Prediction) (mean, variance *mat.Dense, err error) {
 	n, _ := p.SampleMean[0].Dims()
-	var mu, v []float64
-	inv := 1 / float64(p.Samples())
-	for s := range p.SampleMean {
-		ms, vs, err := d.Likelihood.PredictMeanVar(p.SampleMean[s].RawMatrix().Data, p.SampleVar[s].RawMatrix().Data, n)
-		if err != nil {
+	ms, vs := make([][]float64, p.Samples()), make([][]float64, p.Samples())
+	for s := range ms {
+		if ms[s], vs[s], err = d.Likelihood.PredictMeanVar(p.SampleMean[s].RawMatrix().Data, p.SampleVar[s].RawMatrix().Data, n); err != nil {
 			return nil, nil, err
 		}
-		if mu == nil {
-			mu, v = make([]float64, len(ms)), make([]float64, len(ms))
-		}
-		for i := range ms {
-			mu[i] += inv * ms[i]
-			v[i] += inv * (vs[i] + ms[i]*ms[i])
-		}
 	}
-	for i := range v {
-		v[i] = math.Max(v[i]-mu[i]*mu[i], 0)
-	}
+	mu, v := mixtureMoments(ms, vs)
 	c := len(mu) / n
 	return mat.NewDense(n, c, mu), mat.NewDense(n, c, v), nil
 }

@@ -83,28 +83,18 @@ func ExactLML(t testing.TB, k gp.Kernel, noise float64, x, y *mat.Dense) float64
 	return v
 }
 
-// KernelMatrix returns K(x, x) + jitter·I through the kernel's own graph.
+// KernelMatrix returns K(x, x) + jitter·I through the kernel's own graph (gp.KernelMatrix).
 func KernelMatrix(t testing.TB, k gp.Kernel, x *mat.Dense, jitter float64) *mat.SymDense {
 	t.Helper()
-	n, d := x.Dims()
-	g := graph.New(graph.Options{})
-	xn := g.Input("x", n, d)
-	prog, err := g.CompileForward(map[string]*graph.Node{"k": k.K(xn, xn)})
+	kd, err := gp.KernelMatrix(k, x, x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer prog.Close()
-	if err := prog.Set("x", x.RawMatrix().Data); err != nil {
-		t.Fatal(err)
-	}
-	if err := prog.Run(); err != nil {
-		t.Fatal(err)
-	}
-	kv := prog.Output("k")
+	n, _ := x.Dims()
 	s := mat.NewSymDense(n, nil)
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
-			v := kv[i*n+j]
+			v := kd.At(i, j)
 			if i == j {
 				v += jitter
 			}

@@ -40,6 +40,10 @@ type DecoupledConfig struct {
 	// deep GP use LBScale = 1e-5 (S ≈ 0, so inner layers start nearly deterministic; Salimbeni & Deisenroth 2017,
 	// MATH.md §9).
 	LBScale float64
+	// SPrior (CovS only) starts every S_p at the prior covariance K_β + jitter·I instead of LBScale²·I: the
+	// unwhitened counterpart of a whitened q = N(0, I), for the last layer of a deep GP or a single layer
+	// (S = I would put a large ½tr(K_β⁻¹) into the KL of an ill-conditioned K_β).
+	SPrior bool
 	// Weights are the initial contents of Param A, row-major [Mα,Dout]: a (a₀ with Jacobi) for MeanCB, m for
 	// MeanGP, m' for MeanGPCentred. nil means zeros.
 	Weights []float64
@@ -175,15 +179,11 @@ func NewDecoupled(c DecoupledConfig) (*Decoupled, error) {
 	if l.A, err = graph.NewParam(name+"."+aName, w, graph.Identity{}, ma, dout); err != nil {
 		return nil, fmt.Errorf("layers: Decoupled weights: %w", err)
 	}
-	scale := c.LBScale
-	if scale == 0 {
-		scale = DefaultLBScale
+	lb, err := l.initialFactor(c)
+	if err != nil {
+		return nil, err
 	}
 	for p := 0; p < dout; p++ {
-		lb := make([]float64, mb*mb)
-		for i := 0; i < mb; i++ {
-			lb[i*mb+i] = scale
-		}
 		pp, err := graph.NewParam(fmt.Sprintf("%s.%s%d", name, lbName, p), lb, graph.LowerTriangular{}, mb, mb)
 		if err != nil {
 			return nil, fmt.Errorf("layers: Decoupled covariance factor: %w", err)

@@ -3,7 +3,9 @@ package layers
 import (
 	"fmt"
 
+	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/ops"
 )
 
 // MeanForm selects how a Decoupled layer parameterises its mean (Havasi, Hernández-Lobato & Murillo-Fuentes 2018,
@@ -75,10 +77,41 @@ func (c *DecoupledConfig) checkForms() error {
 	if c.Jacobi && (c.MeanForm != MeanCB || c.CovForm != CovB) {
 		return fmt.Errorf("%w: Decoupled: Jacobi preconditions a and L_B, so it needs MeanCB and CovB, got %v and %v", ErrConfig, c.MeanForm, c.CovForm)
 	}
+	if c.SPrior && c.CovForm != CovS {
+		return fmt.Errorf("%w: Decoupled: SPrior sets S, so it needs CovS, got %v", ErrConfig, c.CovForm)
+	}
 	if c.MeanBasisBatch != 0 && c.MeanForm != MeanCB {
 		return fmt.Errorf("%w: Decoupled: MeanBasisBatch estimates ½aᵀK_α a, so it needs MeanCB, got %v", ErrConfig, c.MeanForm)
 	}
 	return nil
+}
+
+// initialFactor returns the initial L_B,p (or L_p) shared by every output [Mβ,Mβ]: LBScale·I, or with SPrior the
+// Cholesky factor of K_β + jitter·I at the kernel's initial hyperparameters.
+func (l *Decoupled) initialFactor(c DecoupledConfig) ([]float64, error) {
+	mb := l.mb
+	lb := make([]float64, mb*mb)
+	if !c.SPrior {
+		scale := c.LBScale
+		if scale == 0 {
+			scale = DefaultLBScale
+		}
+		for i := 0; i < mb; i++ {
+			lb[i*mb+i] = scale
+		}
+		return lb, nil
+	}
+	kb, err := gp.KernelMatrix(c.Kernel, c.Zbeta, c.Zbeta)
+	if err != nil {
+		return nil, fmt.Errorf("layers: Decoupled prior S: %w", err)
+	}
+	for i := 0; i < mb; i++ {
+		kb.Set(i, i, kb.At(i, i)+l.jitter)
+	}
+	if _, err := ops.CholeskyLower(lb, kb.RawMatrix().Data, mb, ops.JitterPolicy{}); err != nil {
+		return nil, fmt.Errorf("layers: Decoupled prior S: %w", err)
+	}
+	return lb, nil
 }
 
 // MeanForm returns the parameterisation of the mean.

@@ -415,3 +415,41 @@ func TestDecoupledFormsConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// SPrior starts every S_p at the prior: L_p = chol(K_β + εI), so with zero weights the KL is 0 and the predictive
+// variance is the prior's; it needs CovS.
+func TestDecoupledSPrior(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(31, 32))
+	k := gptest.ARDKernel(t, 2)
+	za := mat.NewDense(4, 2, gptest.RandomMatrix(rng, 4, 2, -1.5, 1.5))
+	zb := mat.NewDense(3, 2, gptest.RandomMatrix(rng, 3, 2, -1, 1))
+	l, err := layers.NewDecoupled(layers.DecoupledConfig{Kernel: k, Zalpha: za, Zbeta: zb, OutputDim: 2,
+		MeanForm: layers.MeanGPCentred, CovForm: layers.CovS, SPrior: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := dbCholLower(t, dbKjitter(t, k, zb, l.Jitter()))
+	for p, lp := range l.LB {
+		for i, v := range lp.Value() {
+			if math.Abs(v-want[i]) > 1e-12 {
+				t.Fatalf("output %d: L[%d] = %g, want chol(K_β + εI) entry %g", p, i, v, want[i])
+			}
+		}
+	}
+	g := graph.New(graph.Options{})
+	prog, err := g.CompileForward(map[string]*graph.Node{"kl": l.KL(g)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	if err := prog.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if kl := prog.Output("kl")[0]; math.Abs(kl) > 1e-9 {
+		t.Errorf("KL at the prior = %g, want 0", kl)
+	}
+	if _, err := layers.NewDecoupled(layers.DecoupledConfig{Kernel: k, Zalpha: za, Zbeta: zb, SPrior: true}); !errors.Is(err, layers.ErrConfig) {
+		t.Errorf("SPrior with CovB: %v, want ErrConfig", err)
+	}
+}

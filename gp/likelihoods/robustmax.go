@@ -3,8 +3,6 @@ package likelihoods
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
@@ -98,30 +96,20 @@ func (r *RobustMax) probs(op string, fMean, fVar []float64, n int) ([]float64, e
 	}
 	out := make([]float64, len(fMean))
 	// Rows are independent and each costs K² Gauss–Hermite evaluations of log Φ: split them over the cores.
-	workers := min(runtime.GOMAXPROCS(0), max(1, n/64))
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v := make([]float64, r.k)
-			for i := w * n / workers; i < (w+1)*n/workers; i++ {
-				for j := range v {
-					v[j] = math.Max(fVar[i*r.k+j], 0)
-				}
-				if err := ops.RobustMaxProbs(fMean[i*r.k:(i+1)*r.k], v, r.k, r.eps, r.points, out[i*r.k:(i+1)*r.k]); err != nil {
-					errs[w] = fmt.Errorf("likelihoods: %s: row %d: %w", op, i, err)
-					return
-				}
+	err := ops.ForRows(n, 64, func(lo, hi int) error {
+		v := make([]float64, r.k)
+		for i := lo; i < hi; i++ {
+			for j := range v {
+				v[j] = math.Max(fVar[i*r.k+j], 0)
 			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+			if err := ops.RobustMaxProbs(fMean[i*r.k:(i+1)*r.k], v, r.k, r.eps, r.points, out[i*r.k:(i+1)*r.k]); err != nil {
+				return fmt.Errorf("likelihoods: %s: row %d: %w", op, i, err)
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

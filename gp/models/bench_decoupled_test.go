@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/gptest"
 	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/gp/models"
-	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/train"
 	"gonum.org/v1/gonum/mat"
 )
@@ -23,31 +23,7 @@ func stepBench(b *testing.B, l gp.Layer, batch int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g := graph.New(graph.Options{})
-	xn, yn := g.Input("x", batch, d), g.Input("y", batch, 1)
-	prog, err := g.Compile(m.Loss(xn, yn), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer prog.Close()
-	copy(prog.InputData("x"), x.RawMatrix().Data)
-	copy(prog.InputData("y"), y.RawMatrix().Data)
-	params := prog.Params()
-	grads := make([][]float64, len(params))
-	opt := &train.Adam{LR: 1e-3}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := prog.Run(); err != nil {
-			b.Fatal(err)
-		}
-		for k, p := range params {
-			grads[k] = prog.Grad(p)
-		}
-		if err := opt.Step(i, params, grads); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)*1e3, "ms/step")
+	gptest.BenchStep(b, m, x, y, (&train.Adam{LR: 1e-3}).Step)
 }
 
 func randomBases(rng *rand.Rand, m, d int) *mat.Dense {
