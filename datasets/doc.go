@@ -34,7 +34,7 @@
 //
 // Every error wraps one sentinel, to be tested with errors.Is: ErrEmpty,
 // ErrRagged, ErrNonFinite, ErrIndex, ErrFormat, ErrCategorical, ErrShape,
-// ErrInvalid or ErrNotFound (file-system errors are wrapped as they come from
+// ErrInvalid, ErrNotFound, ErrNoSource or ErrChecksum (file-system errors are wrapped as they come from
 // package os, e.g. fs.ErrNotExist). The detailed cases are typed, available
 // through errors.As, and unwrap to their sentinel:
 //
@@ -46,6 +46,20 @@
 //   - *FormatError{File, Line, Msg}: unparsable text, bad IDX magic,
 //     truncated or corrupt gzip, bad labels or masks.
 //   - *CategoricalError{Columns}: every non-numeric column of a user CSV.
+//   - *TableError: a bad cell of a user table (ReadTable, ReadInputs), with
+//     its 1-based data row, file line and column name; *NonNumericError:
+//     every non-numeric used column of a user table, with an example cell.
+//   - *ChecksumError: a downloaded file whose SHA-256 is not the manifest's.
+//
+// # Users' tables and the benchmark data directory
+//
+// ReadTable/LoadTable read a user's CSV with a header row (target and
+// features by column name; classification labels mapped to 0..K−1 with the
+// original values kept), ReadInputs/LoadInputs the inputs of a prediction
+// file by header name. The manifest (MANIFEST.tsv of the data directory, or
+// the embedded copy) lists every benchmark file with its size, SHA-256 and
+// public source; Verify checks a directory against it and Fetch downloads
+// missing files, checking each before it is renamed into place.
 //
 // All messages start with "datasets: ".
 package datasets

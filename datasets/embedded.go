@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 )
 
 // embedFS holds small MIT-licensed data sets; provenance in embed/README.md.
@@ -64,4 +65,30 @@ func embeddedFile(name, file string) ([]byte, error) {
 		return nil, fmt.Errorf("datasets: embedded %s/%s: %w", name, file, ErrNotFound)
 	}
 	return raw, nil
+}
+
+// bostonData is data.txt of the Boston housing set in the layout of uci-regression-dropout/bostonHousing
+// (506 rows, 13 features then the target); provenance in embed/README.md.
+//
+//go:embed embed/boston/data.txt
+var bostonData []byte
+
+// Boston housing's columns in data.txt (its index_features.txt and index_target.txt).
+const bostonFeatures, bostonTarget = 13, 13
+
+// EmbeddedBoston returns a fresh copy of the embedded Boston housing data (UCI; the file of Gal & Ghahramani's
+// uci-regression-dropout/bostonHousing, without its split files): X [506, 13], Y [506, 1] (median home value in
+// $1000s), as LoadUCI reads that folder.
+func EmbeddedBoston() (*Dataset, error) {
+	var feat strings.Builder
+	for j := 0; j < bostonFeatures; j++ {
+		fmt.Fprintln(&feat, j)
+	}
+	d, err := parseUCI(bytes.NewReader(bostonData), strings.NewReader(feat.String()), strings.NewReader(fmt.Sprintln(bostonTarget)),
+		"embedded boston/data.txt", "", "")
+	if err != nil {
+		return nil, err
+	}
+	d.Name = "boston"
+	return d, nil
 }

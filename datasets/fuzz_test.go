@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -135,5 +136,59 @@ func FuzzParseIndices(f *testing.F) {
 		if err == nil && len(idx) == 0 {
 			t.Fatal("no indices and no error")
 		}
+	})
+}
+
+func FuzzReadTable(f *testing.F) {
+	f.Add([]byte("a,b,y\n1,2,3\n4,5,6\n"), "y", "", false)
+	f.Add([]byte("a,b,y\n1,2,0\n4,5,1\n"), "y", "b", true)
+	f.Add([]byte("colour,y\nred,1\n"), "y", "", false)
+	f.Add([]byte("id,x,y\nq,1,2\n"), "y", "x", false)
+	f.Add([]byte("x,y\n1,NaN\n"), "y", "", false)
+	f.Add([]byte("x,y\n1\n"), "y", "", false)
+	f.Add([]byte("x,,y\n1,2,3\n"), "y", "", false)
+	f.Add([]byte("x,y\n\"1\n\",2.5\n"), "y", "", true)
+	f.Add(gz([]byte("x,y\n1,2\n")), "y", "x", false)
+	f.Fuzz(func(t *testing.T, data []byte, target, features string, classify bool) {
+		var feats []string
+		if features != "" {
+			feats = strings.Split(features, ",")
+		}
+		tb, err := ReadTable(bytes.NewReader(data), TableOptions{Target: target, Features: feats, Classify: classify})
+		if err != nil {
+			if tb != nil {
+				t.Fatalf("both a table and an error: %v", err)
+			}
+			if !hasSentinel(err) {
+				t.Fatalf("error without sentinel: %v", err)
+			}
+		} else {
+			checkResult(t, tb.Data, nil)
+			if len(tb.Data.FeatureNames) != tb.Data.D() || tb.Data.P() != 1 {
+				t.Fatalf("%d names for %d columns, P = %d", len(tb.Data.FeatureNames), tb.Data.D(), tb.Data.P())
+			}
+			if classify != (tb.Labels != nil) || len(tb.Labels) != tb.Data.NumClasses {
+				t.Fatalf("classify %v: labels %v, K %d", classify, tb.Labels, tb.Data.NumClasses)
+			}
+			for k := 1; k < len(tb.Labels); k++ {
+				if tb.Labels[k-1] >= tb.Labels[k] {
+					t.Fatalf("labels not strictly increasing: %v", tb.Labels)
+				}
+			}
+		}
+		if feats == nil {
+			return
+		}
+		x, err := ReadInputs(bytes.NewReader(data), feats)
+		if err != nil {
+			if !hasSentinel(err) {
+				t.Fatalf("ReadInputs: error without sentinel: %v", err)
+			}
+			return
+		}
+		if _, c := x.Dims(); c != len(feats) {
+			t.Fatalf("ReadInputs: %d columns for %d features", c, len(feats))
+		}
+		checkResult(t, matrixDataset(x), nil)
 	})
 }

@@ -30,7 +30,7 @@ func dataDir(t testing.TB) string {
 }
 
 // sentinels lists every sentinel error of the package.
-var sentinels = []error{ErrEmpty, ErrRagged, ErrNonFinite, ErrIndex, ErrFormat, ErrCategorical, ErrShape, ErrInvalid, ErrNotFound}
+var sentinels = []error{ErrEmpty, ErrRagged, ErrNonFinite, ErrIndex, ErrFormat, ErrCategorical, ErrShape, ErrInvalid, ErrNotFound, ErrNoSource, ErrChecksum}
 
 // hasSentinel reports whether err wraps one of the package's sentinels.
 func hasSentinel(err error) bool {

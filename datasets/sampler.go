@@ -65,6 +65,50 @@ func (s *Sampler) Batch() int { return s.batch }
 // N returns the number of points sampled from.
 func (s *Sampler) N() int { return s.n }
 
+// SamplerState is a Sampler's position in its stream: what a training
+// checkpoint stores to resume the same minibatches. It does not include the
+// rng, whose state the caller saves and restores itself (the next reshuffle
+// draws from it).
+type SamplerState struct {
+	// Perm is the current permutation of 0..N-1 (the next reshuffle permutes
+	// it in place, so it is part of the state).
+	Perm []int
+	// Pos is the next position in Perm, in 0..N; N means the next draw
+	// reshuffles first.
+	Pos int
+	// Epoch is the number of complete passes so far.
+	Epoch int
+}
+
+// State returns a copy of the sampler's position in its stream.
+func (s *Sampler) State() SamplerState {
+	return SamplerState{Perm: append([]int(nil), s.perm...), Pos: s.pos, Epoch: s.epoch}
+}
+
+// SetState moves the sampler to st (copied), as returned by State of a
+// sampler over the same N. Together with the rng's own state restored, the
+// sampler then yields exactly the batches the saved one would have.
+// Errors: ErrInvalid when Perm is not a permutation of 0..N-1, Pos is outside
+// 0..N or Epoch is negative; the sampler is unchanged then.
+func (s *Sampler) SetState(st SamplerState) error {
+	if len(st.Perm) != s.n {
+		return fmt.Errorf("datasets: Sampler.SetState: permutation of %d indices, want n=%d: %w", len(st.Perm), s.n, ErrInvalid)
+	}
+	seen := make([]bool, s.n)
+	for i, v := range st.Perm {
+		if v < 0 || v >= s.n || seen[v] {
+			return fmt.Errorf("datasets: Sampler.SetState: entry %d (%d) makes the permutation invalid: %w", i, v, ErrInvalid)
+		}
+		seen[v] = true
+	}
+	if st.Pos < 0 || st.Pos > s.n || st.Epoch < 0 {
+		return fmt.Errorf("datasets: Sampler.SetState: position %d not in 0..%d or epoch %d negative: %w", st.Pos, s.n, st.Epoch, ErrInvalid)
+	}
+	copy(s.perm, st.Perm)
+	s.pos, s.epoch = st.Pos, st.Epoch
+	return nil
+}
+
 // GatherRows copies rows idx of src into the rows of dst, which must be
 // [len(idx), cols of src]; it does not allocate. Being a hot-loop helper for
 // indices produced by a Sampler, it panics, like gonum's mat, when the shapes

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -163,5 +164,72 @@ func TestSubsetAndDefaultDir(t *testing.T) {
 	t.Setenv(EnvDataDir, "")
 	if DefaultDir() != "" {
 		t.Fatal("DefaultDir not empty")
+	}
+}
+
+// TestSamplerStateResume saves a sampler's state (and its PCG's) mid-stream, at an epoch boundary, and checks
+// that a fresh sampler restored from them yields exactly the batches of the uninterrupted one.
+func TestSamplerStateResume(t *testing.T) {
+	const n, batch = 10, 4
+	for _, k := range []int{0, 1, 3, 5, 7} { // k=5: pos == n exactly (20 draws), the next draw reshuffles
+		src := rand.NewPCG(9, 9)
+		s, err := NewSampler(n, batch, rand.New(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []int
+		for step := 0; step < 12; step++ {
+			want = append(want, s.Next(nil)...)
+		}
+		src2 := rand.NewPCG(9, 9)
+		s2, _ := NewSampler(n, batch, rand.New(src2))
+		var got []int
+		for step := 0; step < k; step++ {
+			got = append(got, s2.Next(nil)...)
+		}
+		st := s2.State()
+		rs, err := src2.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s2.Next(nil) // disturb the saved sampler: State must be a copy
+		src3 := rand.NewPCG(1, 1)
+		s3, _ := NewSampler(n, batch, rand.New(src3))
+		if err := src3.UnmarshalBinary(rs); err != nil {
+			t.Fatal(err)
+		}
+		if err := s3.SetState(st); err != nil {
+			t.Fatal(err)
+		}
+		if s3.Epoch() != k*batch/n {
+			t.Errorf("k=%d: restored Epoch %d, want %d", k, s3.Epoch(), k*batch/n)
+		}
+		for step := k; step < 12; step++ {
+			got = append(got, s3.Next(nil)...)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("k=%d: resumed stream %v, want %v", k, got, want)
+		}
+	}
+}
+
+func TestSamplerSetStateErrors(t *testing.T) {
+	s, _ := NewSampler(4, 2, rand.New(rand.NewPCG(1, 1)))
+	before := s.State()
+	for name, st := range map[string]SamplerState{
+		"short":    {Perm: []int{0, 1, 2}},
+		"repeat":   {Perm: []int{0, 1, 1, 3}},
+		"range":    {Perm: []int{0, 1, 2, 4}},
+		"pos":      {Perm: []int{0, 1, 2, 3}, Pos: 5},
+		"negPos":   {Perm: []int{0, 1, 2, 3}, Pos: -1},
+		"negEpoch": {Perm: []int{0, 1, 2, 3}, Epoch: -1},
+		"nilPerm":  {},
+	} {
+		if err := s.SetState(st); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
+		}
+	}
+	if after := s.State(); !slices.Equal(after.Perm, before.Perm) || after.Pos != before.Pos || after.Epoch != before.Epoch {
+		t.Errorf("failed SetState changed the sampler: %+v, was %+v", after, before)
 	}
 }

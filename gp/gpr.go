@@ -41,7 +41,7 @@ func NewGPR(c GPRConfig) (*GPR, error) {
 	if c.Kernel == nil {
 		return nil, configErr("GPR: nil Kernel")
 	}
-	noise, err := graph.NewParam("likelihood.variance", []float64{orDefault(c.NoiseVariance, DefaultNoiseVariance)}, graph.Positive{Floor: c.NoiseFloor})
+	noise, err := graph.NewParam(gprNoiseName, []float64{orDefault(c.NoiseVariance, DefaultNoiseVariance)}, graph.Positive{Floor: c.NoiseFloor})
 	if err != nil {
 		return nil, fmt.Errorf("gp: GPR: %w", err)
 	}

@@ -30,14 +30,15 @@ import (
 // sizes and anchor are still two nodes drawing independently (gorgonia merges nodes with equal hashes).
 var sampleSerial atomic.Uint64
 
-// sampleIdxK draws b distinct indices of [0, m) at every forward pass by a partial Fisher–Yates shuffle of a
-// permutation it keeps between runs (O(b) time per run, O(m) memory; a partial shuffle of any fixed permutation
-// gives a uniformly random ordered b-subset, so keeping the permutation does not bias the draw).
+// sampleIdxK draws b distinct indices of [0, m) at every forward pass by a partial Fisher–Yates shuffle of the
+// identity permutation, undoing its b swaps afterwards (O(b) time per run, O(m) memory): each draw is a uniformly
+// random ordered b-subset and a function of the generator's state alone, so a checkpointed run resumes bit for bit.
 type sampleIdxK struct {
 	rng    *rand.Rand
 	m, b   int
 	serial uint64
-	perm   *[]int // scratch permutation of [0, m), lazily created
+	perm   *[]int // scratch permutation of [0, m), lazily created; the identity between runs
+	swaps  *[]int // scratch: the b swap partners of the current run
 }
 
 func (k sampleIdxK) name() string { return "SampleIndices" }
@@ -59,10 +60,21 @@ func (k sampleIdxK) forward(_ []arg, out []float64) error {
 		}
 		*k.perm = p
 	}
+	js := *k.swaps
+	if js == nil {
+		js = make([]int, k.b)
+		*k.swaps = js
+	}
 	for i := 0; i < k.b; i++ {
 		j := i + k.rng.IntN(k.m-i)
 		p[i], p[j] = p[j], p[i]
 		out[i] = float64(p[i])
+		js[i] = j
+	}
+	// Undo the swaps so the permutation is the identity again: each run's draw is then a function of rng's
+	// state alone, not of earlier runs (a checkpointed training run resumes bit for bit).
+	for i := k.b - 1; i >= 0; i-- {
+		p[i], p[js[i]] = p[js[i]], p[i]
 	}
 	return nil
 }
@@ -86,7 +98,7 @@ func SampleIndices(like *G.Node, rng *rand.Rand, m, b int) (*G.Node, error) {
 	if m <= 0 || b <= 0 || b > m {
 		return nil, &ShapeError{Op: "SampleIndices", Want: "1 ≤ b ≤ m", Got: fmt.Sprintf("m=%d, b=%d", m, b)}
 	}
-	return apply(sampleIdxK{rng: rng, m: m, b: b, serial: sampleSerial.Add(1), perm: new([]int)}, like)
+	return apply(sampleIdxK{rng: rng, m: m, b: b, serial: sampleSerial.Add(1), perm: new([]int), swaps: new([]int)}, like)
 }
 
 // takeRowsK gathers rows of x [m,d] (or entries of x [m]) at the indices idx [b].

@@ -1,6 +1,8 @@
 package train
 
 import (
+	"bytes"
+	"encoding/gob"
 	"fmt"
 	"math"
 
@@ -81,5 +83,63 @@ func (a *Adam) Step(step int, params []*graph.Param, grads [][]float64) error {
 			raw[j] -= lr * (s.m[j] / c1) / (math.Sqrt(s.v[j]/c2) + eps)
 		}
 	}
+	return nil
+}
+
+var _ Stateful = (*Adam)(nil)
+
+// adamSaved is one Param's Adam state in a checkpoint: its position in the params slice and, as a check, its
+// name (names need not be unique).
+type adamSaved struct {
+	Index int
+	Name  string
+	M, V  []float64
+	T     int
+}
+
+// MarshalState encodes the first and second moments and the step count of every Param of params that has
+// Adam state (Stateful). State held for Params outside params is not saved.
+func (a *Adam) MarshalState(params []*graph.Param) ([]byte, error) {
+	var saved []adamSaved
+	for i, p := range params {
+		if s := a.state[p]; s != nil {
+			saved = append(saved, adamSaved{Index: i, Name: p.Name(), M: s.m, V: s.v, T: s.t})
+		}
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(saved); err != nil {
+		return nil, fmt.Errorf("train: Adam: encoding the state: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// UnmarshalState replaces the Adam state by the one MarshalState encoded for the Params at the same positions
+// of params (Stateful); Params without saved state start fresh. It fails, leaving the state unchanged, on
+// undecodable data, a saved position outside params or given twice, a name that differs from the Param's at
+// that position, or moments whose length differs from the Param's size.
+func (a *Adam) UnmarshalState(params []*graph.Param, data []byte) error {
+	var saved []adamSaved
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&saved); err != nil {
+		return fmt.Errorf("train: Adam: decoding the state: %w", err)
+	}
+	state := make(map[*graph.Param]*adamState, len(saved))
+	for _, s := range saved {
+		if s.Index < 0 || s.Index >= len(params) {
+			return fmt.Errorf("train: Adam: saved state for Param %d (%q), but this run optimises %d Params", s.Index, s.Name, len(params))
+		}
+		p := params[s.Index]
+		if p.Name() != s.Name {
+			return fmt.Errorf("train: Adam: saved state for Param %d is %q's, this run's is %q", s.Index, s.Name, p.Name())
+		}
+		if state[p] != nil {
+			return fmt.Errorf("train: Adam: state for Param %d (%q) saved twice", s.Index, s.Name)
+		}
+		if len(s.M) != p.Size() || len(s.V) != p.Size() || s.T < 0 {
+			return fmt.Errorf("train: Adam: saved state for %q has %d and %d moments (step %d), want %d",
+				s.Name, len(s.M), len(s.V), s.T, p.Size())
+		}
+		state[p] = &adamState{m: append([]float64(nil), s.M...), v: append([]float64(nil), s.V...), t: s.T}
+	}
+	a.state = state
 	return nil
 }

@@ -1,6 +1,8 @@
 package train
 
 import (
+	"bytes"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"math"
@@ -192,6 +194,28 @@ func (h *NatGrad) Gamma(step int) float64 {
 
 // Stats returns the hook's counters.
 func (h *NatGrad) Stats() NatGradStats { return h.stats }
+
+var _ Stateful = (*NatGrad)(nil)
+
+// MarshalState encodes the hook's counters (Stateful). They are its only state: the step size depends on the
+// step index alone and q lives in its Params, which a checkpoint saves with the others.
+func (h *NatGrad) MarshalState([]*graph.Param) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(h.stats); err != nil {
+		return nil, fmt.Errorf("train: NatGrad: encoding the state: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// UnmarshalState restores the counters MarshalState encoded (Stateful); it fails on undecodable data.
+func (h *NatGrad) UnmarshalState(_ []*graph.Param, data []byte) error {
+	var st NatGradStats
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
+		return fmt.Errorf("train: NatGrad: decoding the state: %w", err)
+	}
+	h.stats = st
+	return nil
+}
 
 // AfterBackward takes one natural step on every q and output from the gradients of s.Program, with γ =
 // h.Gamma(s.Index), and writes the new mean and factor back (GaussianQ.Mu.Set, GaussianQ.SetSqrt). The Program's

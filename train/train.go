@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/gpzoo/gpzoo/datasets"
@@ -59,6 +61,12 @@ type Config struct {
 	Progress io.Writer
 	// Graph configures the training graph (Cholesky jitter policy).
 	Graph graph.Options
+	// Checkpoint, if set, saves checkpoints (and resumes from one): see CheckpointConfig and checkpoint.go.
+	Checkpoint *CheckpointConfig
+	// Stop, when closed (e.g. ctx.Done() of signal.NotifyContext for SIGINT/SIGTERM), makes Train finish the
+	// current step, save a checkpoint if Checkpoint is set, and return the partial Result with an error
+	// wrapping ErrInterrupted. Train checks it before every step and installs no signal handler itself.
+	Stop <-chan struct{}
 }
 
 // Eval is one evaluation record.
@@ -70,9 +78,12 @@ type Eval struct {
 
 // Result summarises a training run.
 type Result struct {
-	Steps          int
-	Losses         []float64 // loss at every step (before that step's update)
-	Seconds        float64   // wall time of the steps (graph building excluded)
+	Steps  int
+	Losses []float64 // loss at every step (before that step's update)
+	// Times are the training seconds at the end of every step (wall time since the first step; a resumed run
+	// continues the interrupted run's clock). Unlike Losses they differ between runs.
+	Times          []float64
+	Seconds        float64 // wall time of the steps (graph building excluded)
 	BuildSeconds   float64
 	SecondsPerIter float64
 	Evals          []Eval
@@ -89,6 +100,13 @@ func (r *Result) FinalLoss() float64 {
 
 // Train fits m to (x [N,D], y [N,P]) with minibatches drawn from rng. It returns the partial Result with the
 // error when training stops early.
+//
+// With cfg.Checkpoint set it saves checkpoints; with cfg.Checkpoint.Resume it first restores the checkpoint
+// (fresh model, rng and sources built from the same seeds are expected) and runs the remaining steps: the
+// resumed Result's Steps and Losses, and the final Params, equal an uninterrupted run's bit for bit. Its
+// Seconds, SecondsPerIter and Cholesky statistics cover only the steps run by this call. Checkpoint errors
+// are *CheckpointError (wrapping ErrNoCheckpoint, ErrCheckpointCorrupt, ErrCheckpointTruncated,
+// ErrCheckpointVersion, ErrCheckpointMismatch or ErrCheckpointConfig); a failed periodic save stops training.
 func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, error) {
 	if m == nil || x == nil || y == nil || rng == nil {
 		return nil, errors.New("train: Train: nil model, data or rng")
@@ -107,6 +125,16 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 	}
 	if batch < 1 || batch > n {
 		return nil, fmt.Errorf("train: BatchSize %d outside 1..%d", cfg.BatchSize, n)
+	}
+	if ck := cfg.Checkpoint; ck != nil {
+		if err := ck.validate(batch, n); err != nil {
+			return nil, err
+		}
+		if !ck.Resume {
+			if err := os.MkdirAll(ck.Dir, 0o755); err != nil {
+				return nil, &CheckpointError{Path: filepath.Join(ck.Dir, CheckpointFile), Detail: "creating Dir", Err: err}
+			}
+		}
 	}
 	sampler, err := datasets.NewSampler(n, batch, rng)
 	if err != nil {
@@ -141,6 +169,22 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 		optimizer = &Adam{}
 	}
 	all := prog.Params()
+	var ckpt *checkpointer
+	first := 0
+	if cfg.Checkpoint != nil {
+		ckpt = &checkpointer{cfg: cfg.Checkpoint, path: filepath.Join(cfg.Checkpoint.Dir, CheckpointFile),
+			iters: cfg.Iters, batch: batch, n: n, d: d, p: p, params: prog.AllParams(), optPs: opt, trained: all,
+			opt: optimizer, hooks: cfg.Hooks, sampler: sampler}
+		if cfg.Checkpoint.Resume {
+			// After NewSampler and the graph build (which may draw from the sources), so the restored states win.
+			done, saved, err := ckpt.restore()
+			if err != nil {
+				return nil, err
+			}
+			first = done
+			res.Steps, res.Losses, res.Evals, res.Times = saved.Steps, saved.Losses, saved.Evals, saved.Times
+		}
+	}
 	good := snapshot(all)
 	logEvery := cfg.LogEvery
 	if logEvery <= 0 {
@@ -150,7 +194,25 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 	yb := mat.NewDense(batch, p, prog.InputData("y"))
 	idx := make([]int, batch)
 	start := time.Now()
-	for step := 0; step < cfg.Iters; step++ {
+	clock0 := 0.0 // the interrupted run's training seconds, when resuming
+	if n := len(res.Times); n > 0 {
+		clock0 = res.Times[n-1]
+	}
+	for step := first; step < cfg.Iters; step++ {
+		if stopped(cfg.Stop) {
+			where := ""
+			if ckpt != nil {
+				if err := ckpt.save(step, res); err != nil {
+					return res, fmt.Errorf("train: stopping after %d steps: %w", step, err)
+				}
+				where = " (checkpoint " + ckpt.path + ")"
+			}
+			if cfg.Progress != nil {
+				fmt.Fprintln(cfg.Progress)
+			}
+			res.Seconds = time.Since(start).Seconds()
+			return res, fmt.Errorf("train: stopped after %d of %d steps%s: %w", step, cfg.Iters, where, ErrInterrupted)
+		}
 		if batch == n {
 			xb.Copy(x)
 			yb.Copy(y)
@@ -186,6 +248,7 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 		}
 		res.Steps = step + 1
 		elapsed := time.Since(start).Seconds()
+		res.Times = append(res.Times, clock0+elapsed)
 		if cfg.Progress != nil {
 			progress(cfg.Progress, step+1, cfg.Iters, elapsed, loss)
 		}
@@ -199,14 +262,31 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 			}
 			res.Evals = append(res.Evals, Eval{Step: step + 1, Seconds: elapsed, Metrics: mets})
 		}
+		if ckpt != nil && ((cfg.Checkpoint.Every > 0 && (step+1)%cfg.Checkpoint.Every == 0) || step+1 == cfg.Iters) {
+			if err := ckpt.save(step+1, res); err != nil {
+				return res, fmt.Errorf("train: after step %d: %w", step+1, err)
+			}
+		}
 	}
 	if cfg.Progress != nil {
 		fmt.Fprintln(cfg.Progress)
 	}
 	res.Seconds = time.Since(start).Seconds()
-	res.SecondsPerIter = res.Seconds / float64(res.Steps)
+	if ran := res.Steps - first; ran > 0 {
+		res.SecondsPerIter = res.Seconds / float64(ran)
+	}
 	res.Cholesky = prog.CholeskyStats()
 	return res, nil
+}
+
+// stopped reports whether stop is closed (never for a nil channel).
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }
 
 func checkFinite(step int, loss float64, prog *graph.Program) error {

@@ -29,6 +29,7 @@ const (
 	protoRaetsch = "a seeded random split with the usual training size (the official 100 splits are not available)"
 	protoMNIST   = "the standard 60000/10000 split (only split 0)"
 	protoDelPair = "the given train/test files of Fernández-Delgado et al. (only split 0); features standardised by them"
+	protoBB      = "a seeded random 90/10 split (seed = split index), the protocol of bayesian_benchmarks' 10 random splits"
 )
 
 var sources = map[string]source{
@@ -55,6 +56,9 @@ var sources = map[string]source{
 	"landsat":      {format: "delgado-pair", path: "statlog-landsat", protocol: protoDelPair},
 	"banana":       {format: "raetsch", path: "banana.csv", trainSize: 400, protocol: protoRaetsch},
 	"mnist":        {format: "mnist", protocol: protoMNIST},
+	// boston-bb is Boston housing under bayesian_benchmarks' random 90/10 splits (ANCHORS §1.3), from the data
+	// embedded in the binary or the data directory's uci-regression-dropout/bostonHousing/data.txt.
+	"boston-bb": {format: "uci-random", path: "bostonHousing", testFrac: 0.1, protocol: protoBB},
 }
 
 // split is one train/test split of a data set.
@@ -73,7 +77,7 @@ func loadSplit(name, dir string, k int) (*split, error) {
 	if k < 0 {
 		return nil, fmt.Errorf("zoo: split must be ≥ 0, got %d", k)
 	}
-	if dir == "" && !(src.format == "evans" && embedded(name)) {
+	if dir == "" && !(src.format == "evans" && embedded(name)) && src.format != "uci-random" {
 		return nil, fmt.Errorf("zoo: data set %q is not embedded: pass --data DIR or set %s to the benchmark data directory", name, datasets.EnvDataDir)
 	}
 	var (
@@ -99,6 +103,17 @@ func loadSplit(name, dir string, k int) (*split, error) {
 		from = filepath.Join(dir, "uci-regression-dropout", src.path)
 		if d, err = datasets.LoadUCI(from); err == nil {
 			train, test, err = datasets.UCISplit(from, k)
+		}
+	case "uci-random":
+		if dir == "" {
+			from = "embedded:boston"
+			d, err = datasets.EmbeddedBoston()
+		} else {
+			from = filepath.Join(dir, "uci-regression-dropout", src.path)
+			d, err = datasets.LoadUCI(from)
+		}
+		if err == nil {
+			train, test, err = datasets.RandomSplit(d.N(), src.testFrac, rand.New(rand.NewPCG(uint64(k), 0xbb)))
 		}
 	case "delgado":
 		from = filepath.Join(dir, "classification-delgado", src.path)

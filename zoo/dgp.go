@@ -181,7 +181,8 @@ func runDGP(e *Entry, o Options, sp dgpSpec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(o.Seed, uint64(o.Split)+0xd9b))
+	src := rand.NewPCG(o.Seed, uint64(o.Split)+0xd9b)
+	rng := rand.New(src)
 	iters := sp.iters
 	if o.Iters > 0 {
 		iters = o.Iters
@@ -204,8 +205,9 @@ func runDGP(e *Entry, o Options, sp dgpSpec) (*Result, error) {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}
 	// Training and test noise get generators of their own: the graph draws from them while it runs.
+	noiseSrc := rand.NewPCG(o.Seed, uint64(o.Split)+0xe95)
 	model, err := dgp.New(dgp.Config{Layers: ls, Likelihood: lik, NumData: tr.N(), Samples: sp.samples,
-		Rand: rand.New(rand.NewPCG(o.Seed, uint64(o.Split)+0xe95))})
+		Rand: rand.New(noiseSrc)})
 	if err != nil {
 		return nil, err
 	}
@@ -234,8 +236,8 @@ func runDGP(e *Entry, o Options, sp dgpSpec) (*Result, error) {
 		hooks = append(hooks, h)
 		res.Optimizer = "natgrad on the last layer's q(u) + " + res.Optimizer
 	}
-	tres, err := train.Train(model, tr.X, tr.Y, rng, train.Config{Iters: iters, BatchSize: batch, Hooks: hooks,
-		Optimizer: &train.Adam{LR: sp.lr}, Logger: o.Logger, Progress: o.Progress})
+	tres, err := train.Train(model, tr.X, tr.Y, rng, o.trainConfig(train.Config{Iters: iters, BatchSize: batch, Hooks: hooks,
+		Optimizer: &train.Adam{LR: sp.lr}}, src, noiseSrc))
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}
@@ -243,6 +245,10 @@ func runDGP(e *Entry, o Options, sp dgpSpec) (*Result, error) {
 	ts := sp.testSamples
 	if o.TestSamples > 0 {
 		ts = o.TestSamples
+	}
+	res.TestSamples = ts
+	if err := saveModel(e, o, res, model, std, tr, false); err != nil {
+		return nil, err
 	}
 	return scoreDGP(res, model, ts, te, std, rand.New(rand.NewPCG(o.Seed, uint64(o.Split)+0x7e57)))
 }
@@ -273,7 +279,7 @@ func scoreDGP(res *Result, model *dgp.DGP, s int, te *datasets.Dataset, std *dat
 		if err != nil {
 			return nil, err
 		}
-		acc, _ := classMetrics(probs, lds.Mixture, te.Y)
+		acc, _ := classMetrics(res, probs, lds.Mixture, te.Y)
 		res.TestAccuracy = &acc
 	}
 	res.TestLL, res.TestLLKind = mix, fmt.Sprintf("mixture of %d samples", p.Samples())

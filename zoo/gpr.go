@@ -68,13 +68,15 @@ func runGPR(e *Entry, o Options) (*Result, error) {
 	var tres *train.Result
 	switch o.Optimizer {
 	case "", "lbfgs":
+		if err := o.refuseCheckpoint(e, "L-BFGS training (use --optimizer adam)"); err != nil {
+			return nil, err
+		}
 		res.Optimizer = "lbfgs"
 		tres, err = train.TrainLBFGS(m, tr.X, tr.Y, train.LBFGSConfig{Iters: iters})
 	case "adam":
 		res.Optimizer = "adam(0.05)"
-		rng := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
-		tres, err = train.Train(m, tr.X, tr.Y, rng, train.Config{Iters: iters, Optimizer: &train.Adam{LR: 0.05},
-			Logger: o.Logger, Progress: o.Progress})
+		src := rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)
+		tres, err = train.Train(m, tr.X, tr.Y, rand.New(src), o.trainConfig(train.Config{Iters: iters, Optimizer: &train.Adam{LR: 0.05}}, src))
 	default:
 		return nil, fmt.Errorf("zoo: %s: unknown optimizer %q (want lbfgs or adam)", e.Name, o.Optimizer)
 	}
@@ -83,10 +85,14 @@ func runGPR(e *Entry, o Options) (*Result, error) {
 	}
 	res.Iters = tres.Steps
 	res.TrainSeconds, res.SecondsPerIter, res.BuildSeconds = tres.Seconds, tres.SecondsPerIter, tres.BuildSeconds
+	res.losses, res.times = tres.Losses, tres.Times
 	res.CholeskyRetries = tres.Cholesky.Retries
 	res.ELBOPerPoint = -tres.FinalLoss() / float64(tr.N())
 	if o.Logger != nil {
 		o.Logger.Info("fitted", "entry", e.Name, "kernel", kern.String(), "noise", m.NoiseVariance())
+	}
+	if err := saveModel(e, o, res, m, std, tr, true); err != nil {
+		return nil, err
 	}
 	t0 := time.Now()
 	pred, err := m.Predict(tr.X, tr.Y, te.X, gp.PredictOptions{})

@@ -279,6 +279,11 @@ func runIllustration(e *Entry, o Options) (*Result, error) {
 		return nil, fmt.Errorf("zoo: %s: the illustration is full batch (no minibatch size)", e.Name)
 	case o.NatGrad:
 		return nil, fmt.Errorf("zoo: %s: --natgrad does not apply (COUPLEDNAT and ORTHNAT are among the methods)", e.Name)
+	case o.SaveModel != "":
+		return nil, fmt.Errorf("zoo: %s: trains six models side by side: nothing to save", e.Name)
+	}
+	if err := o.refuseCheckpoint(e, "the illustration"); err != nil {
+		return nil, err
 	}
 	iters := e.Iters
 	if o.Iters > 0 {

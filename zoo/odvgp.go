@@ -275,7 +275,8 @@ func runODVGP(e *Entry, o Options, sp odvgpSpec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(o.Seed, uint64(o.Split)+0x5eed))
+	src := rand.NewPCG(o.Seed, uint64(o.Split)+0x5eed)
+	rng := rand.New(src)
 	iters, nb, ng, mbatch := sp.iters, sp.beta, sp.gamma, sp.meanBatch
 	if o.Iters > 0 {
 		iters = o.Iters
@@ -304,7 +305,8 @@ func runODVGP(e *Entry, o Options, sp odvgpSpec) (*Result, error) {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}
 	// The mean-basis subsets get their own generator: the layer draws from it while the graph runs.
-	basisRand := rand.New(rand.NewPCG(o.Seed, uint64(o.Split)+0xba5e))
+	basisSrc := rand.NewPCG(o.Seed, uint64(o.Split)+0xba5e)
+	basisRand := rand.New(basisSrc)
 	ol, err := newODVGPLayer(layerConfig{family: sp.family, kernel: kern, beta: beta, gamma: gamma, latent: latent,
 		meanBatch: mbatch, jacobi: sp.cb2017, basisRand: basisRand})
 	if err != nil {
@@ -368,12 +370,15 @@ func runODVGP(e *Entry, o Options, sp odvgpSpec) (*Result, error) {
 		hooks = append(hooks, gh)
 		res.Optimizer += fmt.Sprintf(", online basis growth N_Δ=%d", nd)
 	}
-	tres, err := train.Train(model, tr.X, tr.Y, rng, train.Config{Iters: iters, BatchSize: batch, Hooks: hooks,
-		Optimizer: adam, Logger: o.Logger, Progress: o.Progress})
+	tres, err := train.Train(model, tr.X, tr.Y, rng, o.trainConfig(train.Config{Iters: iters, BatchSize: batch, Hooks: hooks,
+		Optimizer: adam}, src, basisSrc))
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}
 	fillTraining(res, tres, tr.N())
+	if err := saveModel(e, o, res, model, std, tr, false); err != nil {
+		return nil, err
+	}
 	return scoreSVGP(res, model, te, std)
 }
 

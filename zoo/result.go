@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 
 	"github.com/gpzoo/gpzoo/ops"
@@ -48,6 +47,16 @@ type Result struct {
 	// otherwise). For them Iters is per method, TrainSeconds the sum over the methods, SecondsPerIter the mean
 	// per step of one method and ELBOPerPoint Curves.BestELBO per training point.
 	Curves *Curves `json:"curves,omitempty"`
+	// ModelFile is the file the trained model was saved to ("" and absent from the JSON when it was not saved).
+	ModelFile string `json:"model_file,omitempty"`
+	// TestECE is the expected calibration error of a classifier's test predictions (ReliabilityBins equal-width
+	// bins of the predicted class's probability); absent for regression.
+	TestECE *float64 `json:"test_ece,omitempty"`
+	// What WritePlots draws (not in the JSON): the loss and the seconds at every training step, and for
+	// classifiers each test point's probability of the predicted class and whether the prediction was right.
+	losses, times []float64
+	confidence    []float64
+	correct       []bool
 }
 
 // MarshalJSON encodes r with test_ll null when r has no test evaluation (NTest is 0).
@@ -76,15 +85,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 
 // SaveJSON writes r to path (created or truncated).
 func (r *Result) SaveJSON(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("zoo: %w", err)
-	}
-	if err := r.WriteJSON(f); err != nil {
-		f.Close()
-		return fmt.Errorf("zoo: writing %s: %w", path, err)
-	}
-	return f.Close()
+	return saveJSON(path, r.WriteJSON)
 }
 
 // Summary returns a short human-readable report.
@@ -96,7 +97,11 @@ func (r *Result) Summary() string {
 		s += fmt.Sprintf("  test RMSE = %.4f   test LL = %.4f\n", *r.TestRMSE, r.TestLL)
 	}
 	if r.TestAccuracy != nil {
-		s += fmt.Sprintf("  test accuracy = %.4f   test LL = %.4f\n", *r.TestAccuracy, r.TestLL)
+		s += fmt.Sprintf("  test accuracy = %.4f   test LL = %.4f", *r.TestAccuracy, r.TestLL)
+		if r.TestECE != nil {
+			s += fmt.Sprintf("   ECE = %.4f", *r.TestECE)
+		}
+		s += "\n"
 	}
 	if r.TestRMSE == nil && r.TestAccuracy == nil && r.NTest == 0 {
 		s += "  no test metrics (n_test = 0)\n"
@@ -112,8 +117,39 @@ func (r *Result) Summary() string {
 			s += fmt.Sprintf("    %-11s %14.6g %13s %10s %10.2f\n", m.Method, m.FinalELBO, it, st, m.Seconds)
 		}
 	}
-	if r.Published != "" {
-		s += "  published: " + r.Published + "\n"
+	return s + "  " + r.Compare() + "\n"
+}
+
+// Line returns a one-line summary of r: its split, test metrics and training time.
+func (r *Result) Line() string {
+	s := fmt.Sprintf("%s split %d:", r.Entry, r.Split)
+	if r.TestRMSE != nil {
+		s += fmt.Sprintf(" test RMSE %.4f", *r.TestRMSE)
 	}
-	return s
+	if r.TestAccuracy != nil {
+		s += fmt.Sprintf(" test accuracy %.4f", *r.TestAccuracy)
+	}
+	if r.NTest > 0 {
+		s += fmt.Sprintf(" test LL %.4f", r.TestLL)
+	} else {
+		s += " no test metrics"
+	}
+	return s + fmt.Sprintf(", %d iters in %.1fs", r.Iters, r.TrainSeconds)
+}
+
+// Compare returns one line setting r's test metrics beside the entry's published numbers, e.g.
+// "ours (split 0): RMSE 2.071 ± —, test LL -2.13 ± — | published: …" (a single split has no spread: run
+// several with RunSplits for mean ± std).
+func (r *Result) Compare() string {
+	var rmse, ll, acc *Stat
+	if r.TestRMSE != nil {
+		rmse = NewStat([]float64{*r.TestRMSE})
+	}
+	if r.NTest > 0 {
+		ll = NewStat([]float64{r.TestLL})
+	}
+	if r.TestAccuracy != nil {
+		acc = NewStat([]float64{*r.TestAccuracy})
+	}
+	return compareLine(fmt.Sprintf("ours (split %d)", r.Split), rmse, ll, acc, r.Published)
 }

@@ -1,35 +1,55 @@
 // Command gpzoo runs gpzoo's model zoo: `gpzoo list` shows the entries, `gpzoo run [ENTRY]` trains one and
-// reports its test metrics (the default entry runs on data embedded in the binary); entries that write training
-// curves (ringnorm/odvgp-illustration) write them as CSV to --curves.
+// reports its test metrics (--splits: on several splits, with mean ± std; without an entry, the showcase runs the
+// default entry on data embedded in the binary), `gpzoo report` tabulates JSON results against the published
+// numbers; entries that write training curves (ringnorm/odvgp-illustration) write them as CSV to --curves.
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/train"
 	"github.com/gpzoo/gpzoo/zoo"
 )
 
-const usage = `gpzoo: Gaussian-process models in Go.
+// command is one gpzoo command: its name, its arguments and a one-line summary for `gpzoo help`.
+type command struct {
+	name, args, summary string
+	run                 func(args []string, stdout, stderr io.Writer) error
+}
 
-Usage:
-  gpzoo list                       list the zoo's entries
-  gpzoo run [ENTRY] [flags]        train ENTRY (default %s) and report test metrics
-  gpzoo illustrate [ringnorm] [flags]
-                                   short for gpzoo run %[3]s (see below)
-  gpzoo help                       this text
+// commands are gpzoo's commands in the order `gpzoo help` lists them: a new user's path (train on a CSV, then
+// predict) first.
+var commands = []command{
+	{"train", "--csv FILE --target COLUMN [flags]", "train any model family on your CSV, print test metrics, save the model (gpzoo train --help)", trainCmd},
+	{"predict", "--model FILE.gpz --input X.csv [--out Y.csv]", "predict with a saved model: means and variances, or class probabilities", predictCmd},
+	{"list", "[--long]", "the zoo's entries, one line each (--long: full summary, published numbers, reference)", list},
+	{"run", "[ENTRY] [flags]", "train ENTRY and report its test metrics (no ENTRY: the showcase, see below)", runEntry},
+	{"report", "[--out FILE.md] RESULT.json...", "Markdown table of JSON results against the published numbers", report},
+	{"data", "list|verify|fetch [NAME...] [--data DIR]", "the benchmark data: list, verify checksums, download (gpzoo data help)", dataCmd},
+	{"illustrate", "[ringnorm] [flags]", "short for gpzoo run " + zoo.IllustrationEntry + " (see below)", illustrate},
+	{"help", "", "this text", nil}, // run handles it (printUsage reads this table)
+}
 
+const usageFlags = `
 Flags of run:
-  --data DIR       benchmark data directory (default $%[2]s; empty: data embedded in the binary)
+  --data DIR       benchmark data directory (default $%[1]s; empty: data embedded in the binary)
   --split K        train/test split (fold) of the data set's protocol (default 0)
+  --splits SPEC    run each split of SPEC (e.g. 0-4, 0,2,5 or 0-2,7) with the same seed, print each and then
+                   mean ± sample std; --out then writes all runs and the aggregate (not with --split)
   --seed S         random seed (default 1)
   --iters N        training iterations (default: the entry's)
   --optimizer O    lbfgs or adam (default: the entry's)
@@ -40,16 +60,30 @@ Flags of run:
   --test-samples S deep GPs: samples propagated per test point (default: the entry's, usually 100)
   --out FILE.json  write the result as one JSON object
   --curves FILE    CSV of the training curves of entries that write them (default: R.curves.csv next to
-                   --out R.json, else %[4]s in the working directory)
+                   --out R.json, else %[3]s in the working directory)
+  --save FILE.gpz  save the trained model (gpzoo predict --model FILE.gpz; one split only)
+  --checkpoint DIR checkpoint Adam training in DIR: at the end, every --checkpoint-every K steps, and on
+                   SIGINT/SIGTERM; --resume continues from it and ends exactly as an uninterrupted run would
+  --plots DIR      draw the training curve (objective per point against step and seconds) and, for
+                   classifiers, the reliability diagram into DIR as PNG and SVG (one split only)
   --quiet          no progress output
 
-The entry %[3]s trains COUPLED, COUPLEDNAT, DECOUPLED, HYBRID, ORTH and ORTHNAT
+gpzoo run without ENTRY, --split and --splits is the showcase: %[4]s on splits %[5]s, each split's line,
+then mean ± std and the published numbers; --out writes the multi-split JSON. gpzoo run --split K (or
+run %[4]s) runs one split and writes the one-split JSON.
+
+The entry %[2]s trains COUPLED, COUPLEDNAT, DECOUPLED, HYBRID, ORTH and ORTHNAT
 (seed 001 Fig. 2b: fixed hyperparameters and bases, full batch; --inducing M sets |γ| = |β|, default 500;
 --iters N steps per method, default 100, ≈2–3 s per step and method at 500) and writes their ELBO per
 iteration to --curves (method,iteration,elbo,seconds). It has no test metrics: the result reports per method
 the final ELBO, the first iteration within 1%% of the best final ELBO and the seconds.
 
 gpzoo illustrate takes the flags of run, with --bases M for --inducing M and --out FILE.csv for --curves.
+
+gpzoo report reads one- or several-split JSON results (gpzoo run --out), pools those of one entry by split
+(a split present in two files is an error) and writes one table row per entry: splits (n), test RMSE, test LL
+and accuracy as mean ± sample std, mean training seconds, the published numbers and the reference. It writes
+to standard output unless --out is given.
 `
 
 func main() {
@@ -68,27 +102,63 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "help", "-h", "--help":
 		printUsage(stdout)
 		return nil
-	case "list":
-		return list(stdout)
-	case "run":
-		return runEntry(args[1:], stdout, stderr)
-	case "illustrate":
-		return illustrate(args[1:], stdout, stderr)
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(args[1:], stdout, stderr)
+		}
 	}
 	return fmt.Errorf("unknown command %q (try `gpzoo help`)", args[0])
 }
 
 func printUsage(w io.Writer) {
-	fmt.Fprintf(w, usage, zoo.DefaultEntry, datasets.EnvDataDir, zoo.IllustrationEntry, zoo.IllustrationCurvesFile)
+	fmt.Fprint(w, "gpzoo: Gaussian-process models in Go.\n\nUsage:\n")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, c := range commands {
+		fmt.Fprintf(tw, "  gpzoo %s %s\t%s\n", c.name, c.args, c.summary)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, usageFlags, datasets.EnvDataDir, zoo.IllustrationEntry, zoo.IllustrationCurvesFile, zoo.DefaultEntry, zoo.DefaultSplits)
 }
 
-func list(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+// listWidth bounds the summary column of `gpzoo list` (longer summaries end in "…"; --long prints them whole).
+const listWidth = 100
+
+// list prints one line per entry, its name and summary aligned; with --long the whole summary, then the
+// published numbers and the reference on indented lines.
+func list(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	long := fs.Bool("long", false, "full summaries, published numbers and references")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("list: unexpected argument %q", fs.Args())
+	}
+	if *long {
+		for _, e := range zoo.Entries() {
+			fmt.Fprintf(stdout, "%s\n  %s\n", e.Name, oneLine(e.Summary))
+			if e.Published != "" {
+				fmt.Fprintf(stdout, "  published: %s\n", oneLine(e.Published))
+			}
+			fmt.Fprintf(stdout, "  reference: %s\n", oneLine(e.Reference))
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	for _, e := range zoo.Entries() {
-		fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Summary)
+		sum := []rune(oneLine(e.Summary))
+		if len(sum) > listWidth {
+			sum = append(sum[:listWidth-1], '…')
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", e.Name, string(sum))
 	}
 	return tw.Flush()
 }
+
+// oneLine collapses the white space of s (newlines included) to single spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // splitArgs separates the positional ENTRY from flags, so flags may come before or after it.
 func splitArgs(args []string) (pos, flags []string) {
@@ -109,7 +179,7 @@ func splitArgs(args []string) (pos, flags []string) {
 
 func isBoolFlag(a string) bool {
 	switch strings.TrimLeft(a, "-") {
-	case "quiet", "natgrad":
+	case "quiet", "natgrad", "resume":
 		return true
 	}
 	return false
@@ -121,6 +191,7 @@ func runEntry(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	data := fs.String("data", datasets.DefaultDir(), "benchmark data directory")
 	split := fs.Int("split", 0, "split")
+	splits := fs.String("splits", "", "splits to run, e.g. 0-4 or 0,2,5")
 	seed := fs.String("seed", "1", "seed")
 	iters := fs.Int("iters", 0, "iterations")
 	optimizer := fs.String("optimizer", "", "lbfgs or adam")
@@ -131,15 +202,40 @@ func runEntry(args []string, stdout, stderr io.Writer) error {
 	natgrad := fs.Bool("natgrad", false, "natural gradients on q(u)")
 	curves := fs.String("curves", "", "CSV file of the training curves")
 	testSamples := fs.Int("test-samples", 0, "deep GPs: propagated samples at test time")
+	save := fs.String("save", "", "model file to write")
+	ckDir := fs.String("checkpoint", "", "checkpoint directory")
+	ckEvery := fs.Int("checkpoint-every", 0, "checkpoint period in steps")
+	resume := fs.Bool("resume", false, "resume from the checkpoint")
+	plotDir := fs.String("plots", "", "directory for the figures")
 	if err := fs.Parse(flags); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("run: unexpected argument %q", fs.Args())
 	}
 	if len(pos) > 1 {
 		return fmt.Errorf("run takes one entry, got %q", pos)
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["split"] && set["splits"] {
+		return fmt.Errorf("--split and --splits exclude each other (--splits %s --split %d)", *splits, *split)
+	}
 	name := zoo.DefaultEntry
+	showcase := len(pos) == 0 && !set["split"] && !set["splits"]
 	if len(pos) == 1 {
 		name = pos[0]
+	}
+	var splitList []int
+	if set["splits"] || showcase {
+		spec := *splits
+		if showcase {
+			spec = zoo.DefaultSplits
+		}
+		var err error
+		if splitList, err = zoo.ParseSplits(spec); err != nil {
+			return fmt.Errorf("--splits: %w", err)
+		}
 	}
 	s, err := strconv.ParseUint(*seed, 10, 64)
 	if err != nil {
@@ -150,8 +246,13 @@ func runEntry(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	o := zoo.Options{DataDir: *data, Split: *split, Seed: s, Iters: *iters, Optimizer: *optimizer, Inducing: *inducing,
-		BatchSize: *batch, NatGrad: *natgrad, CurvesOut: *curves, TestSamples: *testSamples}
-	if e.WritesCurves && o.CurvesOut == "" && *out != "" {
+		BatchSize: *batch, NatGrad: *natgrad, CurvesOut: *curves, TestSamples: *testSamples, SaveModel: *save,
+		CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume}
+	// SIGINT/SIGTERM end training after the current step (checkpointing it with --checkpoint).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	o.Stop = ctx.Done()
+	if e.WritesCurves && o.CurvesOut == "" && *out != "" && splitList == nil {
 		o.CurvesOut = curvesNextTo(*out)
 	}
 	if !*quiet {
@@ -161,17 +262,90 @@ func runEntry(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "gpzoo run %s: %s\n", e.Name, e.Summary)
+	if splitList != nil && *plotDir != "" {
+		return fmt.Errorf("--plots draws one run: use --split K")
+	}
+	if splitList != nil {
+		return runSplits(e, o, splitList, showcase, *out, stdout)
+	}
 	r, err := e.Run(o)
+	if errors.Is(err, train.ErrInterrupted) && *ckDir != "" {
+		fmt.Fprintf(stdout, "interrupted: checkpoint saved in %s; continue with the same command and --resume\n", *ckDir)
+	}
 	if err != nil {
 		return err
 	}
 	fmt.Fprint(stdout, r.Summary())
+	if *plotDir != "" {
+		files, err := r.WritePlots(*plotDir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "  plots: %s\n", strings.Join(files, " "))
+	}
+	if r.ModelFile != "" {
+		fmt.Fprintf(stdout, "  saved the model to %s (gpzoo predict --model %s --input X.csv)\n", r.ModelFile, r.ModelFile)
+	}
 	if *out != "" {
 		if err := r.SaveJSON(*out); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "  wrote %s\n", *out)
 	}
+	return nil
+}
+
+// runSplits runs e on each split of splits, printing one line per split, then the aggregate and the comparison
+// with the published numbers; out (if not empty) receives the multi-split JSON.
+func runSplits(e *zoo.Entry, o zoo.Options, splits []int, showcase bool, out string, stdout io.Writer) error {
+	if showcase {
+		fmt.Fprintf(stdout, "showcase: splits %s of %s (data embedded in the binary), same seed; `gpzoo run --split K` runs one split, `gpzoo list` shows every entry\n",
+			zoo.FormatSplits(splits), e.Name)
+	}
+	m, err := zoo.RunSplits(e, o, splits, func(r *zoo.Result) { fmt.Fprintln(stdout, "  "+r.Line()) })
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, m.Summary())
+	if out != "" {
+		if err := m.SaveJSON(out); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "  wrote %s\n", out)
+	}
+	return nil
+}
+
+// report reads JSON results and writes their Markdown table (gpzoo report [--out FILE.md] RESULT.json...).
+func report(args []string, stdout, stderr io.Writer) error {
+	files, flags := splitArgs(args)
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "", "Markdown file (default: standard output)")
+	if err := fs.Parse(flags); err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("report: no result files (usage: gpzoo report [--out FILE.md] RESULT.json...)")
+	}
+	var rep zoo.Report
+	for _, f := range files {
+		if err := rep.AddFile(f); err != nil {
+			return err
+		}
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteMarkdown(&buf); err != nil {
+		return err
+	}
+	if *out == "" {
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d result files)\n", *out, len(files))
 	return nil
 }
 

@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/gpzoo/gpzoo/zoo"
 )
 
 func TestListAndHelp(t *testing.T) {
@@ -17,9 +21,32 @@ func TestListAndHelp(t *testing.T) {
 	if !strings.Contains(out.String(), "airfoil/gpr") {
 		t.Errorf("list output lacks the default entry:\n%s", out.String())
 	}
+	// One line per entry, the summaries in one column.
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	es := zoo.Entries()
+	if len(lines) != len(es) {
+		t.Fatalf("list: %d lines for %d entries", len(lines), len(es))
+	}
+	col := strings.Index(lines[0], strings.Fields(es[0].Summary)[0])
+	for i, l := range lines {
+		if !strings.HasPrefix(l, es[i].Name+" ") || strings.TrimSpace(l[:col]) != es[i].Name || l[col] == ' ' ||
+			utf8.RuneCountInString(l[col:]) > listWidth {
+			t.Errorf("list line %d not aligned at column %d or too long: %q", i, col, l)
+		}
+	}
 	out.Reset()
-	if err := run([]string{"help"}, &out, &errb); err != nil || !strings.Contains(out.String(), "gpzoo run") {
-		t.Errorf("help: %v\n%s", err, out.String())
+	if err := run([]string{"list", "--long"}, &out, &errb); err != nil || !strings.Contains(out.String(), "published: ") ||
+		strings.Count(out.String(), "reference: ") != len(es) {
+		t.Errorf("list --long: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	if err := run([]string{"help"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range commands {
+		if !strings.Contains(out.String(), "gpzoo "+c.name) {
+			t.Errorf("help does not list %q:\n%s", c.name, out.String())
+		}
 	}
 	if err := run([]string{"frobnicate"}, &out, &errb); err == nil {
 		t.Error("unknown command accepted")
@@ -29,6 +56,86 @@ func TestListAndHelp(t *testing.T) {
 	}
 	if err := run([]string{"run", "--seed", "x"}, &out, &errb); err == nil {
 		t.Error("bad seed accepted")
+	}
+	if err := run([]string{"run", "--split", "1", "--splits", "0-2"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "exclude") {
+		t.Errorf("--split with --splits: %v", err)
+	}
+	if err := run([]string{"run", "--splits", "2-1"}, &out, &errb); err == nil {
+		t.Error("--splits 2-1 accepted")
+	}
+	if err := run([]string{"report"}, &out, &errb); err == nil {
+		t.Error("report without files accepted")
+	}
+}
+
+// The showcase (no entry, no split flags) runs the default entry on the default splits and prints each split,
+// the aggregate and the published numbers; with --out it writes the multi-split JSON (what CI's smoke run greps).
+func TestRunShowcaseShort(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "showcase.json")
+	var out, errb bytes.Buffer
+	if err := run([]string{"run", "--iters", "2", "--inducing", "5", "--batch", "64", "--quiet", "--data", "", "--out", path}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	want, err := zoo.ParseSplits(zoo.DefaultSplits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range want {
+		if !strings.Contains(out.String(), fmt.Sprintf("%s split %d: test RMSE", zoo.DefaultEntry, k)) {
+			t.Errorf("no line for split %d:\n%s", k, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), fmt.Sprintf("ours (%d splits): RMSE", len(want))) || !strings.Contains(out.String(), "| published: ") {
+		t.Errorf("no comparison line:\n%s", out.String())
+	}
+	rs, err := zoo.LoadResults(path)
+	if err != nil || len(rs) != len(want) {
+		t.Fatalf("showcase JSON: %d results, %v", len(rs), err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), `"test_rmse"`) {
+		t.Errorf("showcase JSON lacks test_rmse: %v\n%s", err, b)
+	}
+}
+
+// --splits runs and writes several splits; gpzoo report tabulates them with a single-split result of another
+// entry; a corrupt result file is an error naming it.
+func TestSplitsAndReport(t *testing.T) {
+	dir := t.TempDir()
+	multi, single, md := filepath.Join(dir, "svgp.json"), filepath.Join(dir, "gpr.json"), filepath.Join(dir, "table.md")
+	var out, errb bytes.Buffer
+	if err := run([]string{"run", "airfoil/svgp", "--splits", "1,4", "--iters", "2", "--inducing", "5", "--quiet", "--data", "", "--out", multi}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "splits 1,4 (n=2)") || !strings.Contains(out.String(), "airfoil/svgp split 4:") {
+		t.Errorf("--splits output:\n%s", out.String())
+	}
+	if err := run([]string{"run", "airfoil/gpr", "--split", "2", "--iters", "2", "--quiet", "--data", "", "--out", single}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	out.Reset()
+	if err := run([]string{"report", multi, "--out", md, single}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := string(b)
+	if !strings.Contains(table, "| airfoil/gpr | airfoil | 2 (1) | ") || !strings.Contains(table, "| airfoil/svgp | airfoil | 1,4 (2) | ") ||
+		strings.Count(table, "\n") != 4 {
+		t.Errorf("report table:\n%s", table)
+	}
+	out.Reset()
+	if err := run([]string{"report", single}, &out, &errb); err != nil || !strings.Contains(out.String(), "| airfoil/gpr |") {
+		t.Errorf("report to stdout: %v\n%s", err, out.String())
+	}
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"entry": "airfoil/gpr", "split": `), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{"report", single, bad}, &out, &errb); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("truncated result file: %v", err)
 	}
 }
 

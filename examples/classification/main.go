@@ -1,8 +1,11 @@
 // Command classification trains a sparse variational GP classifier (Bernoulli likelihood, natural gradients on
 // q(u), Adam on the rest) on a synthetic two-class problem with a circular boundary and prints its test accuracy.
+//
+//	go run ./examples/classification [-iters N]
 package main
 
 import (
+	"flag"
 	"fmt"
 	"log"
 	"math/rand/v2"
@@ -30,6 +33,8 @@ func circle(rng *rand.Rand, n int) (*mat.Dense, *mat.Dense) {
 }
 
 func main() {
+	iters := flag.Int("iters", 500, "training steps")
+	flag.Parse()
 	rng := rand.New(rand.NewPCG(1, 2))
 	x, y := circle(rng, 2000)
 	xTest, yTest := circle(rng, 500)
@@ -58,7 +63,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := train.Train(model, x, y, rng, train.Config{Iters: 500, BatchSize: 256, Hooks: []train.Hook{natgrad}}); err != nil {
+	if _, err := train.Train(model, x, y, rng, train.Config{Iters: *iters, BatchSize: 256, Hooks: []train.Hook{natgrad}}); err != nil {
 		log.Fatal(err)
 	}
 	probs, _, err := model.PredictY(xTest, models.PredictOptions{}) // p(y=1), in chunks

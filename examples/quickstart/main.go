@@ -1,7 +1,11 @@
-// Command quickstart fits an exact GP to noisy samples of sin(x) and predicts at one point.
+// Command quickstart fits an exact GP to noisy samples of sin(x) by L-BFGS and predicts at one point, printing
+// the prediction with its 2σ band beside the true value.
+//
+//	go run ./examples/quickstart [-iters N]
 package main
 
 import (
+	"flag"
 	"fmt"
 	"log"
 	"math"
@@ -13,6 +17,8 @@ import (
 )
 
 func main() {
+	iters := flag.Int("iters", 100, "L-BFGS iterations")
+	flag.Parse()
 	rng := rand.New(rand.NewPCG(1, 2))
 	x, y := mat.NewDense(50, 1, nil), mat.NewDense(50, 1, nil)
 	for i := 0; i < 50; i++ {
@@ -28,7 +34,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := train.TrainLBFGS(model, x, y, train.LBFGSConfig{Iters: 100}); err != nil {
+	if _, err := train.TrainLBFGS(model, x, y, train.LBFGSConfig{Iters: *iters}); err != nil {
 		log.Fatal(err)
 	}
 	pred, err := model.Predict(x, y, mat.NewDense(1, 1, []float64{1.5}), gp.PredictOptions{})

@@ -19,9 +19,11 @@ var allowed = map[string][]string{
 	"gp/layers":          {"gp", "graph", "ops"},
 	"gp/dgp":             {"gp", "graph", "ops"},
 	"gp/models":          {"gp", "gp/layers", "gp/likelihoods", "graph", "ops"},
+	"gp/modelfile":       {"gp", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "graph", "ops", "datasets"},
 	"datasets":           {},
+	"plots":              {},
 	"train":              {"gp", "graph", "ops", "datasets"},
-	"zoo":                {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "train", "datasets", "graph", "ops"},
+	"zoo":                {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/modelfile", "train", "datasets", "plots", "graph", "ops"},
 	"internal/gradcheck": {"ops", "graph"},
 	"internal/archtest":  {},
 }

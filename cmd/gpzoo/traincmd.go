@@ -1,0 +1,215 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp/modelfile"
+	"github.com/gpzoo/gpzoo/plots"
+	"github.com/gpzoo/gpzoo/zoo"
+	"gonum.org/v1/gonum/mat"
+)
+
+const trainUsage = `gpzoo train: train a model on your own CSV file.
+
+Usage:
+  gpzoo train --csv FILE --target COLUMN [flags]
+
+The CSV needs a header row. Every used column must be numeric (categorical columns are refused, by name).
+Inputs (and a regression target) are standardised on the training rows; a random test fraction is held out
+and scored; the model is saved (--save) for gpzoo predict.
+
+Flags:
+  --csv FILE          the data (required)
+  --target COLUMN     the column to predict (required)
+  --features A,B,...  the input columns (default: every other column)
+  --model FAMILY      %s (default svgp)
+  --likelihood L      %s (default: gaussian; bernoulli for 2
+                      classes, robustmax for more); a classification likelihood implies --classify
+  --classify          the target holds integer class labels
+  --inducing M        inducing inputs per layer (default 100)
+  --mean-bases K      extra mean bases of decoupled, hybrid, orth, orthnat (default 2M)
+  --layers W1,W2,...  hidden-layer widths of a dgp (default one layer of width min(D, 10))
+  --layer-family F    coupled or decoupled layers of a dgp (default coupled)
+  --iters N           training steps (default 2000; gpr and sgpr: 200 L-BFGS iterations)
+  --batch B           minibatch size (default min(N, 1024))
+  --lr R              Adam learning rate (default 0.01)
+  --test-fraction F   share of rows held out and scored (default 0.1; 0: none)
+  --seed S            seed of the split, initialisation and minibatches (default 1)
+  --natgrad           natural-gradient steps on q(u) (svgp, orth; a dgp's coupled last layer)
+  --save FILE.gpz     where to save the model (default: the CSV's name with .gpz)
+  --out FILE.json     also write the metrics as JSON
+  --plots DIR         draw the training curve, the reliability diagram (classifiers) and, for one input
+                      column, the predictive mean ± 2σ with the data, as PNG and SVG
+  --quiet             no progress output
+`
+
+func trainCmd(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, trainUsage, strings.Join(zoo.Families, ", "), strings.Join(zoo.Likelihoods, ", "))
+	}
+	csvPath := fs.String("csv", "", "CSV file")
+	target := fs.String("target", "", "target column")
+	features := fs.String("features", "", "input columns")
+	family := fs.String("model", "svgp", "model family")
+	lik := fs.String("likelihood", "", "likelihood")
+	classify := fs.Bool("classify", false, "classification target")
+	inducing := fs.Int("inducing", 0, "inducing inputs")
+	meanBases := fs.Int("mean-bases", 0, "extra mean bases")
+	hidden := fs.String("layers", "", "hidden widths")
+	layerFamily := fs.String("layer-family", "", "dgp layer family")
+	iters := fs.Int("iters", 0, "steps")
+	batch := fs.Int("batch", 0, "minibatch size")
+	lr := fs.Float64("lr", 0, "learning rate")
+	testFrac := fs.Float64("test-fraction", 0.1, "held-out share")
+	seed := fs.Uint64("seed", 1, "seed")
+	natgrad := fs.Bool("natgrad", false, "natural gradients")
+	save := fs.String("save", "", "model file")
+	out := fs.String("out", "", "JSON result")
+	plotDir := fs.String("plots", "", "directory for the figures")
+	quiet := fs.Bool("quiet", false, "no progress")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("train: unexpected arguments %q (see gpzoo train --help)", fs.Args())
+	}
+	if *csvPath == "" || *target == "" {
+		return errors.New("train: --csv FILE and --target COLUMN are required (see gpzoo train --help)")
+	}
+	switch strings.ToLower(*lik) {
+	case "bernoulli", "robustmax", "softmax":
+		*classify = true
+	}
+	tbl, err := datasets.LoadTable(*csvPath, datasets.TableOptions{Target: *target, Features: splitList(*features), Classify: *classify})
+	if err != nil {
+		return err
+	}
+	tbl.Data.Name = filepath.Base(*csvPath)
+	if *testFrac <= 0 {
+		*testFrac = -1 // CustomConfig: negative means none, 0 the default
+	}
+	widths, err := parseInts(*hidden)
+	if err != nil {
+		return fmt.Errorf("train: --layers: %w", err)
+	}
+	c := zoo.CustomConfig{Family: *family, Likelihood: *lik, Inducing: *inducing, MeanBases: *meanBases, Hidden: widths,
+		LayerFamily: *layerFamily, Iters: *iters, BatchSize: *batch, LR: *lr, TestFraction: *testFrac, Seed: *seed,
+		NatGrad: *natgrad}
+	if !*quiet {
+		c.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+		if isTerminal(stderr) {
+			c.Progress = stderr
+		}
+	}
+	kind := "regression"
+	if tbl.Data.NumClasses > 0 {
+		kind = fmt.Sprintf("classification, %d classes", tbl.Data.NumClasses)
+	}
+	fmt.Fprintf(stdout, "gpzoo train %s: %d rows, %d features, target %q (%s), model %s\n", *csvPath, tbl.Data.N(), tbl.Data.D(), *target, kind, *family)
+	run, err := zoo.TrainCustom(tbl.Data, c)
+	if err != nil {
+		return err
+	}
+	f := run.File
+	f.Meta["target"] = tbl.Target
+	if len(tbl.Labels) > 0 {
+		labels, _ := json.Marshal(tbl.Labels)
+		f.Meta["labels"] = string(labels)
+	}
+	if *save == "" {
+		*save = strings.TrimSuffix(filepath.Base(*csvPath), filepath.Ext(*csvPath)) + ".gpz"
+	}
+	if err := modelfile.SaveFile(*save, f); err != nil {
+		return err
+	}
+	run.Result.ModelFile = *save
+	fmt.Fprint(stdout, run.Result.Summary())
+	fmt.Fprintf(stdout, "  saved the model to %s (gpzoo predict --model %s --input X.csv --out Y.csv)\n", *save, *save)
+	if *plotDir != "" {
+		files, err := run.Result.WritePlots(*plotDir)
+		if err != nil {
+			return err
+		}
+		if tbl.Data.D() == 1 && tbl.Data.NumClasses == 0 {
+			more, err := plotPredictive1D(*plotDir, f, tbl.Data)
+			if err != nil {
+				return err
+			}
+			files = append(files, more...)
+		}
+		fmt.Fprintf(stdout, "  plots: %s\n", strings.Join(files, " "))
+	}
+	if *out != "" {
+		if err := run.Result.SaveJSON(*out); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "  wrote %s\n", *out)
+	}
+	return nil
+}
+
+// splitList splits a comma-separated list, dropping empty items (nil for "").
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// parseInts parses a comma-separated list of positive integers (nil for "").
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// plotPredictive1D draws the predictive mean ± 2σ of a one-input regression model over the range of its data,
+// with the data (inducing inputs are not drawn).
+func plotPredictive1D(dir string, f *modelfile.File, d *datasets.Dataset) ([]string, error) {
+	const points = 200
+	lo, hi := mat.Min(d.X), mat.Max(d.X)
+	pad := 0.05 * (hi - lo)
+	grid := mat.NewDense(points, 1, nil)
+	for i := 0; i < points; i++ {
+		grid.Set(i, 0, lo-pad+(hi-lo+2*pad)*float64(i)/(points-1))
+	}
+	p, err := f.Predict(grid, modelfile.PredictOptions{})
+	if err != nil {
+		return nil, err
+	}
+	sd := make([]float64, points)
+	for i := range sd {
+		sd[i] = math.Sqrt(p.Var.At(i, 0))
+	}
+	var files []string
+	for _, ext := range []string{".png", ".svg"} {
+		path := filepath.Join(dir, "predictive"+ext)
+		if err := plots.Predictive1D(path, d.Name+": predictive mean ± 2σ", mat.Col(nil, 0, grid), mat.Col(nil, 0, p.Mean), sd,
+			mat.Col(nil, 0, d.X), mat.Col(nil, 0, d.Y), nil); err != nil {
+			return files, err
+		}
+		files = append(files, path)
+	}
+	return files, nil
+}

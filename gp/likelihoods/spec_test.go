@@ -1,0 +1,166 @@
+package likelihoods_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/likelihoods"
+	"github.com/gpzoo/gpzoo/graph"
+)
+
+// specRoundTrip sends d's Spec through JSON and gp.BuildSpec and checks that the rebuilt component has the
+// same Params (names, shapes, transforms, trainability, in order) and the same Spec. It returns the rebuilt
+// component.
+func specRoundTrip(t *testing.T, d gp.Describer, params []*graph.Param, o gp.BuildOptions) any {
+	t.Helper()
+	s, err := d.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back gp.Spec
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	v, err := gp.BuildSpec(back, o)
+	if err != nil {
+		t.Fatalf("BuildSpec(%s): %v", raw, err)
+	}
+	got := v.(interface{ Params() []*graph.Param }).Params()
+	if len(got) != len(params) {
+		t.Fatalf("%s: %d Params rebuilt, want %d", s.Kind, len(got), len(params))
+	}
+	for i, p := range params {
+		q := got[i]
+		if q.Name() != p.Name() || !reflect.DeepEqual(q.Shape(), p.Shape()) || q.Transform() != p.Transform() || q.Trainable() != p.Trainable() {
+			t.Errorf("%s Param %d: rebuilt %v (trainable %v), want %v (trainable %v)", s.Kind, i, q, q.Trainable(), p, p.Trainable())
+		}
+	}
+	s2, err := v.(gp.Describer).Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw2, _ := json.Marshal(s2)
+	if string(raw2) != string(raw) {
+		t.Errorf("Spec changed by the round trip:\n%s\n%s", raw, raw2)
+	}
+	return v
+}
+
+// copyRaw copies the raw values of src's Params into dst's (same order).
+func copyRaw(t *testing.T, dst, src []*graph.Param) {
+	t.Helper()
+	for i, p := range src {
+		if err := dst[i].SetRaw(p.Raw()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestLikelihoodSpecRoundTrip(t *testing.T) {
+	mk := func(l gp.Likelihood, err error) gp.Likelihood {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	newRng := func() *rand.Rand { return rand.New(rand.NewPCG(7, 8)) }
+	cases := []struct {
+		name string
+		lik  gp.Likelihood
+	}{
+		{"gaussian-default", mk(likelihoods.NewGaussian(likelihoods.GaussianConfig{}))},
+		{"gaussian-floor", mk(likelihoods.NewGaussian(likelihoods.GaussianConfig{Variance: 0.3, VarianceFloor: 1e-3}))},
+		{"gaussian-high-floor", mk(likelihoods.NewGaussian(likelihoods.GaussianConfig{Variance: 5, VarianceFloor: 2}))},
+		{"bernoulli", mk(likelihoods.NewBernoulli(likelihoods.BernoulliConfig{QuadPoints: 13}))},
+		{"studentt", mk(likelihoods.NewStudentT(likelihoods.StudentTConfig{Scale: 0.4, DF: 4.5, ScaleFloor: 1e-4, QuadPoints: 11}))},
+		{"studentt-traindf", mk(likelihoods.NewStudentT(likelihoods.StudentTConfig{TrainDF: true}))},
+		{"poisson", mk(likelihoods.NewPoisson(likelihoods.PoissonConfig{BinSize: 0.25, QuadPoints: 9}))},
+		{"robustmax", mk(likelihoods.NewRobustMax(likelihoods.RobustMaxConfig{NumClasses: 4, Epsilon: 0.01, QuadPoints: 15}))},
+		{"softmax", mk(likelihoods.NewSoftmax(likelihoods.SoftmaxConfig{NumClasses: 3, NumSamples: 4, PredictSamples: 50, Rand: newRng()}))},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			// Perturb every Param so that equal predictions below need the restored raw values.
+			for _, p := range c.lik.Params() {
+				raw := p.Raw()
+				for i := range raw {
+					raw[i] += 0.1
+				}
+			}
+			v := specRoundTrip(t, c.lik.(gp.Describer), c.lik.Params(), gp.BuildOptions{Rand: newRng()})
+			back := v.(gp.Likelihood)
+			if reflect.TypeOf(back) != reflect.TypeOf(c.lik) {
+				t.Fatalf("rebuilt %T, want %T", back, c.lik)
+			}
+			copyRaw(t, back.Params(), c.lik.Params())
+			if back.String() != c.lik.String() {
+				t.Errorf("rebuilt %s, want %s", back, c.lik)
+			}
+			// Same predictions (the softmax's Monte-Carlo draws come from equally seeded generators).
+			l, err := c.lik.LatentDim(1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 3
+			fm, fv := make([]float64, n*l), make([]float64, n*l)
+			for i := range fm {
+				fm[i], fv[i] = 0.3*float64(i)-0.5, 0.1+0.05*float64(i)
+			}
+			if sm, ok := c.lik.(*likelihoods.Softmax); ok {
+				// The original has used its generator since construction: give both fresh equal seeds.
+				fresh, err := likelihoods.NewSoftmax(likelihoods.SoftmaxConfig{NumClasses: sm.NumClasses(), NumSamples: sm.NumSamples(), PredictSamples: 50, Rand: rand.New(rand.NewPCG(7, 8))})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.lik = fresh
+			}
+			m1, v1, err := c.lik.PredictMeanVar(fm, fv, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m2, v2, err := back.PredictMeanVar(fm, fv, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(m1, m2) || !reflect.DeepEqual(v1, v2) {
+				t.Errorf("predictions differ: %v %v vs %v %v", m1, v1, m2, v2)
+			}
+		})
+	}
+}
+
+func TestLikelihoodSpecBadConfig(t *testing.T) {
+	for _, s := range []gp.Spec{
+		{Kind: likelihoods.KindGaussian, Config: json.RawMessage(`{"variance_floor":0}`)},
+		{Kind: likelihoods.KindGaussian, Config: json.RawMessage(`{"variance_floor":1e-6,"extra":1}`)},
+		{Kind: likelihoods.KindBernoulli, Config: json.RawMessage(`{"quad_points":-1}`)},
+		{Kind: likelihoods.KindStudentT, Config: json.RawMessage(`{"scale_floor":1e-6,"quad_points":0}`)},
+		{Kind: likelihoods.KindPoisson, Config: json.RawMessage(`{"bin_size":-1,"quad_points":20}`)},
+		{Kind: likelihoods.KindRobustMax, Config: json.RawMessage(`{"num_classes":1,"epsilon":0.001,"quad_points":20}`)},
+		{Kind: likelihoods.KindRobustMax, Config: json.RawMessage(`{"num_classes":3,"epsilon":2,"quad_points":20}`)},
+		{Kind: likelihoods.KindSoftmax, Config: json.RawMessage(`{"num_classes":3,"num_samples":0,"predict_samples":10}`)},
+		{Kind: likelihoods.KindSoftmax, Config: json.RawMessage(`{"num_classes":0,"num_samples":1,"predict_samples":10}`)},
+		{Kind: likelihoods.KindSoftmax, Config: json.RawMessage(`[1,2]`)},
+		{Kind: likelihoods.KindBernoulli},
+		{Kind: likelihoods.KindBernoulli, Config: json.RawMessage(`{"quad_points":3}`), Children: []gp.Spec{{Kind: likelihoods.KindBernoulli, Config: json.RawMessage(`{"quad_points":3}`)}}},
+	} {
+		t.Run(fmt.Sprintf("%s %s", s.Kind, s.Config), func(t *testing.T) {
+			v, err := gp.BuildSpec(s, gp.BuildOptions{})
+			if err == nil {
+				t.Fatalf("BuildSpec gave %v, want an error", v)
+			}
+			if errors.Is(err, gp.ErrUnknownKind) {
+				t.Fatalf("kind not registered: %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,488 @@
+package modelfile
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+
+	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/graph"
+	"gonum.org/v1/gonum/mat"
+
+	// Every model family registers its kinds in init: link them all so that any model file can be loaded.
+	_ "github.com/gpzoo/gpzoo/gp/dgp"
+	_ "github.com/gpzoo/gpzoo/gp/layers"
+	_ "github.com/gpzoo/gpzoo/gp/likelihoods"
+	_ "github.com/gpzoo/gpzoo/gp/models"
+)
+
+// FormatVersion is the model-file format version this package writes, and the newest it reads.
+const FormatVersion = 1
+
+// MaxPayload is the largest payload length Load accepts (16 GiB); a larger length field is ErrCorrupt.
+const MaxPayload = 16 << 30
+
+// magic starts every model file (see the package documentation).
+var magic = [8]byte{0x89, 'G', 'P', 'Z', '\r', '\n', 0x1a, '\n'}
+
+// headerLen is the length of magic, version and payload length.
+const headerLen = len(magic) + 4 + 8
+
+// readChunk is how much of the payload Load reads at a time, so that memory grows with the bytes read rather
+// than with the length field.
+const readChunk = 1 << 20
+
+// Model is what a model file holds: a gp.Model that can describe itself.
+type Model interface {
+	gp.Model
+	gp.Describer
+}
+
+// File is the content of a model file.
+type File struct {
+	// Model is the model, parameters included.
+	Model Model
+	// Standardizer is the data standardisation applied before training (nil: none).
+	Standardizer *datasets.Standardizer
+	// TrainX [N,D] and TrainY [N,P] are the standardised training data prediction needs (exact GP, SGPR);
+	// both nil otherwise.
+	TrainX, TrainY *mat.Dense
+	// Meta is free metadata: entry, seed, column names, target, created_by, ... Load sets "created_by" to the
+	// writing gpzoo's version when the file's Meta has no such key.
+	Meta map[string]string
+}
+
+// payload is the JSON part of a model file.
+type payload struct {
+	CreatedBy    string            `json:"created_by"`
+	Spec         gp.Spec           `json:"spec"`
+	Params       []paramRecord     `json:"params"`
+	Standardizer *stdRecord        `json:"standardizer,omitempty"`
+	TrainX       *matrixRecord     `json:"train_x,omitempty"`
+	TrainY       *matrixRecord     `json:"train_y,omitempty"`
+	Meta         map[string]string `json:"meta,omitempty"`
+}
+
+// paramRecord is one Param: its structure and its raw values as float64 bits.
+type paramRecord struct {
+	Name      string `json:"name"`
+	Shape     []int  `json:"shape"`
+	Transform string `json:"transform"`
+	Trainable bool   `json:"trainable"`
+	Raw       bits   `json:"raw"`
+}
+
+// stdRecord is a datasets.Standardizer.
+type stdRecord struct {
+	XMean bits `json:"x_mean"`
+	XStd  bits `json:"x_std"`
+	YMean bits `json:"y_mean"`
+	YStd  bits `json:"y_std"`
+}
+
+// matrixRecord is a row-major matrix.
+type matrixRecord struct {
+	Rows int  `json:"rows"`
+	Cols int  `json:"cols"`
+	Data bits `json:"data"`
+}
+
+// bits is a []float64 that marshals as base64 of its little-endian IEEE-754 bits.
+type bits []float64
+
+// MarshalJSON encodes the bits.
+func (b bits) MarshalJSON() ([]byte, error) {
+	buf := make([]byte, 8*len(b))
+	for i, v := range b {
+		binary.LittleEndian.PutUint64(buf[8*i:], math.Float64bits(v))
+	}
+	return json.Marshal(base64.StdEncoding.EncodeToString(buf))
+}
+
+// UnmarshalJSON decodes the bits.
+func (b *bits) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	buf, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return err
+	}
+	if len(buf)%8 != 0 {
+		return fmt.Errorf("%d bytes of float64 bits, not a multiple of 8", len(buf))
+	}
+	out := make([]float64, len(buf)/8)
+	for i := range out {
+		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(buf[8*i:]))
+	}
+	*b = out
+	return nil
+}
+
+// Save writes f to w as a model file. The model's Spec must rebuild to Params of the same names, shapes and
+// transforms (checked), every raw value must be finite, TrainX and TrainY must be both nil or both set with
+// the same number of rows, and the standardizer must agree with the model's input dimension.
+func Save(w io.Writer, f *File) error {
+	data, err := encode(f)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(data); err != nil {
+		return fmt.Errorf("modelfile: writing: %w", err)
+	}
+	return nil
+}
+
+// SaveFile writes f to path atomically: to a temporary file in the same directory, synced, then renamed over
+// path, so that a crash never leaves a partial model file at path.
+func SaveFile(path string, f *File) (err error) {
+	data, err := encode(f)
+	if err != nil {
+		return err
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("modelfile: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return fmt.Errorf("modelfile: writing %s: %w", path, err)
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("modelfile: %w", err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("modelfile: syncing %s: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("modelfile: writing %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("modelfile: %w", err)
+	}
+	if d, derr := os.Open(dir); derr == nil { // make the rename durable; not every system can sync a directory
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// Load reads a model file from r (exactly the file's bytes: nothing after its checksum is read) and rebuilds
+// its model with o. Errors: ErrNotModelFile, *VersionError, ErrTruncated, ErrCorrupt (see the package
+// documentation), or r's read error.
+func Load(r io.Reader, o gp.BuildOptions) (*File, error) {
+	h := sha256.New()
+	tr := io.TeeReader(r, h)
+	var head [headerLen]byte
+	n, err := io.ReadFull(tr, head[:])
+	if err != nil && !isShort(err) {
+		return nil, fmt.Errorf("modelfile: reading: %w", err)
+	}
+	if m := min(n, len(magic)); !bytes.Equal(head[:m], magic[:m]) || n == 0 {
+		return nil, fmt.Errorf("%w (its first bytes are %q)", ErrNotModelFile, head[:min(n, len(magic))])
+	}
+	if n < len(magic)+4 {
+		return nil, truncated("header", headerLen, n)
+	}
+	version := binary.LittleEndian.Uint32(head[len(magic):])
+	if version > FormatVersion {
+		return nil, &VersionError{Got: version, Max: FormatVersion}
+	}
+	if version == 0 {
+		return nil, corrupt("format version 0")
+	}
+	if n < headerLen {
+		return nil, truncated("header", headerLen, n)
+	}
+	length := binary.LittleEndian.Uint64(head[len(magic)+4:])
+	if length > MaxPayload {
+		return nil, corrupt("payload length %d exceeds the %d-byte limit", length, uint64(MaxPayload))
+	}
+	var body bytes.Buffer
+	for got := uint64(0); got < length; {
+		k, err := io.CopyN(&body, tr, int64(min(length-got, readChunk)))
+		got += uint64(k)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, truncated("payload", uint64(headerLen)+length+sha256.Size, uint64(headerLen)+got)
+			}
+			return nil, fmt.Errorf("modelfile: reading: %w", err)
+		}
+	}
+	want := h.Sum(nil)
+	var sum [sha256.Size]byte
+	if k, err := io.ReadFull(r, sum[:]); err != nil {
+		if isShort(err) {
+			return nil, truncated("checksum", uint64(headerLen)+length+sha256.Size, uint64(headerLen)+length+uint64(k))
+		}
+		return nil, fmt.Errorf("modelfile: reading: %w", err)
+	}
+	if !bytes.Equal(sum[:], want) {
+		return nil, corrupt("SHA-256 checksum mismatch")
+	}
+	return decode(body.Bytes(), o)
+}
+
+// LoadFile loads the model file at path (see Load); bytes after the checksum are ErrCorrupt.
+func LoadFile(path string, o gp.BuildOptions) (*File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("modelfile: %w", err)
+	}
+	defer fh.Close()
+	br := bufio.NewReader(fh)
+	f, err := Load(br, o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := br.ReadByte(); err == nil {
+		return nil, fmt.Errorf("%s: %w", path, corrupt("data after the checksum"))
+	} else if !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("modelfile: reading %s: %w", path, err)
+	}
+	return f, nil
+}
+
+func isShort(err error) bool { return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) }
+
+func truncated[T int | uint64](part string, want, got T) error {
+	return fmt.Errorf("%w: the file ends in its %s: expected %d bytes, got %d", ErrTruncated, part, want, got)
+}
+
+// encode validates f and returns the whole file.
+func encode(f *File) ([]byte, error) {
+	if f == nil || f.Model == nil {
+		return nil, errors.New("modelfile: Save: no model")
+	}
+	spec, err := f.Model.Spec()
+	if err != nil {
+		return nil, fmt.Errorf("modelfile: Save: %w", err)
+	}
+	ps := f.Model.Params()
+	p := payload{CreatedBy: createdBy(), Spec: spec, Meta: f.Meta, Params: make([]paramRecord, len(ps))}
+	for i, q := range ps {
+		if q == nil {
+			return nil, fmt.Errorf("modelfile: Save: Param %d is nil", i)
+		}
+		for j, v := range q.Raw() {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("modelfile: Save: Param %q entry %d is %v", q.Name(), j, v)
+			}
+		}
+		p.Params[i] = paramRecord{Name: q.Name(), Shape: q.Shape(), Transform: q.Transform().String(),
+			Trainable: q.Trainable(), Raw: bits(slices.Clone(q.Raw()))}
+	}
+	// The Spec must rebuild to the same Params, or the file could not be loaded.
+	rebuilt, err := gp.BuildSpec(spec, gp.BuildOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("modelfile: Save: the model's Spec does not rebuild: %w", err)
+	}
+	m, ok := rebuilt.(Model)
+	if !ok {
+		return nil, fmt.Errorf("modelfile: Save: the model's Spec rebuilds a %T, not a Model", rebuilt)
+	}
+	if err := matchParams(p.Params, m.Params()); err != nil {
+		return nil, fmt.Errorf("modelfile: Save: the model's Spec does not rebuild its Params: %w", err)
+	}
+	if f.Standardizer != nil {
+		s := f.Standardizer
+		p.Standardizer = &stdRecord{XMean: s.XMean, XStd: s.XStd, YMean: s.YMean, YStd: s.YStd}
+	}
+	if (f.TrainX == nil) != (f.TrainY == nil) {
+		return nil, errors.New("modelfile: Save: TrainX and TrainY must be both set or both nil")
+	}
+	if f.TrainX != nil {
+		p.TrainX, p.TrainY = matrix(f.TrainX), matrix(f.TrainY)
+	}
+	if err := validateData(f.Model, p.Standardizer, p.TrainX, p.TrainY); err != nil {
+		return nil, fmt.Errorf("modelfile: Save: %w", err)
+	}
+	js, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("modelfile: Save: %w", err)
+	}
+	out := make([]byte, 0, headerLen+len(js)+sha256.Size)
+	out = append(out, magic[:]...)
+	out = binary.LittleEndian.AppendUint32(out, FormatVersion)
+	out = binary.LittleEndian.AppendUint64(out, uint64(len(js)))
+	out = append(out, js...)
+	sum := sha256.Sum256(out)
+	return append(out, sum[:]...), nil
+}
+
+// decode turns a checksummed payload into a File.
+func decode(data []byte, o gp.BuildOptions) (*File, error) {
+	var p payload
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return nil, corrupt("payload: %v", err)
+	}
+	if dec.More() {
+		return nil, corrupt("payload: data after the JSON object")
+	}
+	built, err := gp.BuildSpec(p.Spec, o)
+	if err != nil {
+		return nil, fmt.Errorf("%w: rebuilding the model: %w", ErrCorrupt, err)
+	}
+	m, ok := built.(Model)
+	if !ok {
+		return nil, corrupt("the spec of kind %q builds a %T, not a model", p.Spec.Kind, built)
+	}
+	ps := m.Params()
+	if err := matchParams(p.Params, ps); err != nil {
+		return nil, err
+	}
+	for i, q := range ps {
+		if err := q.SetRaw(p.Params[i].Raw); err != nil {
+			return nil, fmt.Errorf("%w: Param %q: %w", ErrCorrupt, q.Name(), err)
+		}
+		q.SetTrainable(p.Params[i].Trainable)
+	}
+	if err := validateData(m, p.Standardizer, p.TrainX, p.TrainY); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	f := &File{Model: m, Meta: p.Meta}
+	if s := p.Standardizer; s != nil {
+		f.Standardizer = &datasets.Standardizer{XMean: s.XMean, XStd: s.XStd, YMean: s.YMean, YStd: s.YStd}
+	}
+	if p.TrainX != nil {
+		f.TrainX = mat.NewDense(p.TrainX.Rows, p.TrainX.Cols, p.TrainX.Data)
+		f.TrainY = mat.NewDense(p.TrainY.Rows, p.TrainY.Cols, p.TrainY.Data)
+	}
+	if p.CreatedBy != "" && f.Meta["created_by"] == "" {
+		if f.Meta == nil {
+			f.Meta = map[string]string{}
+		}
+		f.Meta["created_by"] = p.CreatedBy
+	}
+	return f, nil
+}
+
+// matchParams checks the stored Params against the rebuilt ones, one by one (sizes included).
+func matchParams(recs []paramRecord, ps []*graph.Param) error {
+	if len(recs) != len(ps) {
+		return corrupt("%d Params stored, the model has %d", len(recs), len(ps))
+	}
+	for i, q := range ps {
+		r := recs[i]
+		switch {
+		case r.Name != q.Name():
+			return corrupt("Param %d is %q, the model's is %q", i, r.Name, q.Name())
+		case !slices.Equal(r.Shape, q.Shape()):
+			return corrupt("Param %q has shape %v, the model's has %v", r.Name, r.Shape, q.Shape())
+		case r.Transform != q.Transform().String():
+			return corrupt("Param %q has transform %s, the model's has %s", r.Name, r.Transform, q.Transform())
+		case len(r.Raw) != q.Size():
+			return corrupt("Param %q has %d values, its shape %v holds %d", r.Name, len(r.Raw), q.Shape(), q.Size())
+		}
+	}
+	return nil
+}
+
+func matrix(a *mat.Dense) *matrixRecord {
+	r, c := a.Dims()
+	m := &matrixRecord{Rows: r, Cols: c, Data: make(bits, 0, r*c)}
+	for i := range r {
+		m.Data = append(m.Data, a.RawRowView(i)...)
+	}
+	return m
+}
+
+// inputDim returns the model's input dimension D when it can tell: for every family Predict knows, and for
+// other models with an InputDim method.
+func inputDim(m Model) (int, bool) {
+	if d, err := predictInputDim(m); err == nil {
+		return d, true
+	}
+	if m, ok := m.(interface{ InputDim() int }); ok {
+		return m.InputDim(), true
+	}
+	return 0, false
+}
+
+// validateData checks the standardizer and the training data: finite, consistent lengths and shapes, and
+// the model's input dimension.
+func validateData(m Model, s *stdRecord, x, y *matrixRecord) error {
+	d, knowD := inputDim(m)
+	if s != nil {
+		if len(s.XMean) == 0 || len(s.XMean) != len(s.XStd) || len(s.YMean) == 0 || len(s.YMean) != len(s.YStd) {
+			return fmt.Errorf("standardizer has %d/%d input and %d/%d target means/deviations", len(s.XMean), len(s.XStd), len(s.YMean), len(s.YStd))
+		}
+		if knowD && len(s.XMean) != d {
+			return fmt.Errorf("standardizer has %d input columns, the model takes %d", len(s.XMean), d)
+		}
+		for _, v := range []struct {
+			name     string
+			vals     []float64
+			positive bool
+		}{{"x_mean", s.XMean, false}, {"x_std", s.XStd, true}, {"y_mean", s.YMean, false}, {"y_std", s.YStd, true}} {
+			for j, a := range v.vals {
+				if math.IsNaN(a) || math.IsInf(a, 0) || (v.positive && !(a > 0)) {
+					return fmt.Errorf("standardizer %s column %d is %v", v.name, j, a)
+				}
+			}
+		}
+	}
+	if (x == nil) != (y == nil) {
+		return errors.New("training inputs and targets must be both present or both absent")
+	}
+	if x == nil {
+		return nil
+	}
+	for _, t := range []struct {
+		name string
+		m    *matrixRecord
+	}{{"training inputs", x}, {"training targets", y}} {
+		r, c := t.m.Rows, t.m.Cols
+		if r <= 0 || c <= 0 || r > len(t.m.Data) || c > len(t.m.Data) || r*c != len(t.m.Data) {
+			return fmt.Errorf("%s are %d×%d with %d values", t.name, r, c, len(t.m.Data))
+		}
+		for i, a := range t.m.Data {
+			if math.IsNaN(a) || math.IsInf(a, 0) {
+				return fmt.Errorf("%s row %d, column %d is %v", t.name, i/c, i%c, a)
+			}
+		}
+	}
+	if knowD && x.Cols != d {
+		return fmt.Errorf("training inputs have %d columns, the model takes %d", x.Cols, d)
+	}
+	if x.Rows != y.Rows {
+		return fmt.Errorf("%d training input rows, %d target rows", x.Rows, y.Rows)
+	}
+	if s != nil && (x.Cols != len(s.XMean) || y.Cols != len(s.YMean)) {
+		return fmt.Errorf("training data are %d and %d columns wide, the standardizer %d and %d", x.Cols, y.Cols, len(s.XMean), len(s.YMean))
+	}
+	return nil
+}
+
+// createdBy names the writing program and its module version.
+func createdBy() string {
+	v := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		v = bi.Main.Version
+	}
+	return "gpzoo " + v
+}

@@ -1,0 +1,139 @@
+package models
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/graph"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Kinds of the models' Specs (gp.Spec), registered with gp.RegisterKind.
+const (
+	KindSVGP = "model/svgp"
+	KindSGPR = "model/sgpr"
+)
+
+// sgprNoiseName and sgprZName are the names of SGPR's Params (NewSGPR).
+const (
+	sgprNoiseName = "likelihood.variance"
+	sgprZName     = "sgpr.Z"
+)
+
+func init() {
+	gp.RegisterKind(KindSVGP, buildSVGP)
+	gp.RegisterKind(KindSGPR, buildSGPR)
+}
+
+// Compile-time checks that the models describe themselves.
+var (
+	_ gp.Describer = (*SVGP)(nil)
+	_ gp.Describer = (*SGPR)(nil)
+)
+
+// svgpSpec is the Config of model/svgp; its children are the layer and the likelihood.
+type svgpSpec struct {
+	NumData int `json:"num_data"`
+}
+
+// sgprSpec is the Config of model/sgpr; its children are the kernel and, when HasMean, the mean function. Z
+// and the noise variance are Params: only Z's size is here.
+type sgprSpec struct {
+	NumInducing int     `json:"num_inducing"`
+	InputDim    int     `json:"input_dim"`
+	Jitter      float64 `json:"jitter"`
+	FixZ        bool    `json:"fix_z,omitempty"`
+	HasMean     bool    `json:"has_mean,omitempty"`
+}
+
+// decodeConfig decodes a model's Config; a missing Config is an error.
+func decodeConfig(kind string, raw json.RawMessage, dst any) error {
+	if len(raw) == 0 {
+		return fmt.Errorf("models: %w: %s: missing config", gp.ErrConfig, kind)
+	}
+	return gp.DecodeConfig(kind, raw, dst)
+}
+
+// Spec describes m: NumData (Config), then the layer and the likelihood (children).
+func (m *SVGP) Spec() (gp.Spec, error) {
+	if m.Layer == nil || m.Likelihood == nil {
+		return gp.Spec{}, fmt.Errorf("models: %w: spec of SVGP: nil Layer or Likelihood", gp.ErrConfig)
+	}
+	return gp.NewSpec(KindSVGP, svgpSpec{NumData: m.NumData}, m.Layer, m.Likelihood)
+}
+
+func buildSVGP(raw json.RawMessage, children []any, _ gp.BuildOptions) (any, error) {
+	var c svgpSpec
+	if err := decodeConfig(KindSVGP, raw, &c); err != nil {
+		return nil, err
+	}
+	if len(children) != 2 {
+		return nil, fmt.Errorf("models: %w: %s has %d children, want 2 (layer, likelihood)", gp.ErrConfig, KindSVGP, len(children))
+	}
+	l, err := gp.ChildAs[gp.Layer](KindSVGP, children, 0)
+	if err != nil {
+		return nil, err
+	}
+	lik, err := gp.ChildAs[gp.Likelihood](KindSVGP, children, 1)
+	if err != nil {
+		return nil, err
+	}
+	if latent, err := lik.LatentDim(1); err == nil && latent > 1 && latent != l.OutputDim() {
+		// Multiclass likelihoods: K latent functions for one label column.
+		return nil, fmt.Errorf("models: %w: %s: layer has %d outputs, the likelihood needs %d", gp.ErrConfig, KindSVGP, l.OutputDim(), latent)
+	}
+	return NewSVGP(SVGPConfig{Layer: l, Likelihood: lik, NumData: c.NumData})
+}
+
+// Spec describes s: Z's size, the jitter and whether Z is frozen (Config), then the kernel and the mean
+// function if any (children). The training data are not part of a Spec (model files store them).
+func (s *SGPR) Spec() (gp.Spec, error) {
+	if s.Kernel == nil || s.Z == nil || s.Noise == nil {
+		return gp.Spec{}, fmt.Errorf("models: %w: spec of SGPR: nil Kernel, Z or Noise", gp.ErrConfig)
+	}
+	if s.Z.Name() != sgprZName || s.Noise.Name() != sgprNoiseName || s.Noise.Transform() != (graph.Positive{}) {
+		return gp.Spec{}, fmt.Errorf("models: %w: spec of SGPR: Params %v and %v are not NewSGPR's", gp.ErrConfig, s.Z, s.Noise)
+	}
+	sh := s.Z.Shape()
+	c := sgprSpec{NumInducing: sh[0], InputDim: sh[1], Jitter: s.jitter, FixZ: !s.Z.Trainable(), HasMean: s.Mean != nil}
+	children := []any{s.Kernel}
+	if s.Mean != nil {
+		children = append(children, s.Mean)
+	}
+	return gp.NewSpec(KindSGPR, c, children...)
+}
+
+func buildSGPR(raw json.RawMessage, children []any, _ gp.BuildOptions) (any, error) {
+	var c sgprSpec
+	if err := decodeConfig(KindSGPR, raw, &c); err != nil {
+		return nil, err
+	}
+	if err := gp.CheckSpecDims(KindSGPR, c.NumInducing, c.InputDim); err != nil {
+		return nil, err
+	}
+	if err := gp.CheckSpecDims(KindSGPR, c.NumInducing, c.NumInducing); err != nil {
+		return nil, err
+	}
+	if !(c.Jitter > 0) {
+		return nil, fmt.Errorf("models: %w: %s: jitter %v not > 0", gp.ErrConfig, KindSGPR, c.Jitter)
+	}
+	want := 1
+	if c.HasMean {
+		want = 2
+	}
+	if len(children) != want {
+		return nil, fmt.Errorf("models: %w: %s has %d children, want %d (kernel, mean function if has_mean)", gp.ErrConfig, KindSGPR, len(children), want)
+	}
+	k, err := gp.ChildAs[gp.Kernel](KindSGPR, children, 0)
+	if err != nil {
+		return nil, err
+	}
+	sc := SGPRConfig{Kernel: k, Z: mat.NewDense(c.NumInducing, c.InputDim, nil), Jitter: c.Jitter, FixZ: c.FixZ}
+	if c.HasMean {
+		if sc.Mean, err = gp.ChildAs[gp.MeanFunction](KindSGPR, children, 1); err != nil {
+			return nil, err
+		}
+	}
+	return NewSGPR(sc)
+}

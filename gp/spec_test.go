@@ -1,0 +1,340 @@
+package gp_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/graph"
+	"gonum.org/v1/gonum/mat"
+)
+
+// specCase is a component with non-default hyperparameters and the kind its Spec must carry.
+type specCase struct {
+	name string
+	kind string
+	v    any
+}
+
+func specCases(t *testing.T) []specCase {
+	t.Helper()
+	must := func(v any, err error) any {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	kc := func(name string, d int, mod func(*gp.KernelConfig)) gp.KernelConfig {
+		c := gp.KernelConfig{Name: name, InputDim: d, Variance: 1.7, Lengthscales: []float64{0.4, 1.3, 2.2}[:d]}
+		if mod != nil {
+			mod(&c)
+		}
+		return c
+	}
+	iso := func(c *gp.KernelConfig) { c.Lengthscales = []float64{0.6} }
+	se := func() gp.Kernel { return must(gp.NewSquaredExp(kc("se", 3, nil))).(gp.Kernel) }
+	per := func() gp.Kernel {
+		return must(gp.NewPeriodic(kc("per", 3, func(c *gp.KernelConfig) { c.Period = 2.9 }))).(gp.Kernel)
+	}
+	lin := func() gp.Kernel {
+		return must(gp.NewLinear(gp.KernelConfig{Name: "lin", InputDim: 3, Variances: []float64{0.3, 0.5, 0.8}})).(gp.Kernel)
+	}
+	m32 := func(name string) gp.Kernel { return must(gp.NewMatern32(kc(name, 3, iso))).(gp.Kernel) }
+	prod := must(gp.NewProduct(per(), lin())).(gp.Kernel)
+	cs := []specCase{
+		{"SE-ARD", gp.KindSquaredExp, se()},
+		{"SE-iso", gp.KindSquaredExp, must(gp.NewSquaredExp(kc("", 3, iso)))},
+		{"SE-1D", gp.KindSquaredExp, must(gp.NewSquaredExp(kc("one", 1, nil)))},
+		{"Matern12", gp.KindMatern12, must(gp.NewMatern12(kc("m12", 3, nil)))},
+		{"Matern32-iso", gp.KindMatern32, m32("m32")},
+		{"Matern52", gp.KindMatern52, must(gp.NewMatern52(kc("", 2, nil)))},
+		{"RQ", gp.KindRationalQuadratic, must(gp.NewRationalQuadratic(kc("rq", 3, func(c *gp.KernelConfig) { c.Alpha = 0.35 })))},
+		{"Periodic", gp.KindPeriodic, per()},
+		{"Periodic-iso", gp.KindPeriodic, must(gp.NewPeriodic(kc("", 3, func(c *gp.KernelConfig) { iso(c); c.Period = 0.7 })))},
+		{"Linear-ARD", gp.KindLinear, lin()},
+		{"Linear-shared", gp.KindLinear, must(gp.NewLinear(gp.KernelConfig{InputDim: 3, Variance: 0.4}))},
+		{"Linear-1D", gp.KindLinear, must(gp.NewLinear(gp.KernelConfig{Name: "l1", InputDim: 1, Variance: 0.4}))},
+		{"White", gp.KindWhite, must(gp.NewWhite(gp.KernelConfig{Name: "w", InputDim: 3, Variance: 0.05}))},
+		{"Constant", gp.KindConstant, must(gp.NewConstant(gp.KernelConfig{InputDim: 3, Variance: 2.5}))},
+		{"Sum", gp.KindSum, must(gp.NewSum(se(), prod))},
+		{"Product", gp.KindProduct, must(gp.NewProduct(m32("a"), m32("b"), must(gp.NewConstant(gp.KernelConfig{InputDim: 3, Variance: 0.7})).(gp.Kernel)))},
+		{"ZeroMean", gp.KindZeroMean, must(gp.NewZeroMean(2))},
+		{"ConstantMean", gp.KindConstantMean, must(gp.NewConstantMean("cm", []float64{0.25, -1.5}))},
+		{"LinearMean", gp.KindLinearMean, must(gp.NewLinearMean("lm", 3, 2, []float64{1, -2, 0.5, 0.25, 3, -0.125}, []float64{0.1, -0.2}))},
+		{"IdentityMean", gp.KindIdentityMean, gp.IdentityMean{D: 3}},
+		{"ProjectionMean", gp.KindProjectionMean, must(gp.NewProjectionMean(3, 2, []float64{0.1, 1.0 / 3, -math.Pi, 1e-300, math.Copysign(0, -1), 7}))},
+	}
+	for _, withMean := range []bool{false, true} {
+		c := gp.GPRConfig{Kernel: must(gp.NewSum(se(), must(gp.NewProduct(per(), lin())).(gp.Kernel))).(gp.Kernel), NoiseVariance: 0.02, NoiseFloor: 1e-4}
+		name := "GPR"
+		if withMean {
+			c.Mean = must(gp.NewLinearMean("gm", 3, 1, []float64{0.5, -0.25, 1}, []float64{0.75})).(gp.MeanFunction)
+			name = "GPR-mean"
+		}
+		cs = append(cs, specCase{name, gp.KindGPR, must(gp.NewGPR(c))})
+	}
+	return cs
+}
+
+// paramsOf returns the Params of a kernel, mean or model.
+func paramsOf(t *testing.T, v any) []*graph.Param {
+	t.Helper()
+	p, ok := v.(interface{ Params() []*graph.Param })
+	if !ok {
+		t.Fatalf("%T has no Params", v)
+	}
+	return p.Params()
+}
+
+// rebuild takes v's Spec, round-trips it through JSON and rebuilds it.
+func rebuild(t *testing.T, v any) (gp.Spec, any) {
+	t.Helper()
+	s, err := v.(gp.Describer).Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back gp.Spec
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	w, err := gp.BuildSpec(back, gp.BuildOptions{})
+	if err != nil {
+		t.Fatalf("BuildSpec(%s): %v", b, err)
+	}
+	return s, w
+}
+
+func TestSpecRoundTrip(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	x1 := mat.NewDense(5, 3, nil)
+	x2 := mat.NewDense(4, 3, nil)
+	for _, x := range []*mat.Dense{x1, x2} {
+		r, c := x.Dims()
+		for i := range r {
+			for j := range c {
+				x.Set(i, j, rng.NormFloat64())
+			}
+		}
+	}
+	covered := map[string]bool{}
+	for _, c := range specCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			s, w := rebuild(t, c.v)
+			covered[c.kind] = true
+			if s.Kind != c.kind {
+				t.Fatalf("kind %q, want %q", s.Kind, c.kind)
+			}
+			if fmt.Sprintf("%T", w) != fmt.Sprintf("%T", c.v) {
+				t.Fatalf("rebuilt a %T, want %T", w, c.v)
+			}
+			// The rebuilt component describes itself the same way.
+			s2, err := w.(gp.Describer).Spec()
+			if err != nil {
+				t.Fatal(err)
+			}
+			j1, _ := json.Marshal(s)
+			j2, _ := json.Marshal(s2)
+			if string(j1) != string(j2) {
+				t.Fatalf("spec changed by a rebuild:\n%s\n%s", j1, j2)
+			}
+			ps, qs := paramsOf(t, c.v), paramsOf(t, w)
+			if len(ps) != len(qs) {
+				t.Fatalf("%d Params rebuilt, want %d", len(qs), len(ps))
+			}
+			for i, p := range ps {
+				q := qs[i]
+				if p.Name() != q.Name() || !slices.Equal(p.Shape(), q.Shape()) || p.Transform().String() != q.Transform().String() {
+					t.Fatalf("Param %d rebuilt as %v, want %v", i, q, p)
+				}
+				if err := q.SetRaw(p.Raw()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d := 3
+			if k, ok := c.v.(gp.Kernel); ok {
+				d = k.InputDim()
+			}
+			a, b := x1.Slice(0, 5, 0, d).(*mat.Dense), x2.Slice(0, 4, 0, d).(*mat.Dense)
+			o1, o2 := outputs(t, c.v, a, b, x1), outputs(t, w, a, b, x1)
+			if again := outputs(t, c.v, a, b, x1); !slices.Equal(o1, again) {
+				t.Fatalf("%T computes different values on two runs: == would test nothing", c.v)
+			}
+			if len(o1) == 0 || !slices.Equal(o1, o2) {
+				t.Fatalf("rebuilt component computes\n%v\nwant\n%v", o2, o1)
+			}
+		})
+	}
+	for _, k := range gp.Kinds() {
+		if !covered[k] {
+			t.Errorf("registered kind %q is not tested", k)
+		}
+	}
+}
+
+// outputs evaluates a kernel (K(a, b), K(a, a)), a mean function (m(a)) or a GPR (predictions at b after
+// conditioning on a and targets from x, and its log marginal likelihood).
+func outputs(t *testing.T, v any, a, b, x *mat.Dense) []float64 {
+	t.Helper()
+	switch v := v.(type) {
+	case gp.Kernel:
+		kab, err := gp.KernelMatrix(v, a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kaa, err := gp.KernelMatrix(v, a, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(slices.Clone(kab.RawMatrix().Data), kaa.RawMatrix().Data...)
+	case gp.MeanFunction:
+		n, d := a.Dims()
+		g := graph.New(graph.Options{})
+		prog, err := g.CompileForward(map[string]*graph.Node{"m": v.Mean(g.Const("x", mat.DenseCopyOf(a).RawMatrix().Data, n, d))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prog.Close()
+		if err := prog.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return slices.Clone(prog.Output("m"))
+	case *gp.GPR:
+		n, _ := a.Dims()
+		y := mat.NewDense(n, 1, nil)
+		for i := range n {
+			y.Set(i, 0, math.Sin(3*x.At(i, 0))+x.At(i, 1))
+		}
+		pr, err := v.Predict(a, y, b, gp.PredictOptions{Chunk: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lml, err := v.LogMarginalLikelihoodValue(a, y, graph.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(append(slices.Clone(pr.Mean.RawMatrix().Data), pr.Var...), lml, v.NoiseVariance())
+	}
+	t.Fatalf("cannot evaluate a %T", v)
+	return nil
+}
+
+func TestSpecErrors(t *testing.T) {
+	t.Parallel()
+	se, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seSpec, err := se.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	zm, err := gp.NewZeroMean(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meanSpec, err := zm.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	deep := seSpec
+	for range 70 {
+		deep = gp.Spec{Kind: gp.KindSum, Children: []gp.Spec{deep, seSpec}}
+	}
+	cases := []struct {
+		name string
+		s    gp.Spec
+		want string
+	}{
+		{"unknown kind", gp.Spec{Kind: "kernel/nope"}, "unknown component kind"},
+		{"empty kind", gp.Spec{}, "unknown component kind"},
+		{"unknown field", gp.Spec{Kind: gp.KindSquaredExp, Config: raw(`{"name":"a","input_dim":2,"colour":"red"}`)}, "unknown field"},
+		{"bad JSON", gp.Spec{Kind: gp.KindSquaredExp, Config: raw(`{"input_dim":`)}, "config of kernel/se"},
+		{"trailing JSON", gp.Spec{Kind: gp.KindWhite, Config: raw(`{"input_dim":2} {}`)}, "trailing data"},
+		{"wrong type", gp.Spec{Kind: gp.KindSquaredExp, Config: raw(`{"input_dim":"two"}`)}, "config of kernel/se"},
+		{"missing config", gp.Spec{Kind: gp.KindSquaredExp}, "missing config"},
+		{"zero dim", gp.Spec{Kind: gp.KindMatern52, Config: raw(`{"input_dim":0}`)}, "dimension 0 is 0"},
+		{"negative dim", gp.Spec{Kind: gp.KindLinear, Config: raw(`{"input_dim":-3}`)}, "want > 0"},
+		{"huge dim", gp.Spec{Kind: gp.KindSquaredExp, Config: raw(`{"input_dim":1152921504606846976}`)}, "exceed"},
+		{"huge product", gp.Spec{Kind: gp.KindLinearMean, Config: raw(`{"input_dim":4294967296,"output_dim":4294967296}`)}, "exceed"},
+		{"iso in 1-D", gp.Spec{Kind: gp.KindPeriodic, Config: raw(`{"input_dim":1,"isotropic":true}`)}, "isotropic needs"},
+		{"shared in 1-D", gp.Spec{Kind: gp.KindLinear, Config: raw(`{"input_dim":1,"shared":true}`)}, "shared needs"},
+		{"leaf with children", gp.Spec{Kind: gp.KindWhite, Config: raw(`{"input_dim":2}`), Children: []gp.Spec{seSpec}}, "takes no children"},
+		{"sum of one", gp.Spec{Kind: gp.KindSum, Children: []gp.Spec{seSpec}}, "at least two"},
+		{"sum with config", gp.Spec{Kind: gp.KindSum, Config: raw(`{"x":1}`), Children: []gp.Spec{seSpec, seSpec}}, "unknown field"},
+		{"sum of a mean", gp.Spec{Kind: gp.KindSum, Children: []gp.Spec{seSpec, meanSpec}}, "want gp.Kernel"},
+		{"product of mixed dims", gp.Spec{Kind: gp.KindProduct, Children: []gp.Spec{seSpec, {Kind: gp.KindWhite, Config: raw(`{"input_dim":3}`)}}}, "InputDim"},
+		{"bad child", gp.Spec{Kind: gp.KindSum, Children: []gp.Spec{seSpec, {Kind: "what"}}}, "child 1"},
+		{"projection short W", gp.Spec{Kind: gp.KindProjectionMean, Config: raw(`{"input_dim":2,"output_dim":2,"w":[1,2,3]}`)}, "3 weights"},
+		{"GPR without kernel", gp.Spec{Kind: gp.KindGPR}, "needs a kernel"},
+		{"GPR mean first", gp.Spec{Kind: gp.KindGPR, Children: []gp.Spec{meanSpec, seSpec}}, "want gp.Kernel"},
+		{"GPR kernel twice", gp.Spec{Kind: gp.KindGPR, Children: []gp.Spec{seSpec, seSpec}}, "want gp.MeanFunction"},
+		{"GPR negative floor", gp.Spec{Kind: gp.KindGPR, Config: raw(`{"noise_floor":-1}`), Children: []gp.Spec{seSpec}}, "noise floor"},
+		{"too deep", deep, "nested deeper"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v, err := gp.BuildSpec(c.s, gp.BuildOptions{})
+			if err == nil {
+				t.Fatalf("built %T, want an error containing %q", v, c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q does not contain %q", err, c.want)
+			}
+		})
+	}
+	if _, err := gp.BuildSpec(gp.Spec{Kind: "nope"}, gp.BuildOptions{}); !errors.Is(err, gp.ErrUnknownKind) {
+		t.Errorf("unknown kind: %v, want ErrUnknownKind", err)
+	}
+	if _, err := gp.BuildSpec(gp.Spec{Kind: gp.KindSum, Children: []gp.Spec{seSpec, meanSpec}}, gp.BuildOptions{}); !errors.Is(err, gp.ErrConfig) {
+		t.Errorf("wrong child: %v, want ErrConfig", err)
+	}
+}
+
+func TestSpecSharedParamIsAnError(t *testing.T) {
+	t.Parallel()
+	se, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := gp.NewSum(se, se)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sum.Spec(); err == nil || !strings.Contains(err.Error(), "shared") {
+		t.Fatalf("Spec of a sum sharing its parts: %v, want an error naming the shared Param", err)
+	}
+}
+
+func TestCheckSpecDims(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		dims []int
+		ok   bool
+	}{
+		{[]int{1}, true},
+		{[]int{gp.MaxSpecEntries}, true},
+		{[]int{gp.MaxSpecEntries + 1}, false},
+		{[]int{1 << 12, 1 << 13}, true},
+		{[]int{1 << 13, 1 << 13}, false},
+		{[]int{math.MaxInt, math.MaxInt}, false},
+		{[]int{3, 0}, false},
+		{[]int{-1}, false},
+	} {
+		if err := gp.CheckSpecDims("test", c.dims...); (err == nil) != c.ok {
+			t.Errorf("CheckSpecDims(%v) = %v, want ok=%v", c.dims, err, c.ok)
+		}
+	}
+}

@@ -1,0 +1,406 @@
+package zoo
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/dgp"
+	"github.com/gpzoo/gpzoo/gp/layers"
+	"github.com/gpzoo/gpzoo/gp/likelihoods"
+	"github.com/gpzoo/gpzoo/gp/modelfile"
+	"github.com/gpzoo/gpzoo/gp/models"
+	"github.com/gpzoo/gpzoo/ops"
+	"github.com/gpzoo/gpzoo/train"
+)
+
+// Families are the model families TrainCustom builds from a name: the exact GP, SGPR, the coupled SVGP, the
+// decoupled-basis layers (DECOUPLED, HYBRID, ORTH, ORTHNAT) and the deep GP.
+var Families = []string{"gpr", "sgpr", "svgp", "decoupled", "hybrid", "orth", "orthnat", "dgp"}
+
+// Likelihoods are the likelihood names TrainCustom accepts; "" picks gaussian for regression, bernoulli for
+// two classes and robustmax for more.
+var Likelihoods = []string{"gaussian", "studentt", "bernoulli", "robustmax", "softmax"}
+
+// ErrBadCustom marks an invalid CustomConfig (unknown family or likelihood, a likelihood that does not fit the
+// target).
+var ErrBadCustom = errors.New("zoo: invalid model configuration")
+
+// CustomConfig configures TrainCustom. Zero values mean the documented defaults.
+type CustomConfig struct {
+	// Family is one of Families (default "svgp").
+	Family string
+	// Likelihood is one of Likelihoods ("" = by the target: gaussian, or bernoulli/robustmax for classes).
+	Likelihood string
+	// Inducing is M, the (covariance) inducing inputs per layer (default min(100, N)); MeanBases the extra mean
+	// bases |γ| (hybrid, orth, orthnat) or |α| (decoupled), default 2·Inducing.
+	Inducing, MeanBases int
+	// Hidden are the hidden-layer widths of a deep GP (default one layer of width min(D, 10)); LayerFamily is its
+	// layers' family: "coupled" (default) or "decoupled" (Havasi et al.'s μ_GPcent + S-form).
+	Hidden      []int
+	LayerFamily string
+	// Iters (default 2000; 200 L-BFGS iterations for gpr and sgpr), BatchSize (default min(N, 1024); full
+	// batch for gpr and sgpr) and LR (Adam, default 0.01).
+	Iters, BatchSize int
+	LR               float64
+	// TestFraction is the held-out share of the rows (default 0.1; negative: none).
+	TestFraction float64
+	// Seed seeds the split, the inducing inputs, the minibatches and the deep GP's noise.
+	Seed uint64
+	// Samples (S) and TestSamples of a deep GP (defaults 1 and dgp.DefaultTestSamples).
+	Samples, TestSamples int
+	// NatGrad trains q(u) by natural gradients (svgp, orth; a dgp's coupled last layer).
+	NatGrad bool
+	// Logger and Progress as in Options.
+	Logger   *slog.Logger
+	Progress io.Writer
+}
+
+// Custom is the outcome of TrainCustom: the metrics and the model file (saved by the caller, if wanted).
+type Custom struct {
+	Result *Result
+	File   *modelfile.File
+}
+
+// TrainCustom trains a model of family c.Family on d (a user's data set: d.NumClasses > 0 for classification,
+// with labels 0..K−1): it holds out c.TestFraction of the rows at random (seeded), standardises the inputs (and a
+// regression target) on the training rows, trains, scores the held-out rows and returns the model file. Errors
+// wrap ErrBadCustom for configurations that do not fit the data.
+func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("zoo: %w", err)
+	}
+	c, err := c.withDefaults(d)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(c.Seed, 0xc5f))
+	trRaw, teRaw := d, (*datasets.Dataset)(nil) // teRaw stays in original units: it is scored as a user's file would be
+	if c.TestFraction > 0 {
+		trIdx, teIdx, err := datasets.RandomSplit(d.N(), c.TestFraction, rng)
+		if err != nil {
+			return nil, fmt.Errorf("zoo: %w", err)
+		}
+		if trRaw, err = d.Subset(trIdx); err != nil {
+			return nil, err
+		}
+		if teRaw, err = d.Subset(teIdx); err != nil {
+			return nil, err
+		}
+	}
+	std, err := datasets.FitStandardizer(trRaw, d.NumClasses == 0)
+	if err != nil {
+		return nil, fmt.Errorf("zoo: %w", err)
+	}
+	tr, err := std.Apply(trRaw)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Entry: "custom/" + c.Family, Dataset: d.Name, Model: c.Family, Seed: c.Seed, NTrain: tr.N(),
+		NTest: teRaw.N(), DataSource: d.Name, Build: ops.Build, GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	b, err := buildCustom(tr, c, rng)
+	if err != nil {
+		return nil, err
+	}
+	res.Optimizer = b.describe
+	var tres *train.Result
+	if b.lbfgs {
+		tres, err = train.TrainLBFGS(b.model, tr.X, tr.Y, train.LBFGSConfig{Iters: c.Iters})
+	} else {
+		tres, err = train.Train(b.model, tr.X, tr.Y, rng, train.Config{Iters: c.Iters, BatchSize: c.BatchSize,
+			Hooks: b.hooks, Optimizer: &train.Adam{LR: c.LR}, Logger: c.Logger, Progress: c.Progress})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
+	}
+	fillTraining(res, tres, tr.N())
+	f := &modelfile.File{Model: b.model, Standardizer: std, Meta: map[string]string{
+		"family": c.Family, "likelihood": c.Likelihood, "seed": fmt.Sprint(c.Seed), "data": d.Name,
+		"test_samples": fmt.Sprint(c.TestSamples)}}
+	if len(d.FeatureNames) > 0 {
+		names, _ := json.Marshal(d.FeatureNames)
+		f.Meta["features"] = string(names)
+	}
+	if b.needsData {
+		f.TrainX, f.TrainY = tr.X, tr.Y
+	}
+	if teRaw != nil {
+		if err := scoreCustom(res, f, teRaw, c); err != nil {
+			return nil, err
+		}
+	}
+	return &Custom{Result: res, File: f}, nil
+}
+
+func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
+	if c.Family == "" {
+		c.Family = "svgp"
+	}
+	c.Family = strings.ToLower(c.Family)
+	if !slices.Contains(Families, c.Family) {
+		return c, fmt.Errorf("%w: unknown family %q (want one of %s)", ErrBadCustom, c.Family, strings.Join(Families, ", "))
+	}
+	classify := d.NumClasses > 0
+	switch c.Likelihood = strings.ToLower(c.Likelihood); {
+	case c.Likelihood == "" && !classify:
+		c.Likelihood = "gaussian"
+	case c.Likelihood == "" && d.NumClasses == 2:
+		c.Likelihood = "bernoulli"
+	case c.Likelihood == "":
+		c.Likelihood = "robustmax"
+	case !slices.Contains(Likelihoods, c.Likelihood):
+		return c, fmt.Errorf("%w: unknown likelihood %q (want one of %s)", ErrBadCustom, c.Likelihood, strings.Join(Likelihoods, ", "))
+	}
+	regression := c.Likelihood == "gaussian" || c.Likelihood == "studentt"
+	if regression == classify {
+		kind := "a regression target"
+		if classify {
+			kind = fmt.Sprintf("a target with %d classes", d.NumClasses)
+		}
+		return c, fmt.Errorf("%w: likelihood %s does not fit %s", ErrBadCustom, c.Likelihood, kind)
+	}
+	if c.Likelihood == "bernoulli" && d.NumClasses != 2 {
+		return c, fmt.Errorf("%w: bernoulli needs 2 classes, the target has %d", ErrBadCustom, d.NumClasses)
+	}
+	if (c.Family == "gpr" || c.Family == "sgpr") && c.Likelihood != "gaussian" {
+		return c, fmt.Errorf("%w: %s needs the gaussian likelihood (got %s): use svgp for other likelihoods", ErrBadCustom, c.Family, c.Likelihood)
+	}
+	if c.Inducing <= 0 {
+		c.Inducing = 100
+	}
+	if c.MeanBases <= 0 {
+		c.MeanBases = 2 * c.Inducing
+	}
+	if c.LayerFamily == "" {
+		c.LayerFamily = "coupled"
+	}
+	if c.LayerFamily != "coupled" && c.LayerFamily != "decoupled" {
+		return c, fmt.Errorf("%w: layer family %q (want coupled or decoupled)", ErrBadCustom, c.LayerFamily)
+	}
+	if c.Hidden == nil {
+		c.Hidden = []int{min(d.D(), 10)}
+	}
+	for _, w := range c.Hidden {
+		if w < 1 {
+			return c, fmt.Errorf("%w: hidden width %d", ErrBadCustom, w)
+		}
+	}
+	if c.Iters <= 0 {
+		c.Iters = 2000
+		if c.Family == "gpr" || c.Family == "sgpr" {
+			c.Iters = 200
+		}
+	}
+	if c.LR <= 0 {
+		c.LR = 0.01
+	}
+	if c.TestFraction == 0 {
+		c.TestFraction = 0.1
+	}
+	if c.TestFraction >= 1 {
+		return c, fmt.Errorf("%w: test fraction %g (want < 1)", ErrBadCustom, c.TestFraction)
+	}
+	if c.Samples <= 0 {
+		c.Samples = 1
+	}
+	if c.TestSamples <= 0 {
+		c.TestSamples = dgp.DefaultTestSamples
+	}
+	return c, nil
+}
+
+// customBuild is a model ready to train.
+type customBuild struct {
+	model     modelfile.Model
+	hooks     []train.Hook
+	lbfgs     bool // full-batch L-BFGS (gpr, sgpr)
+	needsData bool // prediction needs the training data (gpr, sgpr)
+	describe  string
+}
+
+func buildCustom(tr *datasets.Dataset, c CustomConfig, rng *rand.Rand) (*customBuild, error) {
+	n, dim := tr.N(), tr.D()
+	m := min(c.Inducing, n)
+	if c.Family != "gpr" && c.Family != "sgpr" {
+		c.BatchSize = min(max(c.BatchSize, 0), n)
+		if c.BatchSize == 0 {
+			c.BatchSize = min(n, 1024)
+		}
+	}
+	kern, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: dim, Variance: 1, Lengthscales: onesN(dim)})
+	if err != nil {
+		return nil, err
+	}
+	switch c.Family {
+	case "gpr":
+		if n > 5000 {
+			return nil, fmt.Errorf("%w: gpr on %d training rows needs O(N³) = too much time and memory: use sgpr or svgp", ErrBadCustom, n)
+		}
+		model, err := gp.NewGPR(gp.GPRConfig{Kernel: kern})
+		if err != nil {
+			return nil, err
+		}
+		return &customBuild{model: model, lbfgs: true, needsData: true, describe: "lbfgs, exact GP"}, nil
+	case "sgpr":
+		z, err := gp.KMeans(tr.X, m, DefaultKMeansIters, rng)
+		if err != nil {
+			return nil, err
+		}
+		model, err := models.NewSGPR(models.SGPRConfig{Kernel: kern, Z: z})
+		if err != nil {
+			return nil, err
+		}
+		return &customBuild{model: model, lbfgs: true, needsData: true, describe: fmt.Sprintf("lbfgs, M=%d", m)}, nil
+	}
+	lik, latent, err := customLikelihood(c.Likelihood, tr.NumClasses, models.DefaultNoiseVariance, rng)
+	if err != nil {
+		return nil, err
+	}
+	conjugate := c.Likelihood == "gaussian"
+	b := &customBuild{}
+	if c.Family == "dgp" {
+		sp := dgpSpec{family: c.LayerFamily, kmeansIter: DefaultKMeansIters}
+		ls, err := dgp.Build(tr.X, dgp.BuildConfig{Widths: c.Hidden, OutputDim: latent,
+			NewLayer: dgpFactory(sp, m, c.MeanBases, m), KMeansIters: DefaultKMeansIters, Rand: rng})
+		if err != nil {
+			return nil, err
+		}
+		model, err := dgp.New(dgp.Config{Layers: ls, Likelihood: lik, NumData: n, Samples: c.Samples,
+			Rand: rand.New(rand.NewPCG(c.Seed, 0xe95))})
+		if err != nil {
+			return nil, err
+		}
+		b.model = model
+		b.describe = fmt.Sprintf("adam(%g), batch %d, S=%d, %d %s layers (widths %v, M=%d)", c.LR, c.BatchSize, c.Samples, len(ls), c.LayerFamily, c.Hidden, m)
+		if c.NatGrad {
+			q, ok := lastQ(ls[len(ls)-1])
+			if !ok {
+				return nil, fmt.Errorf("%w: --natgrad needs a coupled last layer", ErrBadCustom)
+			}
+			h, err := natGradHook(q, conjugate, c.Iters)
+			if err != nil {
+				return nil, err
+			}
+			b.hooks, b.describe = []train.Hook{h}, "natgrad on the last layer's q(u) + "+b.describe
+		}
+		return b, nil
+	}
+	family := c.Family
+	if family == "svgp" {
+		family = "coupled"
+	}
+	ng := 0
+	if family != "coupled" {
+		ng = c.MeanBases
+	}
+	beta, gamma, err := odvgpBases(odvgpSpec{}, tr.X, m, ng, rng)
+	if err != nil {
+		return nil, err
+	}
+	ol, err := newODVGPLayer(layerConfig{family: family, kernel: kern, beta: beta, gamma: gamma, latent: latent})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadCustom, err)
+	}
+	model, err := models.NewSVGP(models.SVGPConfig{Layer: ol.layer, Likelihood: lik, NumData: n})
+	if err != nil {
+		return nil, err
+	}
+	b.model = model
+	b.describe = fmt.Sprintf("adam(%g), batch %d, M=%d", c.LR, c.BatchSize, m)
+	if ng > 0 {
+		b.describe += fmt.Sprintf(", %d mean bases", gamma.RawMatrix().Rows)
+	}
+	if c.NatGrad || c.Family == "orthnat" {
+		if ol.q == nil {
+			return nil, fmt.Errorf("%w: natural gradients apply to svgp, orth and orthnat", ErrBadCustom)
+		}
+		h, err := natGradHook(ol.q, conjugate, c.Iters)
+		if err != nil {
+			return nil, err
+		}
+		b.hooks, b.describe = []train.Hook{h}, "natgrad on q(u) + "+b.describe
+	}
+	return b, nil
+}
+
+// customLikelihood returns the named likelihood with its number of latent functions.
+func customLikelihood(name string, classes int, noise float64, rng *rand.Rand) (gp.Likelihood, int, error) {
+	switch name {
+	case "gaussian":
+		l, err := likelihoods.NewGaussian(likelihoods.GaussianConfig{Variance: noise})
+		return l, 1, err
+	case "studentt":
+		l, err := likelihoods.NewStudentT(likelihoods.StudentTConfig{})
+		return l, 1, err
+	case "bernoulli":
+		l, err := likelihoods.NewBernoulli(likelihoods.BernoulliConfig{})
+		return l, 1, err
+	case "robustmax":
+		l, err := likelihoods.NewRobustMax(likelihoods.RobustMaxConfig{NumClasses: classes})
+		return l, classes, err
+	case "softmax":
+		// Its Monte-Carlo draws get a generator of their own (the graph draws from it while it runs).
+		l, err := likelihoods.NewSoftmax(likelihoods.SoftmaxConfig{NumClasses: classes, Rand: rand.New(rand.NewPCG(rng.Uint64(), 0x50f7))})
+		return l, classes, err
+	}
+	return nil, 0, fmt.Errorf("%w: unknown likelihood %q", ErrBadCustom, name)
+}
+
+// scoreCustom fills res's test metrics from the model file's predictions (the path `gpzoo predict` takes), so
+// what is reported is what a saved model predicts. te is in original units, as are the predictions.
+func scoreCustom(res *Result, f *modelfile.File, te *datasets.Dataset, c CustomConfig) error {
+	p, err := f.Predict(te.X, modelfile.PredictOptions{Samples: c.TestSamples, Rand: rand.New(rand.NewPCG(c.Seed, 0x7e57))})
+	if err != nil {
+		return fmt.Errorf("zoo: scoring the held-out rows: %w", err)
+	}
+	n := te.N()
+	if p.Probs != nil {
+		acc, ll := 0.0, 0.0
+		res.confidence, res.correct = make([]float64, n), make([]bool, n)
+		for i := 0; i < n; i++ {
+			label := int(te.Y.At(i, 0))
+			row := p.Probs.RawRowView(i)
+			res.confidence[i] = min(max(slices.Max(row), 0), 1)
+			if res.correct[i] = slices.Index(row, slices.Max(row)) == label; res.correct[i] {
+				acc++
+			}
+			ll += math.Log(max(row[label], 1e-300))
+		}
+		acc /= float64(n)
+		setECE(res)
+		res.TestAccuracy, res.TestLL = &acc, ll/float64(n)
+		return nil
+	}
+	// Regression: RMSE of the predictive mean; LL of the Gaussian with the predictive mean and variance (exact for
+	// a Gaussian likelihood and a single-layer model; the moment-matched approximation otherwise).
+	se, ll := 0.0, 0.0
+	for i := 0; i < n; i++ {
+		y := te.Y.At(i, 0)
+		mu, v := p.Mean.At(i, 0), p.Var.At(i, 0)
+		se += (y - mu) * (y - mu)
+		ll += -0.5 * (math.Log(2*math.Pi*v) + (y-mu)*(y-mu)/v)
+	}
+	rmse := math.Sqrt(se / float64(n))
+	res.TestRMSE, res.TestLL = &rmse, ll/float64(n)
+	if c.Family == "dgp" || c.Likelihood != "gaussian" {
+		res.TestLLKind = "moment-matched Gaussian of the predictive distribution"
+	}
+	return nil
+}
+
+// lastQ returns q(u) of a coupled layer (the one a natural-gradient hook may own).
+func lastQ(l gp.Layer) (*gp.GaussianQ, bool) {
+	if s, ok := l.(*layers.SVGP); ok {
+		return s.Q, true
+	}
+	return nil, false
+}

@@ -1,0 +1,121 @@
+package zoo_test
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/modelfile"
+	"github.com/gpzoo/gpzoo/zoo"
+	"gonum.org/v1/gonum/mat"
+)
+
+// toyData returns n points of a 2-D regression (classes > 0: labels 0..classes−1 by the angle of x).
+func toyData(n, classes int) *datasets.Dataset {
+	rng := rand.New(rand.NewPCG(9, 9))
+	x, y := mat.NewDense(n, 2, nil), mat.NewDense(n, 1, nil)
+	for i := 0; i < n; i++ {
+		a, b := 4*rng.Float64()-2, 4*rng.Float64()-2
+		x.Set(i, 0, 10*a+3)
+		x.Set(i, 1, b)
+		if classes > 0 {
+			y.Set(i, 0, float64(int((math.Atan2(b, a)+math.Pi)/(2*math.Pi)*float64(classes))%classes))
+		} else {
+			y.Set(i, 0, 100+20*(math.Sin(a)+0.3*b)+0.5*rng.NormFloat64())
+		}
+	}
+	return &datasets.Dataset{Name: "toy", X: x, Y: y, NumClasses: classes, FeatureNames: []string{"a", "b"}}
+}
+
+// TestTrainCustomEveryFamily trains every family briefly, checks the metrics are those of a useful model, and
+// that the returned model file, saved and loaded, predicts bit for bit what the trained model predicts.
+func TestTrainCustomEveryFamily(t *testing.T) {
+	reg, bin, multi := toyData(240, 0), toyData(240, 2), toyData(240, 3)
+	cases := []struct {
+		d   *datasets.Dataset
+		cfg zoo.CustomConfig
+	}{
+		{reg, zoo.CustomConfig{Family: "gpr", Iters: 30}},
+		{reg, zoo.CustomConfig{Family: "sgpr", Inducing: 20, Iters: 30}},
+		{reg, zoo.CustomConfig{Family: "svgp", Inducing: 20, Iters: 300, LR: 0.05}},
+		{reg, zoo.CustomConfig{Family: "svgp", Likelihood: "studentt", Inducing: 20, Iters: 300, LR: 0.05}},
+		{reg, zoo.CustomConfig{Family: "decoupled", Inducing: 10, MeanBases: 30, Iters: 300, LR: 0.05}},
+		{reg, zoo.CustomConfig{Family: "hybrid", Inducing: 10, MeanBases: 20, Iters: 300, LR: 0.05}},
+		{reg, zoo.CustomConfig{Family: "orth", Inducing: 10, MeanBases: 20, Iters: 300, LR: 0.05}},
+		{reg, zoo.CustomConfig{Family: "orthnat", Inducing: 10, MeanBases: 20, Iters: 300, LR: 0.05}},
+		{reg, zoo.CustomConfig{Family: "dgp", Inducing: 15, Hidden: []int{2}, Iters: 300, LR: 0.05, TestSamples: 5}},
+		{reg, zoo.CustomConfig{Family: "dgp", LayerFamily: "decoupled", Inducing: 10, MeanBases: 20, Hidden: []int{2}, Iters: 200, LR: 0.05, TestSamples: 5}},
+		{bin, zoo.CustomConfig{Family: "svgp", Inducing: 20, Iters: 200, LR: 0.05, NatGrad: true}},
+		{multi, zoo.CustomConfig{Family: "orth", Inducing: 15, MeanBases: 15, Iters: 200, LR: 0.05}},
+		{multi, zoo.CustomConfig{Family: "svgp", Likelihood: "softmax", Inducing: 15, Iters: 200, LR: 0.05}},
+	}
+	for _, c := range cases {
+		name := c.cfg.Family + "/" + c.cfg.Likelihood + c.cfg.LayerFamily
+		t.Run(name, func(t *testing.T) {
+			run, err := zoo.TrainCustom(c.d, c.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := run.Result
+			if r.NTest != 24 || r.NTrain != 216 {
+				t.Fatalf("split %d/%d, want 216/24", r.NTrain, r.NTest)
+			}
+			if c.d.NumClasses == 0 {
+				// The target's std is ≈ 15; a useful model is far better than predicting the mean.
+				if r.TestRMSE == nil || !(*r.TestRMSE < 5) || !(r.TestLL > -4) {
+					t.Fatalf("test RMSE %v, LL %v", r.TestRMSE, r.TestLL)
+				}
+			} else if r.TestAccuracy == nil || !(*r.TestAccuracy > 0.6) || math.IsNaN(r.TestLL) {
+				t.Fatalf("accuracy %v, LL %v", r.TestAccuracy, r.TestLL)
+			}
+			var buf bytes.Buffer
+			if err := modelfile.Save(&buf, run.File); err != nil {
+				t.Fatal(err)
+			}
+			back, err := modelfile.Load(&buf, gp.BuildOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := modelfile.PredictOptions{Samples: 5, Rand: rand.New(rand.NewPCG(1, 1))}
+			p1, err := run.File.Predict(c.d.X, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Rand = rand.New(rand.NewPCG(1, 1))
+			p2, err := back.Predict(c.d.X, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, pair := range [][2]*mat.Dense{{p1.Mean, p2.Mean}, {p1.Var, p2.Var}, {p1.Probs, p2.Probs}} {
+				if (pair[0] == nil) != (pair[1] == nil) || pair[0] != nil && !mat.Equal(pair[0], pair[1]) {
+					t.Fatal("the loaded model predicts differently")
+				}
+			}
+		})
+	}
+}
+
+func TestTrainCustomRefuses(t *testing.T) {
+	reg, bin := toyData(50, 0), toyData(50, 2)
+	for _, c := range []struct {
+		d   *datasets.Dataset
+		cfg zoo.CustomConfig
+	}{
+		{reg, zoo.CustomConfig{Family: "nosuch"}},
+		{reg, zoo.CustomConfig{Likelihood: "bernoulli"}},
+		{bin, zoo.CustomConfig{Likelihood: "gaussian"}},
+		{toyData(50, 3), zoo.CustomConfig{Likelihood: "bernoulli"}},
+		{bin, zoo.CustomConfig{Family: "gpr"}},
+		{reg, zoo.CustomConfig{Family: "dgp", LayerFamily: "nosuch"}},
+		{reg, zoo.CustomConfig{Family: "decoupled", NatGrad: true}},
+		{reg, zoo.CustomConfig{TestFraction: 1}},
+	} {
+		if _, err := zoo.TrainCustom(c.d, c.cfg); !errors.Is(err, zoo.ErrBadCustom) {
+			t.Errorf("%+v: got %v, want ErrBadCustom", c.cfg, err)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package zoo
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp/modelfile"
+	"github.com/gpzoo/gpzoo/train"
+)
+
+// saveModel writes the model an entry trained to o.SaveModel (nothing when it is empty): the model, the data
+// standardisation, the standardised training data when prediction needs it (exact GP, SGPR), and the entry,
+// split and seed as metadata. The saved model predicts (gpzoo predict, modelfile.File.Predict) on inputs in the
+// data set's original units.
+func saveModel(e *Entry, o Options, res *Result, model modelfile.Model, std *datasets.Standardizer, tr *datasets.Dataset, needsData bool) error {
+	if o.SaveModel == "" {
+		return nil
+	}
+	f := &modelfile.File{Model: model, Standardizer: std, Meta: map[string]string{
+		"entry": e.Name, "data": e.Dataset, "split": fmt.Sprint(o.Split), "seed": fmt.Sprint(o.Seed),
+		"optimizer": res.Optimizer}}
+	if res.TestSamples > 0 {
+		f.Meta["test_samples"] = fmt.Sprint(res.TestSamples)
+	}
+	if needsData {
+		f.TrainX, f.TrainY = tr.X, tr.Y
+	}
+	if err := modelfile.SaveFile(o.SaveModel, f); err != nil {
+		return fmt.Errorf("zoo: %s: saving the model: %w", e.Name, err)
+	}
+	res.ModelFile = o.SaveModel
+	return nil
+}
+
+// trainConfig completes c with o's logging, progress, stop channel and checkpoints; sources are the random
+// sources of every generator the run draws from while training (minibatches first, then the model's), which a
+// checkpoint saves and restores.
+func (o Options) trainConfig(c train.Config, sources ...*rand.PCG) train.Config {
+	c.Logger, c.Progress, c.Stop = o.Logger, o.Progress, o.Stop
+	if o.CheckpointDir != "" {
+		rs := make([]train.RandState, len(sources))
+		for i, s := range sources {
+			rs[i] = s
+		}
+		c.Checkpoint = &train.CheckpointConfig{Dir: o.CheckpointDir, Every: o.CheckpointEvery, Resume: o.Resume, Sources: rs}
+	}
+	return c
+}
+
+// refuseCheckpoint returns an error when o asks for checkpoints that what (an L-BFGS fit, say) cannot take.
+func (o Options) refuseCheckpoint(e *Entry, what string) error {
+	if o.CheckpointDir != "" || o.Resume {
+		return fmt.Errorf("zoo: %s: checkpoints are for Adam training, not %s", e.Name, what)
+	}
+	return nil
+}
