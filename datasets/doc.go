@@ -16,7 +16,7 @@
 //     Y [N, P]; class labels are stored in Y [N, 1] as 0..NumClasses-1.
 //   - Row, column, fold and split indices are 0-based everywhere, including in
 //     error messages (which say so). Line numbers in *FormatError are 1-based.
-//   - Every parser has an io.Reader form (ReadMatrix, ReadCSV, ParseUCI,
+//   - Every parser has an io.Reader form (ReadMatrix, ReadTable, ParseUCI,
 //     ParseIndices, ParseEvans, ParseFoldMask, ParseDelgado, ParseRaetsch,
 //     ParseIDXImages, ParseIDXLabels) and gzip input is detected by its magic
 //     bytes, so files may be compressed or not. Load* functions open files and
@@ -45,7 +45,6 @@
 //     fold index).
 //   - *FormatError{File, Line, Msg}: unparsable text, bad IDX magic,
 //     truncated or corrupt gzip, bad labels or masks.
-//   - *CategoricalError{Columns}: every non-numeric column of a user CSV.
 //   - *TableError: a bad cell of a user table (ReadTable, ReadInputs), with
 //     its 1-based data row, file line and column name; *NonNumericError:
 //     every non-numeric used column of a user table, with an example cell.

@@ -23,7 +23,7 @@ var (
 	// bytes, truncated or corrupt gzip, bad label); see FormatError.
 	ErrFormat = errors.New("datasets: bad format")
 	// ErrCategorical reports non-numeric columns in a CSV file; see
-	// CategoricalError.
+	// NonNumericError.
 	ErrCategorical = errors.New("datasets: categorical columns")
 	// ErrShape reports matrices whose shapes do not agree.
 	ErrShape = errors.New("datasets: shape mismatch")
@@ -105,26 +105,6 @@ func (e *FormatError) Error() string {
 
 // Unwrap returns ErrFormat.
 func (e *FormatError) Unwrap() error { return ErrFormat }
-
-// CategoricalError lists every column of a CSV file, by header name and in
-// header order, whose values do not all parse as numbers. It unwraps to
-// ErrCategorical.
-type CategoricalError struct {
-	Columns []string
-}
-
-// Error implements error.
-func (e *CategoricalError) Error() string {
-	q := make([]string, len(e.Columns))
-	for i, c := range e.Columns {
-		q[i] = strconv.Quote(c)
-	}
-	return "datasets: categorical (non-numeric) columns " + strings.Join(q, ", ") +
-		": encode them numerically or drop them"
-}
-
-// Unwrap returns ErrCategorical.
-func (e *CategoricalError) Unwrap() error { return ErrCategorical }
 
 // withFile adds the file name to an error that does not already carry it.
 func withFile(err error, file string) error {

@@ -36,10 +36,6 @@ func TestErrorRagged(t *testing.T) {
 	if re.Row != 2 || re.Want != 3 || re.Got != 2 {
 		t.Fatalf("got %+v", re)
 	}
-	_, err = ReadCSV(strings.NewReader("a,b,y\n1,2,3\n1,2\n"), "y")
-	if !errors.As(err, &re) || re.Row != 1 || re.Want != 3 || re.Got != 2 {
-		t.Fatalf("CSV ragged: %v", err)
-	}
 }
 
 func TestErrorNonFinite(t *testing.T) {
@@ -57,13 +53,9 @@ func TestErrorNonFinite(t *testing.T) {
 			t.Fatalf("message %q", msg)
 		}
 	}
-	_, err := ReadCSV(strings.NewReader("a,y\n1,2\nNaN,3\n"), "y")
-	var ne *NonFiniteError
-	if !errors.As(err, &ne) || ne.Row != 1 || ne.Col != 0 {
-		t.Fatalf("CSV NaN: %v", err)
-	}
 	// Evans / Delgado parsers report it too.
-	_, err = ParseEvans(strings.NewReader("1,2\n3,nan\n"))
+	var ne *NonFiniteError
+	_, err := ParseEvans(strings.NewReader("1,2\n3,nan\n"))
 	if !errors.As(err, &ne) || ne.Row != 1 || ne.Col != 1 {
 		t.Fatalf("Evans NaN: %v", err)
 	}
@@ -130,8 +122,6 @@ func TestErrorEmpty(t *testing.T) {
 		"ReadMatrixWS":   func() error { _, err := ReadMatrix(strings.NewReader(" \n\t\n"), 0); return err },
 		"ReadMatrixGz":   func() error { _, err := ReadMatrix(bytes.NewReader(gz(nil)), 0); return err },
 		"ReadMatrixNil":  func() error { _, err := ReadMatrix(nil, 0); return err },
-		"ReadCSV":        func() error { _, err := ReadCSV(strings.NewReader(""), "y"); return err },
-		"ReadCSVNoRows":  func() error { _, err := ReadCSV(strings.NewReader("a,y\n"), "y"); return err },
 		"ParseEvans":     func() error { _, err := ParseEvans(strings.NewReader("")); return err },
 		"ParseIndices":   func() error { _, err := ParseIndices(strings.NewReader("\n")); return err },
 		"ParseIDXImages": func() error { _, err := ParseIDXImages(strings.NewReader("")); return err },
@@ -141,42 +131,6 @@ func TestErrorEmpty(t *testing.T) {
 	} {
 		if !errors.Is(f(), ErrEmpty) {
 			t.Errorf("%s: err = %v, want ErrEmpty", name, f())
-		}
-	}
-}
-
-func TestErrorCategorical(t *testing.T) {
-	in := "id, colour ,x,size,y\n1,red,0.5,L,2\n2,blue,0.25,3,1e3\n"
-	_, err := ReadCSV(strings.NewReader(in), "y")
-	var ce *CategoricalError
-	if !errors.Is(err, ErrCategorical) || !errors.As(err, &ce) {
-		t.Fatalf("err = %v", err)
-	}
-	if len(ce.Columns) != 2 || ce.Columns[0] != "colour" || ce.Columns[1] != "size" {
-		t.Fatalf("columns %q", ce.Columns)
-	}
-	if msg := err.Error(); !strings.Contains(msg, `"colour"`) || !strings.Contains(msg, `"size"`) {
-		t.Fatalf("message %q", msg)
-	}
-}
-
-func TestReadCSV(t *testing.T) {
-	d, err := ReadCSV(strings.NewReader("\"a\",y, b\n1,2,3\n\n4,5,6\n"), " y ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.N() != 2 || d.D() != 2 || d.Y.At(1, 0) != 5 || d.X.At(1, 1) != 6 ||
-		len(d.FeatureNames) != 2 || d.FeatureNames[0] != "a" || d.FeatureNames[1] != "b" {
-		t.Fatalf("got %+v", d)
-	}
-	if err := d.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	for _, in := range []string{"a,b\n1,2\n", "a,a,y\n1,2,3\n", "y\n1\n", "a,y\n,2\n", "a,y\n\"1,2\n"} {
-		_, err := ReadCSV(strings.NewReader(in), "y")
-		var fe *FormatError
-		if !errors.Is(err, ErrFormat) || !errors.As(err, &fe) {
-			t.Errorf("%q: err = %v, want FormatError", in, err)
 		}
 	}
 }
@@ -206,11 +160,6 @@ func TestErrorTruncatedGzip(t *testing.T) {
 	var fe *FormatError
 	if !errors.As(err, &fe) {
 		t.Fatalf("truncated gzip IDX: %v", err)
-	}
-	// CSV through a truncated gzip.
-	csvz := gz([]byte("a,y\n" + strings.Repeat("1,2\n", 500)))
-	if _, err := ReadCSV(bytes.NewReader(csvz[:len(csvz)/2]), "y"); !errors.As(err, &fe) {
-		t.Fatalf("truncated gzip CSV: %v", err)
 	}
 }
 

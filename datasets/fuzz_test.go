@@ -52,23 +52,6 @@ func FuzzReadMatrix(f *testing.F) {
 	})
 }
 
-func FuzzReadCSV(f *testing.F) {
-	f.Add([]byte("a,b,y\n1,2,3\n"), "y")
-	f.Add([]byte("a,y\nred,1\n"), "y")
-	f.Add([]byte("a,y\n1,NaN\n"), "y")
-	f.Add([]byte("\"a\",y\n\"1\",2\n"), "y")
-	f.Add([]byte("y\n1\n"), "y")
-	f.Add([]byte("a,y\n1\n"), "a")
-	f.Add(gz([]byte("a,y\n1,2\n")), "y")
-	f.Fuzz(func(t *testing.T, data []byte, target string) {
-		d, err := ReadCSV(bytes.NewReader(data), target)
-		checkResult(t, d, err)
-		if err == nil && len(d.FeatureNames) != d.D() {
-			t.Fatalf("%d names for %d columns", len(d.FeatureNames), d.D())
-		}
-	})
-}
-
 func FuzzParseEvans(f *testing.F) {
 	for _, s := range []string{"1,2\n3,4\n", "1\n", "1,2,3\n4,5\n", "1,inf\n", "-0.5,1e-5,3\n"} {
 		f.Add([]byte(s))

@@ -42,7 +42,7 @@ func TestNoPanicOnBadInput(t *testing.T) {
 	calls := map[string]func(r func() io.Reader) error{
 		"ReadMatrix":     func(r func() io.Reader) error { _, err := ReadMatrix(r(), 0); return err },
 		"ReadMatrixSep":  func(r func() io.Reader) error { _, err := ReadMatrix(r(), ';'); return err },
-		"ReadCSV":        func(r func() io.Reader) error { _, err := ReadCSV(r(), ""); return err },
+		"ReadTable":      func(r func() io.Reader) error { _, err := ReadTable(r(), TableOptions{Target: "y"}); return err },
 		"ParseUCI":       func(r func() io.Reader) error { _, err := ParseUCI(r(), r(), r()); return err },
 		"ParseIndices":   func(r func() io.Reader) error { _, err := ParseIndices(r()); return err },
 		"ParseEvans":     func(r func() io.Reader) error { _, err := ParseEvans(r()); return err },

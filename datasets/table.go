@@ -399,3 +399,16 @@ func scanTable(r io.Reader, name string, pick func(header []string) ([]int, erro
 	}
 	return g, nil
 }
+
+// csvError converts an encoding/csv error; a failure of the underlying
+// stream (recorded by rec) takes precedence.
+func csvError(err error, rec *errRecorder) error {
+	if rec.err != nil {
+		return readError(rec.err, "", 0)
+	}
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &FormatError{Line: pe.Line, Msg: pe.Err.Error()}
+	}
+	return readError(err, "", 0)
+}

@@ -59,8 +59,7 @@ type NonNumericColumn struct {
 
 // NonNumericError lists every used column of a user's CSV table, in header
 // order, holding a value that is not a number (a categorical column). It
-// unwraps to ErrCategorical, and errors.As also finds it as a
-// *CategoricalError (the column names only).
+// unwraps to ErrCategorical.
 type NonNumericError struct {
 	File    string // file name, "" for a reader
 	Columns []NonNumericColumn
@@ -98,18 +97,3 @@ func (e *NonNumericError) Error() string {
 
 // Unwrap returns ErrCategorical.
 func (e *NonNumericError) Unwrap() error { return ErrCategorical }
-
-// As sets a **CategoricalError target to the column names, so callers
-// matching the older CategoricalError keep working.
-func (e *NonNumericError) As(target any) bool {
-	p, ok := target.(**CategoricalError)
-	if !ok {
-		return false
-	}
-	names := make([]string, len(e.Columns))
-	for i, c := range e.Columns {
-		names[i] = c.Name
-	}
-	*p = &CategoricalError{Columns: names}
-	return true
-}

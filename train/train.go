@@ -72,7 +72,7 @@ type Config struct {
 // Eval is one evaluation record.
 type Eval struct {
 	Step    int
-	Seconds float64
+	Seconds float64 // training seconds at the evaluation (time spent in evaluations excluded)
 	Metrics map[string]float64
 }
 
@@ -256,11 +256,13 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 			cfg.Logger.Info("train", "step", step+1, "iters", cfg.Iters, "loss", loss, "seconds", elapsed)
 		}
 		if cfg.Eval != nil && cfg.EvalEvery > 0 && ((step+1)%cfg.EvalEvery == 0 || step+1 == cfg.Iters) {
+			t0 := time.Now()
 			mets, err := cfg.Eval(step + 1)
 			if err != nil {
 				return res, fmt.Errorf("train: evaluation after step %d: %w", step+1, err)
 			}
-			res.Evals = append(res.Evals, Eval{Step: step + 1, Seconds: elapsed, Metrics: mets})
+			res.Evals = append(res.Evals, Eval{Step: step + 1, Seconds: clock0 + elapsed, Metrics: mets})
+			start = start.Add(time.Since(t0)) // evaluations do not count as training time
 		}
 		if ckpt != nil && ((cfg.Checkpoint.Every > 0 && (step+1)%cfg.Checkpoint.Every == 0) || step+1 == cfg.Iters) {
 			if err := ckpt.save(step+1, res); err != nil {

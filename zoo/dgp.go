@@ -236,8 +236,12 @@ func runDGP(e *Entry, o Options, sp dgpSpec) (*Result, error) {
 		hooks = append(hooks, h)
 		res.Optimizer = "natgrad on the last layer's q(u) + " + res.Optimizer
 	}
-	tres, err := train.Train(model, tr.X, tr.Y, rng, o.trainConfig(train.Config{Iters: iters, BatchSize: batch, Hooks: hooks,
-		Optimizer: &train.Adam{LR: sp.lr}}, src, noiseSrc))
+	cfg := o.withEval(train.Config{Iters: iters, BatchSize: batch, Hooks: hooks, Optimizer: &train.Adam{LR: sp.lr}},
+		func(r *Result) error {
+			_, err := scoreDGP(r, model, EvalSamples, te, std, rand.New(rand.NewPCG(o.Seed, uint64(o.Split)+0xe7a1)))
+			return err
+		})
+	tres, err := train.Train(model, tr.X, tr.Y, rng, o.trainConfig(cfg, src, noiseSrc))
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}

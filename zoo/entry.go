@@ -59,6 +59,10 @@ type Options struct {
 	// Stop, when closed (SIGINT/SIGTERM in the CLI), ends training after the current step, writing a checkpoint
 	// when CheckpointDir is set; Run then returns an error wrapping train.ErrInterrupted.
 	Stop <-chan struct{}
+	// EvalEvery > 0 scores the test split every EvalEvery training steps (SVGP-model and deep-GP entries; deep
+	// GPs with EvalSamples propagated samples), for the test-metric curves of WritePlots. Evaluation time is
+	// not counted as training time.
+	EvalEvery int
 	// Logger receives structured progress (nil: silent).
 	Logger *slog.Logger
 	// Progress receives a redrawn progress line (for terminals; nil: none).

@@ -370,8 +370,9 @@ func runODVGP(e *Entry, o Options, sp odvgpSpec) (*Result, error) {
 		hooks = append(hooks, gh)
 		res.Optimizer += fmt.Sprintf(", online basis growth N_Δ=%d", nd)
 	}
-	tres, err := train.Train(model, tr.X, tr.Y, rng, o.trainConfig(train.Config{Iters: iters, BatchSize: batch, Hooks: hooks,
-		Optimizer: adam}, src, basisSrc))
+	cfg := o.withEval(train.Config{Iters: iters, BatchSize: batch, Hooks: hooks, Optimizer: adam},
+		func(r *Result) error { _, err := scoreSVGP(r, model, te, std); return err })
+	tres, err := train.Train(model, tr.X, tr.Y, rng, o.trainConfig(cfg, src, basisSrc))
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/gpzoo/gpzoo/ops"
+	"github.com/gpzoo/gpzoo/train"
 )
 
 // Result is the outcome of one run of an entry. Its JSON keys are stable: later releases add keys, never rename.
@@ -55,6 +56,7 @@ type Result struct {
 	// What WritePlots draws (not in the JSON): the loss and the seconds at every training step, and for
 	// classifiers each test point's probability of the predicted class and whether the prediction was right.
 	losses, times []float64
+	evals         []train.Eval
 	confidence    []float64
 	correct       []bool
 }

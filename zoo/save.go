@@ -55,3 +55,30 @@ func (o Options) refuseCheckpoint(e *Entry, what string) error {
 	}
 	return nil
 }
+
+// EvalSamples is the number of samples a deep-GP entry propagates per test point in the evaluations of
+// Options.EvalEvery (the final score uses the entry's test samples).
+const EvalSamples = 10
+
+// withEval sets c to score the test split every o.EvalEvery steps with score, which fills a Result's test
+// metrics.
+func (o Options) withEval(c train.Config, score func(r *Result) error) train.Config {
+	if o.EvalEvery > 0 {
+		c.EvalEvery = o.EvalEvery
+		c.Eval = func(int) (map[string]float64, error) {
+			r := &Result{}
+			if err := score(r); err != nil {
+				return nil, err
+			}
+			m := map[string]float64{"test_ll": r.TestLL}
+			if r.TestRMSE != nil {
+				m["test_rmse"] = *r.TestRMSE
+			}
+			if r.TestAccuracy != nil {
+				m["test_accuracy"] = *r.TestAccuracy
+			}
+			return m, nil
+		}
+	}
+	return c
+}

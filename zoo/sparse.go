@@ -199,8 +199,9 @@ func runSparse(e *Entry, o Options, sp sparseSpec) (*Result, error) {
 		hooks = append(hooks, ng)
 		res.Optimizer = fmt.Sprintf("natgrad(γ=%g) on q + adam(%g), batch %d, M=%d", NatGradGamma, sp.lr, batch, m)
 	}
-	tres, err := train.Train(model, tr.X, tr.Y, rng, o.trainConfig(train.Config{Iters: iters, BatchSize: batch, Hooks: hooks,
-		Optimizer: &train.Adam{LR: sp.lr}}, src))
+	cfg := o.withEval(train.Config{Iters: iters, BatchSize: batch, Hooks: hooks, Optimizer: &train.Adam{LR: sp.lr}},
+		func(r *Result) error { _, err := scoreSVGP(r, model, te, std); return err })
+	tres, err := train.Train(model, tr.X, tr.Y, rng, o.trainConfig(cfg, src))
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}
@@ -279,7 +280,7 @@ func scoreSVGP(res *Result, model *models.SVGP, te *datasets.Dataset, std *datas
 // fillTraining copies the training statistics; the objective per point is the mean of the last (up to) 100
 // loss values, each an unbiased minibatch estimate of −ELBO for minibatch training.
 func fillTraining(res *Result, t *train.Result, n int) {
-	res.losses, res.times = t.Losses, t.Times
+	res.losses, res.times, res.evals = t.Losses, t.Times, t.Evals
 	res.Iters = t.Steps
 	res.TrainSeconds, res.SecondsPerIter, res.BuildSeconds = t.Seconds, t.SecondsPerIter, t.BuildSeconds
 	res.CholeskyRetries = t.Cholesky.Retries

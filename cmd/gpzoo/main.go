@@ -64,8 +64,11 @@ Flags of run:
   --save FILE.gpz  save the trained model (gpzoo predict --model FILE.gpz; one split only)
   --checkpoint DIR checkpoint Adam training in DIR: at the end, every --checkpoint-every K steps, and on
                    SIGINT/SIGTERM; --resume continues from it and ends exactly as an uninterrupted run would
-  --plots DIR      draw the training curve (objective per point against step and seconds) and, for
-                   classifiers, the reliability diagram into DIR as PNG and SVG (one split only)
+  --plots DIR      draw the training curve (objective per point against step and seconds), the test
+                   metrics of --eval-every against step and seconds and, for classifiers, the reliability
+                   diagram into DIR as PNG and SVG (one split only)
+  --eval-every K   score the test split every K training steps (SVGP-model and deep-GP entries; not counted
+                   as training time); with --plots and no --eval-every: every iters/20 steps
   --quiet          no progress output
 
 gpzoo run without ENTRY, --split and --splits is the showcase: %[4]s on splits %[5]s, each split's line,
@@ -207,6 +210,7 @@ func runEntry(args []string, stdout, stderr io.Writer) error {
 	ckEvery := fs.Int("checkpoint-every", 0, "checkpoint period in steps")
 	resume := fs.Bool("resume", false, "resume from the checkpoint")
 	plotDir := fs.String("plots", "", "directory for the figures")
+	evalEvery := fs.Int("eval-every", 0, "score the test split every K steps")
 	if err := fs.Parse(flags); err != nil {
 		return err
 	}
@@ -247,7 +251,14 @@ func runEntry(args []string, stdout, stderr io.Writer) error {
 	}
 	o := zoo.Options{DataDir: *data, Split: *split, Seed: s, Iters: *iters, Optimizer: *optimizer, Inducing: *inducing,
 		BatchSize: *batch, NatGrad: *natgrad, CurvesOut: *curves, TestSamples: *testSamples, SaveModel: *save,
-		CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume}
+		CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume, EvalEvery: *evalEvery}
+	if *plotDir != "" && *evalEvery == 0 {
+		it := *iters
+		if it == 0 {
+			it = e.Iters
+		}
+		o.EvalEvery = max(1, it/20)
+	}
 	// SIGINT/SIGTERM end training after the current step (checkpointing it with --checkpoint).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
@@ -86,48 +85,9 @@ func TestDGPSpecRoundTrip(t *testing.T) {
 			for _, l := range ls {
 				randomizeLayer(t, l, rng)
 			}
-			s, err := d.Spec()
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, err := json.Marshal(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var back gp.Spec
-			if err := json.Unmarshal(raw, &back); err != nil {
-				t.Fatal(err)
-			}
-			v, err := gp.BuildSpec(back, gp.BuildOptions{Rand: rand.New(rand.NewPCG(5, 6))})
-			if err != nil {
-				t.Fatalf("BuildSpec: %v", err)
-			}
-			nd, ok := v.(*dgp.DGP)
-			if !ok {
-				t.Fatalf("rebuilt %T", v)
-			}
+			nd := gptest.CheckSpecRoundTrip(t, d, gp.BuildOptions{Rand: rand.New(rand.NewPCG(5, 6))}).(*dgp.DGP)
 			if nd.NumData != d.NumData || nd.Samples() != d.Samples() || len(nd.Layers) != len(d.Layers) {
 				t.Fatalf("rebuilt NumData %d, S %d, %d layers; want %d, %d, %d", nd.NumData, nd.Samples(), len(nd.Layers), d.NumData, d.Samples(), len(d.Layers))
-			}
-			want, got := d.Params(), nd.Params()
-			if len(got) != len(want) {
-				t.Fatalf("%d Params rebuilt, want %d", len(got), len(want))
-			}
-			for i, p := range want {
-				q := got[i]
-				if q.Name() != p.Name() || !reflect.DeepEqual(q.Shape(), p.Shape()) || q.Transform() != p.Transform() || q.Trainable() != p.Trainable() {
-					t.Errorf("Param %d: rebuilt %v, want %v", i, q, p)
-				}
-				if err := q.SetRaw(p.Raw()); err != nil {
-					t.Fatal(err)
-				}
-			}
-			s2, err := nd.Spec()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if raw2, _ := json.Marshal(s2); string(raw2) != string(raw) {
-				t.Errorf("Spec changed by the round trip:\n%s\n%s", raw, raw2)
 			}
 			// Equally seeded noise: the same sampled loss (the rebuilt noise source is StandardNormalNoise(o.Rng())) and
 			// the same predictions.

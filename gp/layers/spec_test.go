@@ -17,57 +17,6 @@ import (
 
 // Helpers of this file are prefixed sp (spec).
 
-// spRoundTrip sends l's Spec through JSON and gp.BuildSpec, checks that the rebuilt layer has the same Params
-// (names, shapes, transforms, trainability, in order) and the same Spec, copies l's raw values into it and
-// returns it.
-func spRoundTrip(t *testing.T, l gp.Layer) gp.Layer {
-	t.Helper()
-	s, err := l.(gp.Describer).Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back gp.Spec
-	if err := json.Unmarshal(raw, &back); err != nil {
-		t.Fatal(err)
-	}
-	v, err := gp.BuildSpec(back, gp.BuildOptions{Rand: rand.New(rand.NewPCG(3, 4))})
-	if err != nil {
-		t.Fatalf("BuildSpec(%s): %v", raw, err)
-	}
-	if reflect.TypeOf(v) != reflect.TypeOf(l) {
-		t.Fatalf("rebuilt %T, want %T", v, l)
-	}
-	nl := v.(gp.Layer)
-	want, got := l.Params(), nl.Params()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d Params rebuilt, want %d", s.Kind, len(got), len(want))
-	}
-	for i, p := range want {
-		q := got[i]
-		if q.Name() != p.Name() || !reflect.DeepEqual(q.Shape(), p.Shape()) || q.Transform() != p.Transform() || q.Trainable() != p.Trainable() {
-			t.Errorf("%s Param %d: rebuilt %v (trainable %v), want %v (trainable %v)", s.Kind, i, q, q.Trainable(), p, p.Trainable())
-		}
-		if err := q.SetRaw(p.Raw()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s2, err := v.(gp.Describer).Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if raw2, _ := json.Marshal(s2); string(raw2) != string(raw) {
-		t.Errorf("Spec changed by the round trip:\n%s\n%s", raw, raw2)
-	}
-	if nl.InputDim() != l.InputDim() || nl.OutputDim() != l.OutputDim() {
-		t.Errorf("rebuilt widths %d→%d, want %d→%d", nl.InputDim(), nl.OutputDim(), l.InputDim(), l.OutputDim())
-	}
-	return nl
-}
-
 // spOutputs returns the layer's marginal means and variances at x and, when withKL, its KL.
 func spOutputs(t *testing.T, l gp.Layer, x *mat.Dense, withKL bool) map[string][]float64 {
 	t.Helper()
@@ -196,7 +145,10 @@ func TestLayerSpecRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			spPerturb(l, rand.New(rand.NewPCG(uint64(i), 5)))
-			back := spRoundTrip(t, l)
+			back := gptest.CheckSpecRoundTrip(t, l.(gptest.Component), gp.BuildOptions{Rand: rand.New(rand.NewPCG(3, 4))}).(gp.Layer)
+			if back.InputDim() != l.InputDim() || back.OutputDim() != l.OutputDim() {
+				t.Errorf("rebuilt widths %d→%d, want %d→%d", back.InputDim(), back.OutputDim(), l.InputDim(), l.OutputDim())
+			}
 			want, got := spOutputs(t, l, x, !c.random), spOutputs(t, back, x, !c.random)
 			for k, w := range want {
 				if !reflect.DeepEqual(got[k], w) {

@@ -9,61 +9,9 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/gptest"
 	"github.com/gpzoo/gpzoo/gp/likelihoods"
-	"github.com/gpzoo/gpzoo/graph"
 )
-
-// specRoundTrip sends d's Spec through JSON and gp.BuildSpec and checks that the rebuilt component has the
-// same Params (names, shapes, transforms, trainability, in order) and the same Spec. It returns the rebuilt
-// component.
-func specRoundTrip(t *testing.T, d gp.Describer, params []*graph.Param, o gp.BuildOptions) any {
-	t.Helper()
-	s, err := d.Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back gp.Spec
-	if err := json.Unmarshal(raw, &back); err != nil {
-		t.Fatal(err)
-	}
-	v, err := gp.BuildSpec(back, o)
-	if err != nil {
-		t.Fatalf("BuildSpec(%s): %v", raw, err)
-	}
-	got := v.(interface{ Params() []*graph.Param }).Params()
-	if len(got) != len(params) {
-		t.Fatalf("%s: %d Params rebuilt, want %d", s.Kind, len(got), len(params))
-	}
-	for i, p := range params {
-		q := got[i]
-		if q.Name() != p.Name() || !reflect.DeepEqual(q.Shape(), p.Shape()) || q.Transform() != p.Transform() || q.Trainable() != p.Trainable() {
-			t.Errorf("%s Param %d: rebuilt %v (trainable %v), want %v (trainable %v)", s.Kind, i, q, q.Trainable(), p, p.Trainable())
-		}
-	}
-	s2, err := v.(gp.Describer).Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw2, _ := json.Marshal(s2)
-	if string(raw2) != string(raw) {
-		t.Errorf("Spec changed by the round trip:\n%s\n%s", raw, raw2)
-	}
-	return v
-}
-
-// copyRaw copies the raw values of src's Params into dst's (same order).
-func copyRaw(t *testing.T, dst, src []*graph.Param) {
-	t.Helper()
-	for i, p := range src {
-		if err := dst[i].SetRaw(p.Raw()); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 func TestLikelihoodSpecRoundTrip(t *testing.T) {
 	mk := func(l gp.Likelihood, err error) gp.Likelihood {
@@ -96,12 +44,11 @@ func TestLikelihoodSpecRoundTrip(t *testing.T) {
 					raw[i] += 0.1
 				}
 			}
-			v := specRoundTrip(t, c.lik.(gp.Describer), c.lik.Params(), gp.BuildOptions{Rand: newRng()})
+			v := gptest.CheckSpecRoundTrip(t, c.lik.(gptest.Component), gp.BuildOptions{Rand: newRng()})
 			back := v.(gp.Likelihood)
 			if reflect.TypeOf(back) != reflect.TypeOf(c.lik) {
 				t.Fatalf("rebuilt %T, want %T", back, c.lik)
 			}
-			copyRaw(t, back.Params(), c.lik.Params())
 			if back.String() != c.lik.String() {
 				t.Errorf("rebuilt %s, want %s", back, c.lik)
 			}

@@ -8,62 +8,13 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/gptest"
 	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/gp/likelihoods"
 	"github.com/gpzoo/gpzoo/gp/models"
 	"github.com/gpzoo/gpzoo/graph"
 	"gonum.org/v1/gonum/mat"
 )
-
-// specRoundTrip sends m's Spec through JSON and gp.BuildSpec, checks that the rebuilt model has the same
-// Params (names, shapes, transforms, trainability, in order) and the same Spec, copies m's raw values into it
-// and returns it.
-func specRoundTrip(t *testing.T, m interface {
-	gp.Model
-	gp.Describer
-}) any {
-	t.Helper()
-	s, err := m.Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back gp.Spec
-	if err := json.Unmarshal(raw, &back); err != nil {
-		t.Fatal(err)
-	}
-	v, err := gp.BuildSpec(back, gp.BuildOptions{})
-	if err != nil {
-		t.Fatalf("BuildSpec(%s): %v", raw, err)
-	}
-	if reflect.TypeOf(v) != reflect.TypeOf(m) {
-		t.Fatalf("rebuilt %T, want %T", v, m)
-	}
-	want, got := m.Params(), v.(gp.Model).Params()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d Params rebuilt, want %d", s.Kind, len(got), len(want))
-	}
-	for i, p := range want {
-		q := got[i]
-		if q.Name() != p.Name() || !reflect.DeepEqual(q.Shape(), p.Shape()) || q.Transform() != p.Transform() || q.Trainable() != p.Trainable() {
-			t.Errorf("%s Param %d: rebuilt %v (trainable %v), want %v (trainable %v)", s.Kind, i, q, q.Trainable(), p, p.Trainable())
-		}
-		if err := q.SetRaw(p.Raw()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s2, err := v.(gp.Describer).Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if raw2, _ := json.Marshal(s2); string(raw2) != string(raw) {
-		t.Errorf("Spec changed by the round trip:\n%s\n%s", raw, raw2)
-	}
-	return v
-}
 
 func perturb(ps []*graph.Param, rng *rand.Rand) {
 	for _, p := range ps {
@@ -103,7 +54,7 @@ func TestSVGPSpecRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			perturb(m.Params(), rng)
-			back := specRoundTrip(t, m).(*models.SVGP)
+			back := gptest.CheckSpecRoundTrip(t, m, gp.BuildOptions{}).(*models.SVGP)
 			if back.NumData != m.NumData {
 				t.Errorf("NumData %d, want %d", back.NumData, m.NumData)
 			}
@@ -140,7 +91,7 @@ func TestSGPRSpecRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		perturb(m.Params(), rng)
-		back := specRoundTrip(t, m).(*models.SGPR)
+		back := gptest.CheckSpecRoundTrip(t, m, gp.BuildOptions{}).(*models.SGPR)
 		p1, err := m.Predict(x, y, x, models.PredictOptions{})
 		if err != nil {
 			t.Fatal(err)
