@@ -115,5 +115,9 @@ func withFile(err error, file string) error {
 	if errors.As(err, &fe) && fe.File != "" {
 		return err
 	}
+	var nn *NonNumericError
+	if errors.As(err, &nn) && nn.File != "" {
+		return err // already names the file
+	}
 	return fmt.Errorf("%w (in %s)", err, file)
 }

@@ -34,7 +34,7 @@ type sparseSpec struct {
 
 // ShowcaseIters is the training length of boston-bb/svgp, the default entry (bayesian_benchmarks trains 5000
 // minibatch steps; on Boston's 455 training points a full-batch step is one epoch).
-const ShowcaseIters = 2000
+const ShowcaseIters = 1500
 
 // DefaultBatch is the minibatch size of the sparse entries that do not set one (bayesian_benchmarks: 1000).
 const DefaultBatch = 1000
