@@ -60,6 +60,11 @@ type CustomConfig struct {
 	Samples, TestSamples int
 	// NatGrad trains q(u) by natural gradients (svgp, orth; a dgp's coupled last layer).
 	NatGrad bool
+	// CheckpointDir, CheckpointEvery, Resume and Stop as in Options (Adam-trained families).
+	CheckpointDir   string
+	CheckpointEvery int
+	Resume          bool
+	Stop            <-chan struct{}
 	// Logger and Progress as in Options.
 	Logger   *slog.Logger
 	Progress io.Writer
@@ -83,7 +88,8 @@ func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
 	if err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(c.Seed, 0xc5f))
+	src := rand.NewPCG(c.Seed, 0xc5f)
+	rng := rand.New(src)
 	trRaw, teRaw := d, (*datasets.Dataset)(nil) // teRaw stays in original units: it is scored as a user's file would be
 	if c.TestFraction > 0 {
 		trIdx, teIdx, err := datasets.RandomSplit(d.N(), c.TestFraction, rng)
@@ -107,17 +113,31 @@ func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
 	}
 	res := &Result{Entry: "custom/" + c.Family, Dataset: d.Name, Model: c.Family, Seed: c.Seed, NTrain: tr.N(),
 		NTest: teRaw.N(), DataSource: d.Name, Build: ops.Build, GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	if c.Family != "gpr" && c.Family != "sgpr" && (c.BatchSize <= 0 || c.BatchSize > tr.N()) {
+		c.BatchSize = min(tr.N(), 1024)
+	}
 	b, err := buildCustom(tr, c, rng)
 	if err != nil {
 		return nil, err
 	}
 	res.Optimizer = b.describe
 	var tres *train.Result
+	if b.lbfgs && (c.CheckpointDir != "" || c.Resume) {
+		return nil, fmt.Errorf("%w: checkpoints are for Adam training, not %s's L-BFGS", ErrBadCustom, c.Family)
+	}
 	if b.lbfgs {
 		tres, err = train.TrainLBFGS(b.model, tr.X, tr.Y, train.LBFGSConfig{Iters: c.Iters})
 	} else {
-		tres, err = train.Train(b.model, tr.X, tr.Y, rng, train.Config{Iters: c.Iters, BatchSize: c.BatchSize,
-			Hooks: b.hooks, Optimizer: &train.Adam{LR: c.LR}, Logger: c.Logger, Progress: c.Progress})
+		cfg := train.Config{Iters: c.Iters, BatchSize: c.BatchSize, Hooks: b.hooks, Optimizer: &train.Adam{LR: c.LR},
+			Logger: c.Logger, Progress: c.Progress, Stop: c.Stop}
+		if c.CheckpointDir != "" {
+			rs := []train.RandState{src}
+			for _, s := range b.sources {
+				rs = append(rs, s)
+			}
+			cfg.Checkpoint = &train.CheckpointConfig{Dir: c.CheckpointDir, Every: c.CheckpointEvery, Resume: c.Resume, Sources: rs}
+		}
+		tres, err = train.Train(b.model, tr.X, tr.Y, rng, cfg)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
@@ -225,17 +245,12 @@ type customBuild struct {
 	lbfgs     bool // full-batch L-BFGS (gpr, sgpr)
 	needsData bool // prediction needs the training data (gpr, sgpr)
 	describe  string
+	sources   []*rand.PCG // the model's own random sources (deep-GP noise, Monte-Carlo likelihood), for checkpoints
 }
 
 func buildCustom(tr *datasets.Dataset, c CustomConfig, rng *rand.Rand) (*customBuild, error) {
 	n, dim := tr.N(), tr.D()
 	m := min(c.Inducing, n)
-	if c.Family != "gpr" && c.Family != "sgpr" {
-		c.BatchSize = min(max(c.BatchSize, 0), n)
-		if c.BatchSize == 0 {
-			c.BatchSize = min(n, 1024)
-		}
-	}
 	kern, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: dim, Variance: 1, Lengthscales: onesN(dim)})
 	if err != nil {
 		return nil, err
@@ -261,12 +276,16 @@ func buildCustom(tr *datasets.Dataset, c CustomConfig, rng *rand.Rand) (*customB
 		}
 		return &customBuild{model: model, lbfgs: true, needsData: true, describe: fmt.Sprintf("lbfgs, M=%d", m)}, nil
 	}
-	lik, latent, err := customLikelihood(c.Likelihood, tr.NumClasses, models.DefaultNoiseVariance, rng)
+	mcSrc := rand.NewPCG(c.Seed, 0x50f7)
+	lik, latent, err := customLikelihood(c.Likelihood, tr.NumClasses, models.DefaultNoiseVariance, rand.New(mcSrc))
 	if err != nil {
 		return nil, err
 	}
 	conjugate := c.Likelihood == "gaussian"
 	b := &customBuild{}
+	if c.Likelihood == "softmax" {
+		b.sources = append(b.sources, mcSrc)
+	}
 	if c.Family == "dgp" {
 		sp := dgpSpec{family: c.LayerFamily, kmeansIter: DefaultKMeansIters}
 		ls, err := dgp.Build(tr.X, dgp.BuildConfig{Widths: c.Hidden, OutputDim: latent,
@@ -274,12 +293,12 @@ func buildCustom(tr *datasets.Dataset, c CustomConfig, rng *rand.Rand) (*customB
 		if err != nil {
 			return nil, err
 		}
-		model, err := dgp.New(dgp.Config{Layers: ls, Likelihood: lik, NumData: n, Samples: c.Samples,
-			Rand: rand.New(rand.NewPCG(c.Seed, 0xe95))})
+		noiseSrc := rand.NewPCG(c.Seed, 0xe95)
+		model, err := dgp.New(dgp.Config{Layers: ls, Likelihood: lik, NumData: n, Samples: c.Samples, Rand: rand.New(noiseSrc)})
 		if err != nil {
 			return nil, err
 		}
-		b.model = model
+		b.model, b.sources = model, append(b.sources, noiseSrc)
 		b.describe = fmt.Sprintf("adam(%g), batch %d, S=%d, %d %s layers (widths %v, M=%d)", c.LR, c.BatchSize, c.Samples, len(ls), c.LayerFamily, c.Hidden, m)
 		if c.NatGrad {
 			q, ok := lastQ(ls[len(ls)-1])
@@ -332,8 +351,9 @@ func buildCustom(tr *datasets.Dataset, c CustomConfig, rng *rand.Rand) (*customB
 	return b, nil
 }
 
-// customLikelihood returns the named likelihood with its number of latent functions.
-func customLikelihood(name string, classes int, noise float64, rng *rand.Rand) (gp.Likelihood, int, error) {
+// customLikelihood returns the named likelihood with its number of latent functions; a Monte-Carlo likelihood
+// draws from mc.
+func customLikelihood(name string, classes int, noise float64, mc *rand.Rand) (gp.Likelihood, int, error) {
 	switch name {
 	case "gaussian":
 		l, err := likelihoods.NewGaussian(likelihoods.GaussianConfig{Variance: noise})
@@ -348,8 +368,7 @@ func customLikelihood(name string, classes int, noise float64, rng *rand.Rand) (
 		l, err := likelihoods.NewRobustMax(likelihoods.RobustMaxConfig{NumClasses: classes})
 		return l, classes, err
 	case "softmax":
-		// Its Monte-Carlo draws get a generator of their own (the graph draws from it while it runs).
-		l, err := likelihoods.NewSoftmax(likelihoods.SoftmaxConfig{NumClasses: classes, Rand: rand.New(rand.NewPCG(rng.Uint64(), 0x50f7))})
+		l, err := likelihoods.NewSoftmax(likelihoods.SoftmaxConfig{NumClasses: classes, Rand: mc})
 		return l, classes, err
 	}
 	return nil, 0, fmt.Errorf("%w: unknown likelihood %q", ErrBadCustom, name)

@@ -10,6 +10,7 @@ import (
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/modelfile"
+	"github.com/gpzoo/gpzoo/train"
 	"github.com/gpzoo/gpzoo/zoo"
 	"gonum.org/v1/gonum/mat"
 )
@@ -117,5 +118,38 @@ func TestTrainCustomRefuses(t *testing.T) {
 		if _, err := zoo.TrainCustom(c.d, c.cfg); !errors.Is(err, zoo.ErrBadCustom) {
 			t.Errorf("%+v: got %v, want ErrBadCustom", c.cfg, err)
 		}
+	}
+}
+
+// TestTrainCustomResume: a deep GP trained on a user's data set, interrupted and resumed from its checkpoint,
+// saves the same model file byte for byte as an uninterrupted run.
+func TestTrainCustomResume(t *testing.T) {
+	d := toyData(200, 0)
+	base := zoo.CustomConfig{Family: "dgp", Inducing: 8, Hidden: []int{2}, Iters: 12, BatchSize: 50, TestSamples: 3}
+	save := func(c zoo.CustomConfig) []byte {
+		t.Helper()
+		run, err := zoo.TrainCustom(d, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := modelfile.Save(&buf, run.File); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	whole := base
+	whole.CheckpointDir = t.TempDir()
+	want := save(whole)
+	c := base
+	c.CheckpointDir = t.TempDir()
+	stop := make(chan struct{})
+	c.Stop, c.Progress = stop, &stopAfter{k: 5, stop: stop}
+	if _, err := zoo.TrainCustom(d, c); !errors.Is(err, train.ErrInterrupted) {
+		t.Fatalf("interrupted: got %v", err)
+	}
+	c.Stop, c.Progress, c.Resume = nil, nil, true
+	if got := save(c); !bytes.Equal(got, want) {
+		t.Fatal("the resumed model file differs from the uninterrupted run's")
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -8,9 +9,12 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp/modelfile"
@@ -50,6 +54,8 @@ Flags:
   --out FILE.json     also write the metrics as JSON
   --plots DIR         draw the training curve, the reliability diagram (classifiers) and, for one input
                       column, the predictive mean ± 2σ with the data, as PNG and SVG
+  --checkpoint DIR    checkpoint training in DIR (at the end, every --checkpoint-every K steps, on SIGINT/SIGTERM);
+                      --resume continues from it and ends exactly as an uninterrupted run would
   --quiet             no progress output
 `
 
@@ -78,6 +84,9 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	save := fs.String("save", "", "model file")
 	out := fs.String("out", "", "JSON result")
 	plotDir := fs.String("plots", "", "directory for the figures")
+	ckDir := fs.String("checkpoint", "", "checkpoint directory")
+	ckEvery := fs.Int("checkpoint-every", 0, "checkpoint period in steps")
+	resume := fs.Bool("resume", false, "resume from the checkpoint")
 	quiet := fs.Bool("quiet", false, "no progress")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -106,7 +115,14 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	c := zoo.CustomConfig{Family: *family, Likelihood: *lik, Inducing: *inducing, MeanBases: *meanBases, Hidden: widths,
 		LayerFamily: *layerFamily, Iters: *iters, BatchSize: *batch, LR: *lr, TestFraction: *testFrac, Seed: *seed,
-		NatGrad: *natgrad}
+		NatGrad: *natgrad, CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume}
+	if *resume && *ckDir == "" {
+		return errors.New("train: --resume needs --checkpoint DIR")
+	}
+	// SIGINT/SIGTERM end training after the current step (checkpointing it with --checkpoint).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c.Stop = ctx.Done()
 	if !*quiet {
 		c.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 		if isTerminal(stderr) {
