@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"strings"
 )
 
 // embedFS holds small MIT-licensed data sets; provenance in embed/README.md.
@@ -73,19 +72,16 @@ func embeddedFile(name, file string) ([]byte, error) {
 //go:embed embed/boston/data.txt
 var bostonData []byte
 
-// Boston housing's columns in data.txt (its index_features.txt and index_target.txt).
-const bostonFeatures, bostonTarget = 13, 13
-
 // EmbeddedBoston returns a fresh copy of the embedded Boston housing data (UCI; the file of Gal & Ghahramani's
 // uci-regression-dropout/bostonHousing, without its split files): X [506, 13], Y [506, 1] (median home value in
-// $1000s), as LoadUCI reads that folder.
+// $1000s, the last column), as LoadUCI reads that folder.
 func EmbeddedBoston() (*Dataset, error) {
-	var feat strings.Builder
-	for j := 0; j < bostonFeatures; j++ {
-		fmt.Fprintln(&feat, j)
+	const name = "embedded boston/data.txt"
+	m, err := readMatrix(bytes.NewReader(bostonData), 0, name)
+	if err != nil {
+		return nil, err
 	}
-	d, err := parseUCI(bytes.NewReader(bostonData), strings.NewReader(feat.String()), strings.NewReader(fmt.Sprintln(bostonTarget)),
-		"embedded boston/data.txt", "", "")
+	d, err := splitLastColumn(m, name)
 	if err != nil {
 		return nil, err
 	}

@@ -111,13 +111,27 @@ func withFile(err error, file string) error {
 	if err == nil || file == "" {
 		return err
 	}
-	var fe *FormatError
-	if errors.As(err, &fe) && fe.File != "" {
-		return err
+	var named fileNamer
+	if errors.As(err, &named) && named.fileName() != "" {
+		return err // already names a file
 	}
-	var nn *NonNumericError
-	if errors.As(err, &nn) && nn.File != "" {
-		return err // already names the file
-	}
-	return fmt.Errorf("%w (in %s)", err, file)
+	return &inFile{err: err, file: file}
 }
+
+// fileNamer is an error that names the file it is about (FormatError, TableError, NonNumericError, and the
+// wrapper withFile adds), so withFile names a file once.
+type fileNamer interface{ fileName() string }
+
+// inFile is err with the file it happened in.
+type inFile struct {
+	err  error
+	file string
+}
+
+func (e *inFile) Error() string    { return fmt.Sprintf("%v (in %s)", e.err, e.file) }
+func (e *inFile) Unwrap() error    { return e.err }
+func (e *inFile) fileName() string { return e.file }
+
+func (e *FormatError) fileName() string     { return e.File }
+func (e *TableError) fileName() string      { return e.File }
+func (e *NonNumericError) fileName() string { return e.File }

@@ -103,9 +103,10 @@ func LoadTable(path string, o TableOptions) (*Table, error) {
 // table): a header row, then one row per point. Columns are matched by
 // header name, in any order; columns not among features (an ID, or the
 // target of a labelled test file) are ignored and not parsed. The result is
-// X [N, len(features)] with columns in the order of features.
+// X [N, len(features)] with columns in the order of features. Nil features
+// means every column of the header, in its order.
 //
-// Errors: ErrInvalid for empty or repeated features; *FormatError (line 1)
+// Errors: ErrInvalid for repeated features; *FormatError (line 1)
 // naming every feature missing from the header, or a feature appearing twice
 // in it; and as ReadTable for the cells of the used columns (ErrEmpty,
 // *NonNumericError, *TableError).
@@ -124,16 +125,23 @@ func readInputs(r io.Reader, features []string, name string) (*mat.Dense, error)
 	if err != nil {
 		return nil, err
 	}
-	if len(want) == 0 {
+	if features != nil && len(want) == 0 {
 		return nil, fmt.Errorf("datasets: no feature names given: %w", ErrInvalid)
 	}
+	cols := 0
 	g, err := scanTable(r, name, func(header []string) ([]int, error) {
-		return pickColumns(header, want, name)
+		use := want
+		if features == nil {
+			use = header
+		}
+		idx, err := pickColumns(header, use, name)
+		cols = len(idx)
+		return idx, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return mat.NewDense(g.rows, len(want), g.values), nil
+	return mat.NewDense(g.rows, cols, g.values), nil
 }
 
 func readTable(r io.Reader, o TableOptions, name string) (*Table, error) {

@@ -3,6 +3,7 @@ package datasets
 import (
 	"bytes"
 	"errors"
+	"gonum.org/v1/gonum/mat"
 	"os"
 	"path/filepath"
 	"strings"
@@ -220,7 +221,15 @@ func TestLoadTableAndInputs(t *testing.T) {
 	if !errors.As(err, &ne) || ne.Columns[0].Name != "area" {
 		t.Errorf("text feature: %v", err)
 	}
-	for _, f := range [][]string{nil, {}, {"a", "a"}, {""}} {
+	// Nil features: every column, in header order (a repeated header name is still an error).
+	all, err := ReadInputs(strings.NewReader("b,a\n1,2\n3,4\n"), nil)
+	if err != nil || !mat.Equal(all, mat.NewDense(2, 2, []float64{1, 2, 3, 4})) {
+		t.Errorf("nil features: %v, %v", all, err)
+	}
+	if _, err := ReadInputs(strings.NewReader("a,a\n1,2\n"), nil); !errors.Is(err, ErrFormat) {
+		t.Errorf("nil features, repeated header: %v", err)
+	}
+	for _, f := range [][]string{{}, {"a", "a"}, {""}} {
 		if _, err := ReadInputs(strings.NewReader("a\n1\n"), f); !errors.Is(err, ErrInvalid) {
 			t.Errorf("features %q: %v", f, err)
 		}

@@ -83,8 +83,12 @@ func Kinds() []string {
 // maxSpecDepth bounds the nesting of Specs read from files.
 const maxSpecDepth = 64
 
-// BuildSpec rebuilds the component s describes, children first.
-func BuildSpec(s Spec, o BuildOptions) (any, error) { return buildSpec(s, o, 0) }
+// BuildSpec rebuilds the component s describes, children first. Every component that draws at run time shares
+// o.Rand (nil: one PCG(1, 2) for the whole rebuild, so two such components do not repeat each other's draws).
+func BuildSpec(s Spec, o BuildOptions) (any, error) {
+	o.Rand = o.Rng()
+	return buildSpec(s, o, 0)
+}
 
 func buildSpec(s Spec, o BuildOptions, depth int) (any, error) {
 	if depth > maxSpecDepth {

@@ -2,7 +2,6 @@ package gp
 
 import (
 	"encoding/json"
-	"math"
 )
 
 // The kinds of the built-in mean functions (see Spec).
@@ -123,10 +122,6 @@ func (m IdentityMean) Spec() (Spec, error) { return NewSpec(KindIdentityMean, ze
 
 // Spec describes the mean by D, Q and its fixed weights W (stored exactly).
 func (m *ProjectionMean) Spec() (Spec, error) {
-	for i, v := range m.w {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return Spec{}, configErr("spec of ProjectionMean: non-finite weight at row %d, column %d", i/m.q, i%m.q)
-		}
-	}
+	// NewProjectionMean refused non-finite weights and W cannot change afterwards.
 	return NewSpec(KindProjectionMean, projectionMeanSpec{InputDim: m.d, OutputDim: m.q, W: m.w})
 }

@@ -30,7 +30,6 @@ type Option func(*config)
 // config collects the options of one call; the zero value means "all defaults".
 type config struct {
 	width, height float64 // inches; 0 means the function's default
-	err           error   // the first invalid option
 }
 
 // WithSize sets the size of the whole figure to width×height inches. Both must be finite and in (0, MaxSize];

@@ -236,8 +236,8 @@ func (c *checkpointer) restore() (int, *Result, error) {
 		return 0, nil, mismatch("saved for Iters %d, batch %d, data [%d,%d]→[%d,%d]; this run has Iters %d, batch %d, data [%d,%d]→[%d,%d]",
 			b.Iters, b.Batch, b.N, b.D, b.N, b.P, c.iters, c.batch, c.n, c.d, c.n, c.p)
 	}
-	if b.Step < 0 || b.Step > b.Iters || len(b.Losses) != b.Step {
-		return 0, nil, &CheckpointError{Path: c.path, Detail: fmt.Sprintf("step %d with %d losses (Iters %d)", b.Step, len(b.Losses), b.Iters), Err: ErrCheckpointCorrupt}
+	if b.Step < 0 || b.Step > b.Iters || len(b.Losses) != b.Step || len(b.Times) != b.Step {
+		return 0, nil, &CheckpointError{Path: c.path, Detail: fmt.Sprintf("step %d with %d losses and %d step times (Iters %d)", b.Step, len(b.Losses), len(b.Times), b.Iters), Err: ErrCheckpointCorrupt}
 	}
 	if len(b.Params) != len(c.params) {
 		return 0, nil, mismatch("%d Params saved, the model has %d", len(b.Params), len(c.params))
@@ -291,9 +291,6 @@ func (c *checkpointer) restore() (int, *Result, error) {
 	}
 	if err := c.sampler.SetState(b.Sampler); err != nil {
 		return 0, nil, mismatch("sampler: %v", err)
-	}
-	if len(b.Times) != b.Step {
-		return 0, nil, &CheckpointError{Path: c.path, Detail: fmt.Sprintf("step %d with %d step times", b.Step, len(b.Times)), Err: ErrCheckpointCorrupt}
 	}
 	return b.Step, &Result{Steps: b.Step, Losses: b.Losses, Times: b.Times, Evals: b.Evals}, nil
 }

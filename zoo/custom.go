@@ -122,36 +122,23 @@ func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
 	}
 	res.Optimizer = b.describe
 	var tres *train.Result
-	if b.lbfgs && (c.CheckpointDir != "" || c.Resume) {
-		return nil, fmt.Errorf("%w: checkpoints are for Adam training, not %s's L-BFGS", ErrBadCustom, c.Family)
-	}
 	if b.lbfgs {
 		tres, err = train.TrainLBFGS(b.model, tr.X, tr.Y, train.LBFGSConfig{Iters: c.Iters})
 	} else {
-		cfg := train.Config{Iters: c.Iters, BatchSize: c.BatchSize, Hooks: b.hooks, Optimizer: &train.Adam{LR: c.LR},
-			Logger: c.Logger, Progress: c.Progress, Stop: c.Stop}
-		if c.CheckpointDir != "" {
-			rs := []train.RandState{src}
-			for _, s := range b.sources {
-				rs = append(rs, s)
-			}
-			cfg.Checkpoint = &train.CheckpointConfig{Dir: c.CheckpointDir, Every: c.CheckpointEvery, Resume: c.Resume, Sources: rs}
-		}
-		tres, err = train.Train(b.model, tr.X, tr.Y, rng, cfg)
+		tres, err = train.Train(b.model, tr.X, tr.Y, rng, train.Config{Iters: c.Iters, BatchSize: c.BatchSize,
+			Hooks: b.hooks, Optimizer: &train.Adam{LR: c.LR}, Logger: c.Logger, Progress: c.Progress, Stop: c.Stop,
+			Checkpoint: checkpointConfig(c.CheckpointDir, c.CheckpointEvery, c.Resume, append([]*rand.PCG{src}, b.sources...))})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
 	}
 	fillTraining(res, tres, tr.N())
-	f := &modelfile.File{Model: b.model, Standardizer: std, Meta: map[string]string{
+	f := newModelFile(b.model, std, tr, b.needsData, map[string]string{
 		"family": c.Family, "likelihood": c.Likelihood, "seed": fmt.Sprint(c.Seed), "data": d.Name,
-		"test_samples": fmt.Sprint(c.TestSamples)}}
+		"test_samples": fmt.Sprint(c.TestSamples)})
 	if len(d.FeatureNames) > 0 {
 		names, _ := json.Marshal(d.FeatureNames)
 		f.Meta["features"] = string(names)
-	}
-	if b.needsData {
-		f.TrainX, f.TrainY = tr.X, tr.Y
 	}
 	if teRaw != nil {
 		if err := scoreCustom(res, f, teRaw, c); err != nil {
@@ -171,17 +158,12 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 	}
 	classify := d.NumClasses > 0
 	switch c.Likelihood = strings.ToLower(c.Likelihood); {
-	case c.Likelihood == "" && !classify:
-		c.Likelihood = "gaussian"
-	case c.Likelihood == "" && d.NumClasses == 2:
-		c.Likelihood = "bernoulli"
 	case c.Likelihood == "":
-		c.Likelihood = "robustmax"
+		c.Likelihood = defaultLikelihood(d.NumClasses)
 	case !slices.Contains(Likelihoods, c.Likelihood):
 		return c, fmt.Errorf("%w: unknown likelihood %q (want one of %s)", ErrBadCustom, c.Likelihood, strings.Join(Likelihoods, ", "))
 	}
-	regression := c.Likelihood == "gaussian" || c.Likelihood == "studentt"
-	if regression == classify {
+	if ClassLikelihood(c.Likelihood) != classify {
 		kind := "a regression target"
 		if classify {
 			kind = fmt.Sprintf("a target with %d classes", d.NumClasses)
@@ -193,6 +175,12 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 	}
 	if (c.Family == "gpr" || c.Family == "sgpr") && c.Likelihood != "gaussian" {
 		return c, fmt.Errorf("%w: %s needs the gaussian likelihood (got %s): use svgp for other likelihoods", ErrBadCustom, c.Family, c.Likelihood)
+	}
+	if c.Resume && c.CheckpointDir == "" {
+		return c, fmt.Errorf("%w: resuming needs the checkpoint directory", ErrBadCustom)
+	}
+	if (c.Family == "gpr" || c.Family == "sgpr") && (c.CheckpointDir != "" || c.Resume) {
+		return c, fmt.Errorf("%w: checkpoints are for Adam training, not %s's L-BFGS", ErrBadCustom, c.Family)
 	}
 	if c.Inducing <= 0 {
 		c.Inducing = 100
@@ -277,7 +265,7 @@ func buildCustom(tr *datasets.Dataset, c CustomConfig, rng *rand.Rand) (*customB
 		return &customBuild{model: model, lbfgs: true, needsData: true, describe: fmt.Sprintf("lbfgs, M=%d", m)}, nil
 	}
 	mcSrc := rand.NewPCG(c.Seed, 0x50f7)
-	lik, latent, err := customLikelihood(c.Likelihood, tr.NumClasses, models.DefaultNoiseVariance, rand.New(mcSrc))
+	lik, latent, err := newLikelihood(c.Likelihood, tr.NumClasses, models.DefaultNoiseVariance, rand.New(mcSrc))
 	if err != nil {
 		return nil, err
 	}
@@ -351,9 +339,30 @@ func buildCustom(tr *datasets.Dataset, c CustomConfig, rng *rand.Rand) (*customB
 	return b, nil
 }
 
-// customLikelihood returns the named likelihood with its number of latent functions; a Monte-Carlo likelihood
-// draws from mc.
-func customLikelihood(name string, classes int, noise float64, mc *rand.Rand) (gp.Likelihood, int, error) {
+// defaultLikelihood names the likelihood of a target with classes classes (0: regression): gaussian,
+// bernoulli for two classes, robustmax for more.
+func defaultLikelihood(classes int) string {
+	switch {
+	case classes == 0:
+		return "gaussian"
+	case classes == 2:
+		return "bernoulli"
+	}
+	return "robustmax"
+}
+
+// ClassLikelihood reports whether the likelihood named name (one of Likelihoods) models class labels.
+func ClassLikelihood(name string) bool {
+	switch strings.ToLower(name) {
+	case "bernoulli", "robustmax", "softmax":
+		return true
+	}
+	return false
+}
+
+// newLikelihood returns the named likelihood (one of Likelihoods; a Gaussian with initial noise variance noise)
+// with its number of latent functions; a Monte-Carlo likelihood draws from mc.
+func newLikelihood(name string, classes int, noise float64, mc *rand.Rand) (gp.Likelihood, int, error) {
 	switch name {
 	case "gaussian":
 		l, err := likelihoods.NewGaussian(likelihoods.GaussianConfig{Variance: noise})
@@ -383,20 +392,12 @@ func scoreCustom(res *Result, f *modelfile.File, te *datasets.Dataset, c CustomC
 	}
 	n := te.N()
 	if p.Probs != nil {
-		acc, ll := 0.0, 0.0
-		res.confidence, res.correct = make([]float64, n), make([]bool, n)
-		for i := 0; i < n; i++ {
-			label := int(te.Y.At(i, 0))
-			row := p.Probs.RawRowView(i)
-			res.confidence[i] = min(max(slices.Max(row), 0), 1)
-			if res.correct[i] = slices.Index(row, slices.Max(row)) == label; res.correct[i] {
-				acc++
-			}
-			ll += math.Log(max(row[label], 1e-300))
+		lds := make([]float64, n) // log p(label) under the predictive class probabilities
+		for i := range lds {
+			lds[i] = math.Log(max(p.Probs.At(i, int(te.Y.At(i, 0))), 1e-300))
 		}
-		acc /= float64(n)
-		setECE(res)
-		res.TestAccuracy, res.TestLL = &acc, ll/float64(n)
+		acc, ll := classMetrics(res, p.Probs, lds, te.Y)
+		res.TestAccuracy, res.TestLL = &acc, ll
 		return nil
 	}
 	// Regression: RMSE of the predictive mean; LL of the Gaussian with the predictive mean and variance (exact for

@@ -114,6 +114,8 @@ func TestTrainCustomRefuses(t *testing.T) {
 		{reg, zoo.CustomConfig{Family: "dgp", LayerFamily: "nosuch"}},
 		{reg, zoo.CustomConfig{Family: "decoupled", NatGrad: true}},
 		{reg, zoo.CustomConfig{TestFraction: 1}},
+		{reg, zoo.CustomConfig{Resume: true}},
+		{reg, zoo.CustomConfig{Family: "sgpr", CheckpointDir: "ck"}},
 	} {
 		if _, err := zoo.TrainCustom(c.d, c.cfg); !errors.Is(err, zoo.ErrBadCustom) {
 			t.Errorf("%+v: got %v, want ErrBadCustom", c.cfg, err)

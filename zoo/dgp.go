@@ -254,8 +254,11 @@ func runDGP(e *Entry, o Options, sp dgpSpec) (*Result, error) {
 	if err := saveModel(e, o, res, model, std, tr, false); err != nil {
 		return nil, err
 	}
-	return scoreDGP(res, model, ts, te, std, rand.New(rand.NewPCG(o.Seed, uint64(o.Split)+0x7e57)))
+	return scoreDGP(res, model, ts, te, std, testRand(o))
 }
+
+// testRand returns the generator a deep-GP entry scores its test rows with.
+func testRand(o Options) *rand.Rand { return rand.New(rand.NewPCG(o.Seed, uint64(o.Split)+0x7e57)) }
 
 // scoreDGP fills the test metrics of a deep GP from s propagated samples: RMSE of the mixture mean and the
 // mixture test LL in original units (regression), or accuracy and mixture LL of the labels; the moment-matched

@@ -83,11 +83,8 @@ func runGPR(e *Entry, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}
-	res.Iters = tres.Steps
-	res.TrainSeconds, res.SecondsPerIter, res.BuildSeconds = tres.Seconds, tres.SecondsPerIter, tres.BuildSeconds
-	res.losses, res.times = tres.Losses, tres.Times
-	res.CholeskyRetries = tres.Cholesky.Retries
-	res.ELBOPerPoint = -tres.FinalLoss() / float64(tr.N())
+	fillTraining(res, tres, tr.N())
+	res.ELBOPerPoint = -tres.FinalLoss() / float64(tr.N()) // the exact GP's loss is not a minibatch estimate
 	if o.Logger != nil {
 		o.Logger.Info("fitted", "entry", e.Name, "kernel", kern.String(), "noise", m.NoiseVariance())
 	}

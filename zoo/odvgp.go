@@ -8,7 +8,6 @@ import (
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/layers"
-	"github.com/gpzoo/gpzoo/gp/likelihoods"
 	"github.com/gpzoo/gpzoo/gp/models"
 	"github.com/gpzoo/gpzoo/train"
 	"gonum.org/v1/gonum/mat"
@@ -171,20 +170,10 @@ func odvgpBases(sp odvgpSpec, x *mat.Dense, nb, ng int, rng *rand.Rand) (beta, g
 	return beta, gamma, nil
 }
 
-// likelihoodFor returns the Gaussian likelihood (initial noise variance noise) for regression, Bernoulli for two
-// classes and robust-max for more, with the number of latent functions.
+// likelihoodFor returns the default likelihood of tr (defaultLikelihood; Gaussian with initial noise variance
+// noise) with its number of latent functions.
 func likelihoodFor(tr *datasets.Dataset, noise float64) (gp.Likelihood, int, error) {
-	switch {
-	case tr.NumClasses == 0:
-		lik, err := likelihoods.NewGaussian(likelihoods.GaussianConfig{Variance: noise})
-		return lik, 1, err
-	case tr.NumClasses == 2:
-		lik, err := likelihoods.NewBernoulli(likelihoods.BernoulliConfig{})
-		return lik, 1, err
-	default:
-		lik, err := likelihoods.NewRobustMax(likelihoods.RobustMaxConfig{NumClasses: tr.NumClasses})
-		return lik, tr.NumClasses, err
-	}
+	return newLikelihood(defaultLikelihood(tr.NumClasses), tr.NumClasses, noise, nil)
 }
 
 // odvgpLayer is what runODVGP and Illustrate build: the layer and, for natural-gradient training, its q(u_β).

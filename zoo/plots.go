@@ -23,29 +23,19 @@ func (r *Result) WritePlots(dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("zoo: plots: %w", err)
 	}
-	var files []string
 	title := fmt.Sprintf("%s (split %d, seed %d)", r.Entry, r.Split, r.Seed)
+	type curve struct {
+		name, xlabel, ylabel string
+		x, y                 []float64
+	}
+	var curves []curve
 	if len(r.losses) > 0 && r.NTrain > 0 {
 		steps, obj := make([]float64, len(r.losses)), make([]float64, len(r.losses))
 		for i, l := range r.losses {
 			steps[i], obj[i] = float64(i+1), -l/float64(r.NTrain)
 		}
-		curves := []struct {
-			name, xlabel string
-			x            []float64
-		}{{"objective-step", "step", steps}, {"objective-time", "training seconds", r.times}}
-		for _, c := range curves {
-			if len(c.x) != len(obj) {
-				continue
-			}
-			for _, ext := range []string{".png", ".svg"} {
-				path := filepath.Join(dir, c.name+ext)
-				if err := plots.Curves(path, title, c.xlabel, "objective per training point", []plots.Series{{Name: r.Model, X: c.x, Y: obj}}); err != nil {
-					return files, fmt.Errorf("zoo: plots: %w", err)
-				}
-				files = append(files, path)
-			}
-		}
+		curves = append(curves, curve{"objective-step", "step", "objective per training point", steps, obj},
+			curve{"objective-time", "training seconds", "objective per training point", r.times, obj})
 	}
 	for _, metric := range []string{"test_rmse", "test_ll", "test_accuracy"} {
 		var steps, secs, vals []float64
@@ -54,30 +44,30 @@ func (r *Result) WritePlots(dir string) ([]string, error) {
 				steps, secs, vals = append(steps, float64(ev.Step)), append(secs, ev.Seconds), append(vals, v)
 			}
 		}
-		if len(vals) == 0 {
+		if len(vals) > 0 {
+			name, label := strings.ReplaceAll(metric, "_", "-"), strings.ReplaceAll(metric, "_", " ")
+			curves = append(curves, curve{name + "-step", "step", label, steps, vals}, curve{name + "-time", "training seconds", label, secs, vals})
+		}
+	}
+	var files []string
+	for _, c := range curves {
+		if len(c.x) != len(c.y) { // runs that record no step times (L-BFGS)
 			continue
 		}
-		label := strings.ReplaceAll(metric, "_", " ")
-		for _, c := range []struct {
-			name, xlabel string
-			x            []float64
-		}{{"-step", "step", steps}, {"-time", "training seconds", secs}} {
-			for _, ext := range []string{".png", ".svg"} {
-				path := filepath.Join(dir, strings.ReplaceAll(metric, "_", "-")+c.name+ext)
-				if err := plots.Curves(path, title, c.xlabel, label, []plots.Series{{Name: r.Model, X: c.x, Y: vals}}); err != nil {
-					return files, fmt.Errorf("zoo: plots: %w", err)
-				}
-				files = append(files, path)
-			}
+		fs, err := DrawBoth(dir, c.name, func(path string) error {
+			return plots.Curves(path, title, c.xlabel, c.ylabel, []plots.Series{{Name: r.Model, X: c.x, Y: c.y}})
+		})
+		if files = append(files, fs...); err != nil {
+			return files, err
 		}
 	}
 	if len(r.confidence) > 0 {
-		for _, ext := range []string{".png", ".svg"} {
-			path := filepath.Join(dir, "reliability"+ext)
-			if _, err := plots.Reliability(path, title+": test predictions", r.confidence, r.correct, ReliabilityBins); err != nil {
-				return files, fmt.Errorf("zoo: plots: %w", err)
-			}
-			files = append(files, path)
+		fs, err := DrawBoth(dir, "reliability", func(path string) error {
+			_, err := plots.Reliability(path, title+": test predictions", r.confidence, r.correct, ReliabilityBins)
+			return err
+		})
+		if files = append(files, fs...); err != nil {
+			return files, err
 		}
 	}
 	return files, nil
@@ -88,4 +78,20 @@ func setECE(r *Result) {
 	if ece, err := plots.ECE(r.confidence, r.correct, ReliabilityBins); err == nil {
 		r.TestECE = &ece
 	}
+}
+
+// PlotFormats are the formats WritePlots and DrawBoth write, by file extension.
+var PlotFormats = []string{".png", ".svg"}
+
+// DrawBoth calls draw with dir/name in every PlotFormats format and returns the files written.
+func DrawBoth(dir, name string, draw func(path string) error) ([]string, error) {
+	var files []string
+	for _, ext := range PlotFormats {
+		path := filepath.Join(dir, name+ext)
+		if err := draw(path); err != nil {
+			return files, fmt.Errorf("zoo: plots: %w", err)
+		}
+		files = append(files, path)
+	}
+	return files, nil
 }

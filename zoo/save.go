@@ -17,14 +17,11 @@ func saveModel(e *Entry, o Options, res *Result, model modelfile.Model, std *dat
 	if o.SaveModel == "" {
 		return nil
 	}
-	f := &modelfile.File{Model: model, Standardizer: std, Meta: map[string]string{
+	f := newModelFile(model, std, tr, needsData, map[string]string{
 		"entry": e.Name, "data": e.Dataset, "split": fmt.Sprint(o.Split), "seed": fmt.Sprint(o.Seed),
-		"optimizer": res.Optimizer}}
+		"optimizer": res.Optimizer})
 	if res.TestSamples > 0 {
 		f.Meta["test_samples"] = fmt.Sprint(res.TestSamples)
-	}
-	if needsData {
-		f.TrainX, f.TrainY = tr.X, tr.Y
 	}
 	if err := modelfile.SaveFile(o.SaveModel, f); err != nil {
 		return fmt.Errorf("zoo: %s: saving the model: %w", e.Name, err)
@@ -38,14 +35,21 @@ func saveModel(e *Entry, o Options, res *Result, model modelfile.Model, std *dat
 // checkpoint saves and restores.
 func (o Options) trainConfig(c train.Config, sources ...*rand.PCG) train.Config {
 	c.Logger, c.Progress, c.Stop = o.Logger, o.Progress, o.Stop
-	if o.CheckpointDir != "" {
-		rs := make([]train.RandState, len(sources))
-		for i, s := range sources {
-			rs[i] = s
-		}
-		c.Checkpoint = &train.CheckpointConfig{Dir: o.CheckpointDir, Every: o.CheckpointEvery, Resume: o.Resume, Sources: rs}
-	}
+	c.Checkpoint = checkpointConfig(o.CheckpointDir, o.CheckpointEvery, o.Resume, sources)
 	return c
+}
+
+// checkpointConfig returns the checkpoint configuration of a run (nil when dir is empty); sources are the
+// random sources of every generator the run draws from while training.
+func checkpointConfig(dir string, every int, resume bool, sources []*rand.PCG) *train.CheckpointConfig {
+	if dir == "" {
+		return nil
+	}
+	rs := make([]train.RandState, len(sources))
+	for i, s := range sources {
+		rs[i] = s
+	}
+	return &train.CheckpointConfig{Dir: dir, Every: every, Resume: resume, Sources: rs}
 }
 
 // refuseCheckpoint returns an error when o asks for checkpoints that what (an L-BFGS fit, say) cannot take.
@@ -81,4 +85,14 @@ func (o Options) withEval(c train.Config, score func(r *Result) error) train.Con
 		}
 	}
 	return c
+}
+
+// newModelFile returns the model file of a trained model: the standardisation, the (standardised) training data
+// when prediction needs it (exact GP, SGPR), and meta.
+func newModelFile(model modelfile.Model, std *datasets.Standardizer, tr *datasets.Dataset, needsData bool, meta map[string]string) *modelfile.File {
+	f := &modelfile.File{Model: model, Standardizer: std, Meta: meta}
+	if needsData {
+		f.TrainX, f.TrainY = tr.X, tr.Y
+	}
+	return f
 }

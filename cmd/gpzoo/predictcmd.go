@@ -60,7 +60,7 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	features, err := modelFeatures(f, *input)
+	features, err := modelFeatures(f)
 	if err != nil {
 		return err
 	}
@@ -102,26 +102,18 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// modelFeatures returns the feature columns the model reads: the names saved by gpzoo train, else every column of
-// the input's header.
-func modelFeatures(f *modelfile.File, input string) ([]string, error) {
-	if s := f.Meta["features"]; s != "" {
-		var names []string
-		if err := json.Unmarshal([]byte(s), &names); err != nil {
-			return nil, fmt.Errorf("predict: the model's feature names: %w", err)
-		}
-		return names, nil
+// modelFeatures returns the feature columns the model reads: the names saved by gpzoo train, else nil (every
+// column of the input, in order).
+func modelFeatures(f *modelfile.File) ([]string, error) {
+	s := f.Meta["features"]
+	if s == "" {
+		return nil, nil
 	}
-	r, err := os.Open(input)
-	if err != nil {
-		return nil, err
+	var names []string
+	if err := json.Unmarshal([]byte(s), &names); err != nil {
+		return nil, fmt.Errorf("predict: the model's feature names: %w", err)
 	}
-	defer r.Close()
-	header, err := csv.NewReader(r).Read()
-	if err != nil {
-		return nil, fmt.Errorf("predict: reading the header of %s: %w", input, err)
-	}
-	return header, nil
+	return names, nil
 }
 
 // writePredictions writes p as CSV: means and variances, or class probabilities and the most probable label

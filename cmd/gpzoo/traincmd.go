@@ -97,8 +97,7 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	if *csvPath == "" || *target == "" {
 		return errors.New("train: --csv FILE and --target COLUMN are required (see gpzoo train --help)")
 	}
-	switch strings.ToLower(*lik) {
-	case "bernoulli", "robustmax", "softmax":
+	if zoo.ClassLikelihood(*lik) {
 		*classify = true
 	}
 	tbl, err := datasets.LoadTable(*csvPath, datasets.TableOptions{Target: *target, Features: splitList(*features), Classify: *classify})
@@ -116,9 +115,6 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	c := zoo.CustomConfig{Family: *family, Likelihood: *lik, Inducing: *inducing, MeanBases: *meanBases, Hidden: widths,
 		LayerFamily: *layerFamily, Iters: *iters, BatchSize: *batch, LR: *lr, TestFraction: *testFrac, Seed: *seed,
 		NatGrad: *natgrad, CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume}
-	if *resume && *ckDir == "" {
-		return errors.New("train: --resume needs --checkpoint DIR")
-	}
 	// SIGINT/SIGTERM end training after the current step (checkpointing it with --checkpoint).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -218,14 +214,8 @@ func plotPredictive1D(dir string, f *modelfile.File, d *datasets.Dataset) ([]str
 	for i := range sd {
 		sd[i] = math.Sqrt(p.Var.At(i, 0))
 	}
-	var files []string
-	for _, ext := range []string{".png", ".svg"} {
-		path := filepath.Join(dir, "predictive"+ext)
-		if err := plots.Predictive1D(path, d.Name+": predictive mean ± 2σ", mat.Col(nil, 0, grid), mat.Col(nil, 0, p.Mean), sd,
-			mat.Col(nil, 0, d.X), mat.Col(nil, 0, d.Y), nil); err != nil {
-			return files, err
-		}
-		files = append(files, path)
-	}
-	return files, nil
+	return zoo.DrawBoth(dir, "predictive", func(path string) error {
+		return plots.Predictive1D(path, d.Name+": predictive mean ± 2σ", mat.Col(nil, 0, grid), mat.Col(nil, 0, p.Mean), sd,
+			mat.Col(nil, 0, d.X), mat.Col(nil, 0, d.Y), nil)
+	})
 }

@@ -130,16 +130,25 @@ func (d *DGP) Propagate(x *graph.Node, s int) (mean, variance *graph.Node) {
 }
 
 func (d *DGP) propagate(x *graph.Node, s int, noise Noise) (mean, variance *graph.Node) {
+	return d.Layers[len(d.Layers)-1].Predict(d.sample(x, s, noise, len(d.Layers)-1, nil))
+}
+
+// sample tiles x s times and pushes it through the first n layers, drawing each layer's output from its
+// marginals (eq. 7) with noise; each, if set, sees every layer's sample [s·B, D_ℓ].
+func (d *DGP) sample(x *graph.Node, s int, noise Noise, n int, each func(layer int, f *graph.Node)) *graph.Node {
 	g := x.Graph()
 	f := tile(x, s)
 	b := rowsOf(f)
-	for i, l := range d.Layers[:len(d.Layers)-1] {
+	for i, l := range d.Layers[:n] {
 		m, v := l.Predict(f)
 		eps := noise(g, i, b, l.OutputDim())
 		// The clamp keeps √· defined where round-off leaves a variance just below zero.
 		f = g.Add(m, g.Mul(g.Sqrt(g.ClampMin(v, 0)), eps))
+		if each != nil {
+			each(i, f)
+		}
 	}
-	return d.Layers[len(d.Layers)-1].Predict(f)
+	return f
 }
 
 // ELBO returns the whole-data-set ELBO estimated from the batch x [B,D], y [B,P] and S samples (scalar).

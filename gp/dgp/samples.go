@@ -34,13 +34,8 @@ func (d *DGP) LayerSamples(x *mat.Dense, s int, rng *rand.Rand, noise Noise) ([]
 	}
 	g := graph.New(graph.Options{})
 	xs := g.Input("xs", n, dim)
-	f := tile(xs, s)
 	outs := map[string]*graph.Node{}
-	for i, l := range d.Layers {
-		m, v := l.Predict(f)
-		f = g.Add(m, g.Mul(g.Sqrt(g.ClampMin(v, 0)), noise(g, i, s*n, l.OutputDim())))
-		outs[fmt.Sprint("layer", i)] = f
-	}
+	d.sample(xs, s, noise, len(d.Layers), func(i int, f *graph.Node) { outs[fmt.Sprint("layer", i)] = f })
 	prog, err := g.CompileForward(outs)
 	if err != nil {
 		return nil, fmt.Errorf("dgp: LayerSamples graph: %w", err)

@@ -292,19 +292,7 @@ func encode(f *File) ([]byte, error) {
 			}
 		}
 		p.Params[i] = paramRecord{Name: q.Name(), Shape: q.Shape(), Transform: q.Transform().String(),
-			Trainable: q.Trainable(), Raw: bits(slices.Clone(q.Raw()))}
-	}
-	// The Spec must rebuild to the same Params, or the file could not be loaded.
-	rebuilt, err := gp.BuildSpec(spec, gp.BuildOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("modelfile: Save: the model's Spec does not rebuild: %w", err)
-	}
-	m, ok := rebuilt.(Model)
-	if !ok {
-		return nil, fmt.Errorf("modelfile: Save: the model's Spec rebuilds a %T, not a Model", rebuilt)
-	}
-	if err := matchParams(p.Params, m.Params()); err != nil {
-		return nil, fmt.Errorf("modelfile: Save: the model's Spec does not rebuild its Params: %w", err)
+			Trainable: q.Trainable(), Raw: bits(q.Raw())} // marshalled below, before anything changes it
 	}
 	if f.Standardizer != nil {
 		s := f.Standardizer
