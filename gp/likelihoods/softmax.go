@@ -70,6 +70,17 @@ func NewSoftmax(cfg SoftmaxConfig) (*Softmax, error) {
 	return sm, nil
 }
 
+// WithRand returns a copy of the likelihood whose Monte-Carlo draws come from rng (nil: an error); it has no
+// parameters to share.
+func (sm *Softmax) WithRand(rng *rand.Rand) (gp.Likelihood, error) {
+	if rng == nil {
+		return nil, likConfigErr("Softmax.WithRand: nil Rand")
+	}
+	c := *sm
+	c.rng = rng
+	return &c, nil
+}
+
 // NumClasses returns K.
 func (sm *Softmax) NumClasses() int { return sm.k }
 

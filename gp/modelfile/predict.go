@@ -120,11 +120,13 @@ func (f *File) Predict(x *mat.Dense, o PredictOptions) (*Prediction, error) {
 		if lik, err = withRand(m.Likelihood, rng); err != nil {
 			return nil, err
 		}
-		// The same layers with the prediction's likelihood; the training noise is unused (PredictOptions.Rand
-		// supplies the test noise).
-		pd, err := dgp.New(dgp.Config{Layers: m.Layers, Likelihood: lik, NumData: m.NumData, Samples: m.Samples(), Noise: dgp.ZeroNoise})
-		if err != nil {
-			return nil, err
+		// PredictOptions.Rand supplies the test noise; a Monte-Carlo likelihood needs the same layers with the
+		// prediction's generator.
+		pd := m
+		if lik != m.Likelihood {
+			if pd, err = dgp.New(dgp.Config{Layers: m.Layers, Likelihood: lik, NumData: m.NumData, Samples: m.Samples(), Noise: dgp.ZeroNoise}); err != nil {
+				return nil, err
+			}
 		}
 		if mean, variance, err = pd.PredictY(xs, dgp.PredictOptions{Samples: o.Samples, Rand: rng, ChunkRows: o.ChunkRows}); err != nil {
 			return nil, err
@@ -169,35 +171,15 @@ func predictInputDim(m Model) (int, error) {
 	return 0, fmt.Errorf("modelfile: Predict: incomplete %T (nil kernel, layer or likelihood)", m)
 }
 
-// withRand returns a copy of lik whose Monte-Carlo draws come from rng: rebuilt from its Spec with rng, its
-// raw parameter values copied. A likelihood that cannot describe itself is returned unchanged.
+// withRand returns lik with its Monte-Carlo draws from rng (likelihoods with a WithRand method, such as the
+// softmax; the training generator's state is not part of a model file), or lik itself.
 func withRand(lik gp.Likelihood, rng *rand.Rand) (gp.Likelihood, error) {
-	d, ok := lik.(gp.Describer)
-	if !ok {
-		return lik, nil
+	if mc, ok := lik.(interface {
+		WithRand(*rand.Rand) (gp.Likelihood, error)
+	}); ok {
+		return mc.WithRand(rng)
 	}
-	s, err := d.Spec()
-	if err != nil {
-		return nil, err
-	}
-	v, err := gp.BuildSpec(s, gp.BuildOptions{Rand: rng})
-	if err != nil {
-		return nil, err
-	}
-	c, ok := v.(gp.Likelihood)
-	if !ok {
-		return nil, fmt.Errorf("modelfile: the Spec of likelihood %T rebuilt a %T", lik, v)
-	}
-	src, dst := lik.Params(), c.Params()
-	if len(src) != len(dst) {
-		return nil, fmt.Errorf("modelfile: likelihood %T rebuilt with %d Params, want %d", lik, len(dst), len(src))
-	}
-	for i, p := range src {
-		if err := dst[i].SetRaw(p.Raw()); err != nil {
-			return nil, fmt.Errorf("modelfile: likelihood %T Param %s: %w", lik, p.Name(), err)
-		}
-	}
-	return c, nil
+	return lik, nil
 }
 
 // addNoise returns the predictive variance of y [N,P]: the latent variance of row i (shared by the outputs)
