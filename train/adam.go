@@ -1,8 +1,6 @@
 package train
 
 import (
-	"bytes"
-	"encoding/gob"
 	"fmt"
 	"math"
 
@@ -106,11 +104,7 @@ func (a *Adam) MarshalState(params []*graph.Param) ([]byte, error) {
 			saved = append(saved, adamSaved{Index: i, Name: p.Name(), M: s.m, V: s.v, T: s.t})
 		}
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(saved); err != nil {
-		return nil, fmt.Errorf("train: Adam: encoding the state: %w", err)
-	}
-	return buf.Bytes(), nil
+	return encodeState("Adam", saved)
 }
 
 // UnmarshalState replaces the Adam state by the one MarshalState encoded for the Params at the same positions
@@ -119,8 +113,8 @@ func (a *Adam) MarshalState(params []*graph.Param) ([]byte, error) {
 // that position, or moments whose length differs from the Param's size.
 func (a *Adam) UnmarshalState(params []*graph.Param, data []byte) error {
 	var saved []adamSaved
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&saved); err != nil {
-		return fmt.Errorf("train: Adam: decoding the state: %w", err)
+	if err := decodeState("Adam", data, &saved); err != nil {
+		return err
 	}
 	state := make(map[*graph.Param]*adamState, len(saved))
 	for _, s := range saved {

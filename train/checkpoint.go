@@ -384,3 +384,20 @@ func writeAtomic(dir, path string, data []byte) (err error) {
 	defer d.Close()
 	return d.Sync()
 }
+
+// encodeState gob-encodes the state v of who (an optimizer or hook, for Stateful.MarshalState).
+func encodeState(who string, v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
+		return nil, fmt.Errorf("train: %s: encoding the state: %w", who, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// decodeState decodes what encodeState wrote into v (for Stateful.UnmarshalState).
+func decodeState(who string, data []byte, v any) error {
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(v); err != nil {
+		return fmt.Errorf("train: %s: decoding the state: %w", who, err)
+	}
+	return nil
+}

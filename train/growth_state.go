@@ -1,8 +1,6 @@
 package train
 
 import (
-	"bytes"
-	"encoding/gob"
 	"fmt"
 
 	"github.com/gpzoo/gpzoo/graph"
@@ -16,19 +14,15 @@ type growthState struct{ T, Ka, Kb int }
 
 // MarshalState encodes the steps seen and the numbers of active bases (Stateful).
 func (h *BasisGrowth) MarshalState([]*graph.Param) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(growthState{T: h.t, Ka: h.ka, Kb: h.kb}); err != nil {
-		return nil, fmt.Errorf("train: BasisGrowth: encoding the state: %w", err)
-	}
-	return buf.Bytes(), nil
+	return encodeState("BasisGrowth", growthState{T: h.t, Ka: h.ka, Kb: h.kb})
 }
 
 // UnmarshalState restores the state MarshalState encoded (Stateful). It fails, leaving the hook unchanged, on
 // undecodable data or counts outside 0..Mα, 0..Mβ.
 func (h *BasisGrowth) UnmarshalState(_ []*graph.Param, data []byte) error {
 	var st growthState
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
-		return fmt.Errorf("train: BasisGrowth: decoding the state: %w", err)
+	if err := decodeState("BasisGrowth", data, &st); err != nil {
+		return err
 	}
 	if st.T < 0 || st.Ka < 0 || st.Ka > h.ma || st.Kb < 0 || st.Kb > h.mb {
 		return fmt.Errorf("train: BasisGrowth: saved state %+v outside this hook's Mα=%d, Mβ=%d", st, h.ma, h.mb)

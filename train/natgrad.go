@@ -1,8 +1,6 @@
 package train
 
 import (
-	"bytes"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"math"
@@ -200,18 +198,14 @@ var _ Stateful = (*NatGrad)(nil)
 // MarshalState encodes the hook's counters (Stateful). They are its only state: the step size depends on the
 // step index alone and q lives in its Params, which a checkpoint saves with the others.
 func (h *NatGrad) MarshalState([]*graph.Param) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(h.stats); err != nil {
-		return nil, fmt.Errorf("train: NatGrad: encoding the state: %w", err)
-	}
-	return buf.Bytes(), nil
+	return encodeState("NatGrad", h.stats)
 }
 
 // UnmarshalState restores the counters MarshalState encoded (Stateful); it fails on undecodable data.
 func (h *NatGrad) UnmarshalState(_ []*graph.Param, data []byte) error {
 	var st NatGradStats
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
-		return fmt.Errorf("train: NatGrad: decoding the state: %w", err)
+	if err := decodeState("NatGrad", data, &st); err != nil {
+		return err
 	}
 	h.stats = st
 	return nil
