@@ -15,6 +15,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/gpzoo/gpzoo/internal/atomicfile"
 )
 
 // ManifestFile is the name of the manifest in a data directory.
@@ -158,22 +160,7 @@ func writeFileAtomic(p string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("datasets: %w", err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*.part")
-	if err != nil {
-		return fmt.Errorf("datasets: %w", err)
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), p)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := atomicfile.WriteFile(p, b, 0o644); err != nil {
 		return fmt.Errorf("datasets: writing %s: %w", p, err)
 	}
 	return nil

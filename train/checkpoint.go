@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/internal/atomicfile"
 )
 
 // Checkpoints (Config.Checkpoint) let Train stop and later resume so that the resumed run ends with exactly,
@@ -203,7 +204,7 @@ func (c *checkpointer) save(step int, res *Result) error {
 	if err != nil {
 		return c.fail("encoding", err)
 	}
-	if err := writeAtomic(c.cfg.Dir, c.path, data); err != nil {
+	if err := atomicfile.WriteFile(c.path, data, 0o644); err != nil {
 		return c.fail("writing", err)
 	}
 	return nil
@@ -348,41 +349,6 @@ func decodeCheckpoint(path string, data []byte) (*checkpointBody, error) {
 		return nil, fail(ErrCheckpointCorrupt, "decoding: %v", err)
 	}
 	return &b, nil
-}
-
-// writeAtomic replaces path (in dir) by data: a temporary file in dir, written and fsynced, renamed over path,
-// then dir fsynced so the rename itself is durable.
-func writeAtomic(dir, path string, data []byte) (err error) {
-	f, err := os.CreateTemp(dir, "."+CheckpointFile+"-*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // encodeState gob-encodes the state v of who (an optimizer or hook, for Stateful.MarshalState).

@@ -12,13 +12,13 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/internal/atomicfile"
 	"gonum.org/v1/gonum/mat"
 
 	// Every model family registers its kinds in init: link them all so that any model file can be loaded.
@@ -153,38 +153,8 @@ func SaveFile(path string, f *File) (err error) {
 	if err != nil {
 		return err
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("modelfile: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
+	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
 		return fmt.Errorf("modelfile: writing %s: %w", path, err)
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("modelfile: %w", err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("modelfile: syncing %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("modelfile: writing %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("modelfile: %w", err)
-	}
-	if d, derr := os.Open(dir); derr == nil { // make the rename durable; not every system can sync a directory
-		_ = d.Sync()
-		_ = d.Close()
 	}
 	return nil
 }

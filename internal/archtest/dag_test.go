@@ -11,21 +11,22 @@ const module = "github.com/gpzoo/gpzoo"
 // allowed lists, for each package of the module, the module packages it may import (non-test code).
 // Packages under cmd/ and examples/ may import anything; nothing may import them.
 var allowed = map[string][]string{
-	"ops":                {},
-	"graph":              {"ops"},
-	"gp":                 {"graph", "ops"},
-	"gp/gptest":          {"gp", "graph", "ops", "internal/gradcheck"},
-	"gp/likelihoods":     {"gp", "graph", "ops"},
-	"gp/layers":          {"gp", "graph", "ops"},
-	"gp/dgp":             {"gp", "graph", "ops"},
-	"gp/models":          {"gp", "gp/layers", "gp/likelihoods", "graph", "ops"},
-	"gp/modelfile":       {"gp", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "graph", "ops", "datasets"},
-	"datasets":           {},
-	"plots":              {},
-	"train":              {"gp", "graph", "ops", "datasets"},
-	"zoo":                {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/modelfile", "train", "datasets", "plots", "graph", "ops"},
-	"internal/gradcheck": {"ops", "graph"},
-	"internal/archtest":  {},
+	"ops":                 {},
+	"graph":               {"ops"},
+	"gp":                  {"graph", "ops"},
+	"gp/gptest":           {"gp", "graph", "ops", "internal/gradcheck"},
+	"gp/likelihoods":      {"gp", "graph", "ops"},
+	"gp/layers":           {"gp", "graph", "ops"},
+	"gp/dgp":              {"gp", "graph", "ops"},
+	"gp/models":           {"gp", "gp/layers", "gp/likelihoods", "graph", "ops"},
+	"gp/modelfile":        {"gp", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "graph", "ops", "datasets", "internal/atomicfile"},
+	"datasets":            {"internal/atomicfile"},
+	"plots":               {},
+	"train":               {"gp", "graph", "ops", "datasets", "internal/atomicfile"},
+	"zoo":                 {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/modelfile", "train", "datasets", "plots", "graph", "ops"},
+	"internal/gradcheck":  {"ops", "graph"},
+	"internal/archtest":   {},
+	"internal/atomicfile": {},
 }
 
 // engineAllowed are the only packages whose non-test code may import the engine (gorgonia) directly.
