@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+
+	"github.com/gpzoo/gpzoo/dist"
 )
 
 // DefaultEntry is the entry `gpzoo run` runs without an argument: it needs only the data embedded in the binary
@@ -63,6 +65,15 @@ type Options struct {
 	// GPs with EvalSamples propagated samples), for the test-metric curves of WritePlots. Evaluation time is
 	// not counted as training time.
 	EvalEvery int
+	// Workers and Tau override the number of workers and the delay bound of ADVGP entries (Workers 0, Tau nil:
+	// the entry's); NATSURL is an external NATS server ("": an embedded one on loopback); Spawn starts the
+	// workers (nil: goroutines in this process; the CLI's `advgp local` starts processes).
+	Workers int
+	Tau     *int
+	NATSURL string
+	Spawn   dist.Spawner
+	// NATSRun names the ADVGP run on the NATS server ("" = a fresh unique name); external workers join it.
+	NATSRun string
 	// Logger receives structured progress (nil: silent).
 	Logger *slog.Logger
 	// Progress receives a redrawn progress line (for terminals; nil: none).
@@ -98,6 +109,12 @@ func (e *Entry) Run(o Options) (*Result, error) {
 	}
 	if o.Resume && o.CheckpointDir == "" {
 		return nil, fmt.Errorf("zoo: %s: resuming needs the checkpoint directory", e.Name)
+	}
+	if (o.Workers != 0 || o.Tau != nil || o.NATSURL != "" || o.Spawn != nil || o.NATSRun != "") && e.Model != "advgp" {
+		return nil, fmt.Errorf("zoo: %s: workers, τ and NATS settings are for ADVGP entries (*/advgp)", e.Name)
+	}
+	if o.Tau != nil && *o.Tau < 0 {
+		return nil, fmt.Errorf("zoo: %s: τ must be ≥ 0, got %d", e.Name, *o.Tau)
 	}
 	if o.CurvesOut != "" && !e.WritesCurves {
 		return nil, fmt.Errorf("zoo: %s: writes no training curves (CurvesOut %q)", e.Name, o.CurvesOut)

@@ -53,6 +53,8 @@ type Result struct {
 	// TestECE is the expected calibration error of a classifier's test predictions (ReliabilityBins equal-width
 	// bins of the predicted class's probability); absent for regression.
 	TestECE *float64 `json:"test_ece,omitempty"`
+	// ADVGP holds the distributed-training numbers (and studies) of ADVGP entries.
+	ADVGP *ADVGPStats `json:"advgp,omitempty"`
 	// What WritePlots draws (not in the JSON): the loss and the seconds at every training step, and for
 	// classifiers each test point's probability of the predicted class and whether the prediction was right.
 	losses, times []float64
@@ -117,6 +119,20 @@ func (r *Result) Summary() string {
 				it, st = fmt.Sprint(*m.ItersToTol), fmt.Sprintf("%.2f", *m.SecondsToTol)
 			}
 			s += fmt.Sprintf("    %-11s %14.6g %13s %10s %10.2f\n", m.Method, m.FinalELBO, it, st, m.Seconds)
+		}
+	}
+	if a := r.ADVGP; a != nil {
+		s += fmt.Sprintf("  advgp: %d workers, τ=%d: %d updates, %.0f points/s, %.1f updates/s, gradients per shard %v, stale %d, dropped %d\n",
+			a.Workers, a.Tau, a.Updates, a.PointsPerSecond, a.UpdatesPerSec, a.PerShard, a.Stale, a.Dropped)
+		for _, rows := range [][]ADVGPStudyRun{a.Throughput, a.Delay} {
+			for _, row := range rows {
+				slow := ""
+				if row.SlowDelay != "" {
+					slow = ", worker 0 sleeps " + row.SlowDelay
+				}
+				s += fmt.Sprintf("    %d workers, τ=%-2d%s: %d updates in %.2fs, %.0f points/s, test RMSE %.4f\n",
+					row.Workers, row.Tau, slow, row.Updates, row.Seconds, row.PointsPerSecond, row.TestRMSE)
+			}
 		}
 	}
 	return s + "  " + r.Compare() + "\n"

@@ -40,6 +40,7 @@ var commands = []command{
 	{"run", "[ENTRY] [flags]", "train ENTRY and report its test metrics (no ENTRY: the showcase, see below)", runEntry},
 	{"report", "[--out FILE.md] RESULT.json...", "Markdown table of JSON results against the published numbers", report},
 	{"data", "list|verify|fetch [NAME...] [--data DIR]", "the benchmark data: list, verify checksums, download (gpzoo data help)", dataCmd},
+	{"advgp", "local|serve|work [flags]", "distributed ADVGP training over NATS: one machine, or a server and workers (gpzoo advgp help)", advgpCmd},
 	{"illustrate", "[ringnorm] [flags]", "short for gpzoo run " + zoo.IllustrationEntry + " (see below)", illustrate},
 	{"help", "", "this text", nil}, // run handles it (printUsage reads this table)
 }
@@ -189,6 +190,12 @@ func isBoolFlag(a string) bool {
 }
 
 func runEntry(args []string, stdout, stderr io.Writer) error {
+	return runEntryWith(args, nil, stdout, stderr)
+}
+
+// runEntryWith is `gpzoo run`; advgp (non-nil for `gpzoo advgp local|serve`) completes the options of an ADVGP
+// run: how its workers start and where its NATS server is.
+func runEntryWith(args []string, advgp func(o *zoo.Options, data string) (cleanup func(), err error), stdout, stderr io.Writer) error {
 	pos, flags := splitArgs(args)
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -211,6 +218,10 @@ func runEntry(args []string, stdout, stderr io.Writer) error {
 	resume := fs.Bool("resume", false, "resume from the checkpoint")
 	plotDir := fs.String("plots", "", "directory for the figures")
 	evalEvery := fs.Int("eval-every", 0, "score the test split every K steps")
+	workers := fs.Int("workers", 0, "ADVGP: number of workers")
+	tau := fs.Int("tau", 0, "ADVGP: delay bound τ")
+	natsURL := fs.String("nats", "", "ADVGP: external NATS server URL")
+	natsRun := fs.String("run", "", "ADVGP: run name (the NATS subjects' prefix)")
 	if err := fs.Parse(flags); err != nil {
 		return err
 	}
@@ -251,7 +262,18 @@ func runEntry(args []string, stdout, stderr io.Writer) error {
 	}
 	o := zoo.Options{DataDir: *data, Split: *split, Seed: s, Iters: *iters, Optimizer: *optimizer, Inducing: *inducing,
 		BatchSize: *batch, NatGrad: *natgrad, CurvesOut: *curves, TestSamples: *testSamples, SaveModel: *save,
-		CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume, EvalEvery: *evalEvery}
+		CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume, EvalEvery: *evalEvery,
+		Workers: *workers, NATSURL: *natsURL, NATSRun: *natsRun}
+	if set["tau"] {
+		o.Tau = tau
+	}
+	if advgp != nil {
+		cleanup, err := advgp(&o, *data)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+	}
 	if *plotDir != "" && *evalEvery == 0 {
 		it := *iters
 		if it == 0 {

@@ -19,11 +19,13 @@ var allowed = map[string][]string{
 	"gp/layers":           {"gp", "graph", "ops"},
 	"gp/dgp":              {"gp", "graph", "ops"},
 	"gp/models":           {"gp", "gp/layers", "gp/likelihoods", "graph", "ops"},
+	"gp/advgp":            {"gp", "gp/layers", "gp/likelihoods", "gp/models", "graph", "ops"},
+	"dist":                {"gp", "gp/advgp", "gp/models", "graph", "train", "datasets", "internal/atomicfile"},
 	"gp/modelfile":        {"gp", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "graph", "ops", "datasets", "internal/atomicfile"},
 	"datasets":            {"internal/atomicfile"},
 	"plots":               {},
 	"train":               {"gp", "graph", "ops", "datasets", "internal/atomicfile"},
-	"zoo":                 {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/modelfile", "train", "datasets", "plots", "graph", "ops"},
+	"zoo":                 {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/modelfile", "gp/advgp", "dist", "train", "datasets", "plots", "graph", "ops"},
 	"internal/gradcheck":  {"ops", "graph"},
 	"internal/archtest":   {},
 	"internal/atomicfile": {},
@@ -51,6 +53,9 @@ func TestImportDAG(t *testing.T) {
 		for _, imp := range fields[1:] {
 			if strings.HasPrefix(imp, "gorgonia.org/") && !free && !engineAllowed[pkg] {
 				t.Errorf("%s imports the engine %s directly: go through package graph", pkg, imp)
+			}
+			if strings.HasPrefix(imp, "github.com/nats-io/") && !free && pkg != "dist" {
+				t.Errorf("%s imports %s: only package dist talks to NATS", pkg, imp)
 			}
 			if !strings.HasPrefix(imp, module+"/") {
 				continue

@@ -1,0 +1,99 @@
+package dist
+
+import (
+	"testing"
+	"time"
+)
+
+func grad(shard, version int) *gradMsg {
+	return &gradMsg{ID: string(rune('a' + shard)), Shard: shard, Version: version, Grad: []float64{float64(shard + 1)}, ShardN: 10}
+}
+
+// The bounded-delay rule of Algorithm 1: update t waits until every worker's newest gradient has version ≥ t − τ.
+func TestBookDelayRule(t *testing.T) {
+	now := time.Now()
+	for _, tau := range []int{0, 2} {
+		b := newBook(tau)
+		for k := range 3 {
+			b.join(k, string(rune('a'+k)), 10, now)
+		}
+		if b.ready() {
+			t.Fatalf("τ=%d: ready before any gradient", tau)
+		}
+		b.accept(grad(0, 0), now)
+		b.accept(grad(1, 0), now)
+		if got, want := b.ready(), tau > 0; got != want {
+			t.Fatalf("τ=%d: ready with 2 of 3 gradients = %v, want %v", tau, got, want)
+		}
+		b.accept(grad(2, 0), now)
+		if !b.ready() {
+			t.Fatalf("τ=%d: not ready with every gradient in", tau)
+		}
+		// Worker 2 is slow: the others push at every version; the server may run τ updates ahead of it.
+		for v := 1; ; v++ {
+			b.version = v
+			b.accept(grad(0, v), now)
+			b.accept(grad(1, v), now)
+			if !b.ready() {
+				if v != tau+1 {
+					t.Fatalf("τ=%d: blocked at version %d, want %d", tau, v, tau+1)
+				}
+				break
+			}
+		}
+		// A gradient older than t − τ is refused and counted.
+		if ok, known := b.accept(grad(2, b.version-tau-1), now); ok || !known || b.stale != 1 {
+			t.Fatalf("τ=%d: stale gradient accepted (ok %v, known %v, stale %d)", tau, ok, known, b.stale)
+		}
+		sum, _, points := b.aggregate(1)
+		if sum[0] != 6 || points != 30 {
+			t.Fatalf("aggregate = %v over %d points, want 6 over 30", sum, points)
+		}
+	}
+}
+
+func TestBookDropAndRejoin(t *testing.T) {
+	t0 := time.Now()
+	b := newBook(0)
+	b.join(0, "a", 10, t0)
+	b.join(1, "b", 10, t0)
+	b.accept(grad(0, 0), t0)
+	b.accept(grad(1, 0), t0)
+	b.version = 1
+	b.accept(grad(0, 1), t0.Add(time.Second))
+	if b.ready() {
+		t.Fatal("ready without shard 1's gradient")
+	}
+	b.beat(0, "a", t0.Add(2*time.Second))
+	shards, ids := b.expire(t0.Add(2*time.Second), 1500*time.Millisecond, 0)
+	if len(shards) != 1 || shards[0] != 1 || ids[0] != "b" || b.dropped != 1 {
+		t.Fatalf("expired %v %v (dropped %d), want shard 1 of b", shards, ids, b.dropped)
+	}
+	if !b.ready() {
+		t.Fatal("not ready after the silent worker was dropped")
+	}
+	if _, points := aggregatePoints(b); points != 10 {
+		t.Fatalf("aggregate covers %d points after the drop, want 10", points)
+	}
+	// Its late gradient is refused as unknown; a new worker for shard 1 is a rejoin, and τ = 0 waits for it.
+	if ok, known := b.accept(&gradMsg{ID: "b", Shard: 1, Version: 1}, t0); ok || known || b.unknown != 1 {
+		t.Fatal("a dropped worker's gradient was accepted")
+	}
+	if !b.join(1, "c", 10, t0) || b.rejoins != 1 || b.joins != 3 {
+		t.Fatalf("rejoin not counted: joins %d rejoins %d", b.joins, b.rejoins)
+	}
+	if b.ready() {
+		t.Fatal("τ=0 did not wait for the rejoined worker")
+	}
+	// A worker that stops pushing gradients but keeps beating is dropped after the stall timeout.
+	b.beat(1, "c", t0.Add(10*time.Second))
+	b.beat(0, "a", t0.Add(10*time.Second))
+	if shards, _ := b.expire(t0.Add(10*time.Second), time.Minute, 5*time.Second); len(shards) != 2 {
+		t.Fatalf("stalled workers expired: %v, want both", shards)
+	}
+}
+
+func aggregatePoints(b *book) ([]float64, int) {
+	s, _, p := b.aggregate(1)
+	return s, p
+}

@@ -1,0 +1,125 @@
+package dist
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/internal/atomicfile"
+)
+
+// CheckpointFile is the server checkpoint's file name inside ServerConfig.CheckpointDir.
+const CheckpointFile = "advgp-server.ckpt"
+
+var checkpointMagic = []byte("GPZADVG1")
+
+// ErrCheckpoint is wrapped by every error about a server checkpoint that exists but cannot be used.
+var ErrCheckpoint = errors.New("dist: unusable server checkpoint")
+
+// serverCheckpoint is what the server saves: the version, every Param's raw value, the optimisers' state and
+// the run's record so far.
+type serverCheckpoint struct {
+	Run     string
+	Names   []string
+	Version int
+	Raw     [][]float64
+	HAdam   []byte
+	QAdam   qAdam
+	Res     Result
+	Book    [5]int // stale, unknown, dropped, joins, rejoins
+}
+
+func (s *server) checkpointPath() string { return filepath.Join(s.cfg.CheckpointDir, CheckpointFile) }
+
+// save writes the checkpoint atomically: magic, SHA-256 of the payload, gob payload.
+func (s *server) save() error {
+	s.copyCounters()
+	b := s.book
+	c := serverCheckpoint{Run: s.cfg.Job.Run, Names: s.cfg.Job.Names, Version: b.version, QAdam: s.qAdam, Res: *s.res,
+		Book: [5]int{b.stale, b.unknown, b.dropped, b.joins, b.rejoins}}
+	for _, p := range s.params {
+		c.Raw = append(c.Raw, slices.Clone(p.Raw()))
+	}
+	var err error
+	if c.HAdam, err = s.hAdam.MarshalState(s.hyperParams()); err != nil {
+		return err
+	}
+	payload, err := encode(c)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(payload)
+	data := append(append(append([]byte(nil), checkpointMagic...), sum[:]...), payload...)
+	if err := os.MkdirAll(s.cfg.CheckpointDir, 0o755); err != nil {
+		return fmt.Errorf("dist: checkpoint: %w", err)
+	}
+	if err := atomicfile.WriteFile(s.checkpointPath(), data, 0o644); err != nil {
+		return fmt.Errorf("dist: checkpoint: %w", err)
+	}
+	return nil
+}
+
+// restore loads the checkpoint into the model, the optimisers and the record; nothing is changed on error.
+func (s *server) restore() error {
+	path := s.checkpointPath()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("dist: resuming: %w", err)
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w %s: %s", ErrCheckpoint, path, fmt.Sprintf(format, args...))
+	}
+	if len(data) < len(checkpointMagic)+sha256.Size || !bytes.Equal(data[:len(checkpointMagic)], checkpointMagic) {
+		return bad("not a gpzoo ADVGP server checkpoint (or truncated)")
+	}
+	payload := data[len(checkpointMagic)+sha256.Size:]
+	if sum := sha256.Sum256(payload); !bytes.Equal(sum[:], data[len(checkpointMagic):len(checkpointMagic)+sha256.Size]) {
+		return bad("checksum mismatch (corrupt or truncated)")
+	}
+	var c serverCheckpoint
+	if err := decode(payload, &c); err != nil {
+		return bad("%v", err)
+	}
+	if !slices.Equal(c.Names, s.cfg.Job.Names) || len(c.Raw) != len(s.params) {
+		return bad("saved for parameters %v, this model has %v", c.Names, s.cfg.Job.Names)
+	}
+	for i, p := range s.params {
+		if len(c.Raw[i]) != p.Size() {
+			return bad("%s has %d values, want %d", p.Name(), len(c.Raw[i]), p.Size())
+		}
+	}
+	if c.Version > s.cfg.Iters {
+		return bad("it is at update %d, past Iters %d", c.Version, s.cfg.Iters)
+	}
+	if err := s.hAdam.UnmarshalState(s.hyperParams(), c.HAdam); err != nil {
+		return bad("%v", err)
+	}
+	for i, p := range s.params {
+		if err := p.SetRaw(c.Raw[i]); err != nil {
+			return bad("%v", err)
+		}
+	}
+	s.qAdam = c.QAdam
+	*s.res = c.Res
+	if len(s.res.PerShard) != s.cfg.Job.Workers {
+		s.res.PerShard = make([]int, s.cfg.Job.Workers)
+	}
+	b := s.book
+	b.version = c.Version
+	b.stale, b.unknown, b.dropped, b.joins, b.rejoins = c.Book[0], c.Book[1], c.Book[2], c.Book[3], c.Book[4]
+	s.logf("advgp server resumed", "version", c.Version, "path", path)
+	return nil
+}
+
+func (s *server) hyperParams() []*graph.Param {
+	ps := make([]*graph.Param, len(s.hyper))
+	for j, i := range s.hyper {
+		ps[j] = s.params[i]
+	}
+	return ps
+}

@@ -1,0 +1,20 @@
+// Package dist trains ADVGP models (package gp/advgp; Peng, Zhe & Qi 2017, Algorithm 1) with a parameter server
+// and k workers that talk over NATS (github.com/nats-io/nats.go): the server holds the parameters and applies
+// update t as soon as every live worker has pushed a gradient computed at some version ≥ t − τ (τ = 0 is
+// synchronous); each worker owns one shard of the training data, pulls the newest parameters, computes the
+// gradient of its data term and pushes it.
+//
+// Subjects, under the prefix gpzoo.advgp.RUN:
+//
+//	.join        request/reply: a worker asks for its shard's Job and the current parameters
+//	.params      server → workers: every new parameter version (and the final "done")
+//	.grad        worker → server: a gradient with the version it was computed at
+//	.hb          worker → server: heartbeats
+//	.ctl.ID      server → one worker: "you were dropped, join again"
+//
+// Faults: a worker silent for HeartbeatTimeout, or without a gradient for StallTimeout, is dropped and training
+// goes on with the others (the aggregated gradient is rescaled to the whole data set); a restarted or dropped
+// worker joins again; a gradient older than the delay bound is refused and counted; the server checkpoints its
+// parameters and optimiser state and resumes from them. Local starts an embedded NATS server
+// (github.com/nats-io/nats-server/v2) on loopback, the server and k workers (goroutines or processes).
+package dist

@@ -1,0 +1,253 @@
+package dist
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gpzoo/gpzoo/gp/advgp"
+)
+
+func testConfig(workers, tau, iters, batch int) LocalConfig {
+	return LocalConfig{Server: ServerConfig{Job: Job{Data: DataRef{Synthetic: &testData}, NumData: testData.N,
+		Workers: workers, Tau: tau, Batch: batch, Seed: 3}, Iters: iters}}
+}
+
+func rawParams(m *advgp.Model) [][]float64 {
+	var out [][]float64
+	for _, p := range m.Params() {
+		out = append(out, slices.Clone(p.Raw()))
+	}
+	return out
+}
+
+func maxRelDiff(a, b [][]float64) float64 {
+	d := 0.0
+	for i := range a {
+		for j := range a[i] {
+			d = math.Max(d, math.Abs(a[i][j]-b[i][j])/math.Max(1, math.Abs(b[i][j])))
+		}
+	}
+	return d
+}
+
+// With τ = 0 and whole-shard gradients, k workers compute exactly the full-data gradient every update, so the
+// run equals the one-worker run (up to the order of summation).
+func TestSynchronousWorkersEqualOneWorker(t *testing.T) {
+	one := newTestModel(t, 15)
+	if _, err := Local(one, testConfig(1, 0, 40, 0)); err != nil {
+		t.Fatal(err)
+	}
+	four := newTestModel(t, 15)
+	res, err := Local(four, testConfig(4, 0, 40, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Updates != 40 || res.Gradients != 160 || res.Stale != 0 {
+		t.Fatalf("4 synchronous workers: %d updates, %d gradients, %d stale; want 40, 160, 0", res.Updates, res.Gradients, res.Stale)
+	}
+	if d := maxRelDiff(rawParams(four), rawParams(one)); d > 1e-9 {
+		t.Fatalf("4 synchronous workers differ from 1 by %g (relative)", d)
+	}
+}
+
+// recording wraps a Spawner and keeps the started workers by shard.
+type recording struct {
+	spawn Spawner
+	mu    sync.Mutex
+	procs map[int][]Proc
+	args  map[int]WorkerArgs
+}
+
+func (r *recording) Spawn(a WorkerArgs) (Proc, error) {
+	p, err := r.spawn(a)
+	if err == nil {
+		r.mu.Lock()
+		if r.procs == nil {
+			r.procs, r.args = map[int][]Proc{}, map[int]WorkerArgs{}
+		}
+		r.procs[a.Shard] = append(r.procs[a.Shard], p)
+		r.args[a.Shard] = a
+		r.mu.Unlock()
+	}
+	return p, err
+}
+
+// Four worker processes on loopback (minibatches, τ = 0) reach the accuracy of one in-process worker.
+func TestWorkerProcessesMatchSingleProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	single := newTestModel(t, 20)
+	c := testConfig(1, 0, 300, 100)
+	if _, err := Local(single, c); err != nil {
+		t.Fatal(err)
+	}
+	four := newTestModel(t, 20)
+	c = testConfig(4, 0, 300, 100)
+	c.Spawn = processes(t)
+	res, err := Local(four, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, r4 := testRMSE(t, single), testRMSE(t, four)
+	t.Logf("test RMSE: 1 in-process worker %.4f, 4 worker processes %.4f (noise sd %.2g); %.0f points/s", r1, r4, testData.Noise, res.PointsPerSecond)
+	if res.Updates != 300 || res.Dropped != 0 {
+		t.Fatalf("%d updates, %d dropped", res.Updates, res.Dropped)
+	}
+	if math.Abs(r4-r1) > 0.1*r1 || r4 > 2*testData.Noise {
+		t.Fatalf("4 worker processes: RMSE %.4f, one worker %.4f", r4, r1)
+	}
+}
+
+// Killing a worker process mid-run: the server drops it after the heartbeat timeout and finishes with the
+// other three; a restarted worker for the same shard rejoins.
+func TestKilledWorkerIsDroppedAndReplaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	model := newTestModel(t, 20)
+	c := testConfig(4, 0, 200, 100)
+	c.Server.Job.HeartbeatEvery = 50 * time.Millisecond
+	c.Server.HeartbeatTimeout = 500 * time.Millisecond
+	rec := &recording{spawn: processes(t)}
+	c.Spawn = rec.Spawn
+	var restart Proc
+	c.Server.OnUpdate = func(v int) {
+		switch v {
+		case 50:
+			rec.mu.Lock()
+			p := rec.procs[3][0]
+			rec.mu.Unlock()
+			if err := p.Kill(); err != nil {
+				t.Error(err)
+			}
+		case 120:
+			rec.mu.Lock()
+			a := rec.args[3]
+			rec.mu.Unlock()
+			var err error
+			if restart, err = rec.Spawn(a); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	res, err := Local(model, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restart == nil {
+		t.Fatal("the replacement worker was not started")
+	}
+	if err := restart.Wait(); err != nil {
+		t.Fatalf("the replacement worker: %v", err)
+	}
+	if res.Updates != 200 || res.Dropped != 1 || res.DroppedShards[0] != 3 || res.Rejoins != 1 {
+		t.Fatalf("%d updates, %d dropped, %d rejoins; want 200, 1, 1", res.Updates, res.Dropped, res.Rejoins)
+	}
+	if r := testRMSE(t, model); r > 2*testData.Noise {
+		t.Fatalf("RMSE %.4f after losing a worker", r)
+	}
+	t.Logf("per-shard gradients %v, RMSE %.4f", res.PerShard, testRMSE(t, model))
+}
+
+// With one slow worker, τ > 0 finishes a fixed number of updates sooner than the synchronous τ = 0.
+func TestDelayBoundBeatsSynchronousWithSlowWorker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	const iters, delay = 60, 40 * time.Millisecond
+	times := map[int]float64{}
+	for _, tau := range []int{0, 5} {
+		model := newTestModel(t, 15)
+		c := testConfig(4, tau, iters, 100)
+		c.Spawn = processes(t)
+		c.Delay = map[int]time.Duration{0: delay}
+		res, err := Local(model, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		times[tau] = res.Seconds
+		t.Logf("τ=%d: %d updates in %.2fs, gradients per shard %v, stale %d, RMSE %.4f", tau, res.Updates, res.Seconds, res.PerShard, res.Stale, testRMSE(t, model))
+	}
+	if times[0] < float64(iters)*delay.Seconds()*0.9 {
+		t.Fatalf("τ=0 took %.2fs, less than %d × the slow worker's %v", times[0], iters, delay)
+	}
+	if !(times[5] < times[0]) {
+		t.Fatalf("τ=5 took %.2fs, τ=0 %.2fs", times[5], times[0])
+	}
+}
+
+// A server stopped half-way and resumed from its checkpoint ends with the parameters of an uninterrupted
+// synchronous run, bit for bit.
+func TestServerCheckpointResume(t *testing.T) {
+	whole := newTestModel(t, 10)
+	if _, err := Local(whole, testConfig(2, 0, 60, 0)); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	half := newTestModel(t, 10)
+	stop := make(chan struct{})
+	c := testConfig(2, 0, 60, 0)
+	c.Server.CheckpointDir, c.Server.CheckpointEvery, c.Server.Stop = dir, 10, stop
+	c.Server.OnUpdate = func(v int) {
+		if v == 25 {
+			close(stop)
+		}
+	}
+	res, err := Local(half, c)
+	if !errors.Is(err, ErrInterrupted) || res.Updates != 25 {
+		t.Fatalf("interrupted run: %v after %d updates", err, res.Updates)
+	}
+	resumed := newTestModel(t, 10)
+	c = testConfig(2, 0, 60, 0)
+	c.Server.CheckpointDir, c.Server.Resume = dir, true
+	res, err = Local(resumed, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Updates != 60 || len(res.Losses) != 60 {
+		t.Fatalf("resumed: %d updates, %d losses", res.Updates, len(res.Losses))
+	}
+	if d := maxRelDiff(rawParams(resumed), rawParams(whole)); d != 0 {
+		t.Fatalf("resumed run differs from the uninterrupted one by %g", d)
+	}
+	// A corrupt checkpoint is refused with ErrCheckpoint and leaves the model alone.
+	path := filepath.Join(dir, CheckpointFile)
+	data, _ := os.ReadFile(path)
+	data[len(data)-5] ^= 1
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fresh := newTestModel(t, 10)
+	before := rawParams(fresh)
+	if _, err := Local(fresh, c); !errors.Is(err, ErrCheckpoint) {
+		t.Fatalf("corrupt checkpoint: %v, want ErrCheckpoint", err)
+	}
+	if d := maxRelDiff(rawParams(fresh), before); d != 0 {
+		t.Fatal("a refused checkpoint changed the model")
+	}
+}
+
+// A worker that stalls (alive, heartbeating, but without gradients for longer than StallTimeout) is dropped,
+// training goes on with the others, and the stalled worker is told to join again.
+func TestStalledWorkerIsDroppedAndRejoins(t *testing.T) {
+	model := newTestModel(t, 10)
+	c := testConfig(3, 0, 40, 100)
+	c.Server.Job.HeartbeatEvery = 20 * time.Millisecond
+	c.Server.StallTimeout = 300 * time.Millisecond
+	c.Delay = map[int]time.Duration{2: time.Second}
+	res, err := Local(model, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Updates != 40 || !slices.Contains(res.DroppedShards, 2) || res.Rejoins < 1 {
+		t.Fatalf("%d updates, dropped shards %v, %d rejoins; want 40, shard 2 among them, ≥ 1", res.Updates, res.DroppedShards, res.Rejoins)
+	}
+	t.Logf("gradients per shard %v, dropped %d, rejoins %d, refused %d+%d", res.PerShard, res.Dropped, res.Rejoins, res.Stale, res.Unknown)
+}

@@ -1,0 +1,93 @@
+package dist
+
+import (
+	"bytes"
+	"encoding/gob"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// subjects returns the NATS subjects of run.
+type subjects struct{ join, params, grad, hb, ctl string }
+
+func subjectsOf(run string) subjects {
+	p := "gpzoo.advgp." + run
+	return subjects{join: p + ".join", params: p + ".params", grad: p + ".grad", hb: p + ".hb", ctl: p + ".ctl."}
+}
+
+// Job is what a worker needs to compute gradients: the model's structure, the data it loads its shard of (as
+// the model is trained on it: standardised, for example), the batch size and the seeds. The server sends it in its join reply.
+type Job struct {
+	// Run names the training run (the subjects' prefix).
+	Run string
+	// Model is the JSON gp.Spec of the whitened SVGP the advgp.Model wraps; Names its Params' names in order.
+	Model json.RawMessage
+	Names []string
+	// Data names the training data.
+	Data DataRef
+	// NumData is n, the size of the whole training set; Workers is k.
+	NumData, Workers int
+	// Batch is the minibatch size per worker and step (0: the whole shard).
+	Batch int
+	// Seed seeds the workers' minibatch draws (each worker mixes in its shard index).
+	Seed uint64
+	// Tau is the delay bound; HeartbeatEvery how often workers send heartbeats.
+	Tau            int
+	HeartbeatEvery time.Duration
+}
+
+// joinRequest asks for the job (Register false: nothing changes on the server, so a worker can load its data
+// and build its program first) or for a slot and the current parameters (Register true).
+type joinRequest struct {
+	ID        string
+	Shard, Of int
+	Register  bool
+}
+
+type joinReply struct {
+	Err    string
+	Job    Job
+	Params paramsMsg
+}
+
+type paramsMsg struct {
+	Version int
+	Raw     []float64
+	Done    bool
+}
+
+type gradMsg struct {
+	ID      string
+	Shard   int
+	Version int
+	// Loss is the batch estimate of the shard's data term G_k at Version; Points the batch size; ShardN the
+	// shard's size.
+	Loss           float64
+	Points, ShardN int
+	Grad           []float64
+}
+
+type heartbeat struct {
+	ID    string
+	Shard int
+}
+
+type control struct {
+	Rejoin bool
+}
+
+func encode(v any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(v); err != nil {
+		return nil, fmt.Errorf("dist: encoding %T: %w", v, err)
+	}
+	return b.Bytes(), nil
+}
+
+func decode(data []byte, v any) error {
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(v); err != nil {
+		return fmt.Errorf("dist: decoding %T: %w", v, err)
+	}
+	return nil
+}

@@ -1,0 +1,512 @@
+package dist
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/gpzoo/gpzoo/gp/advgp"
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/train"
+	"github.com/nats-io/nats.go"
+)
+
+// Defaults of ServerConfig.
+const (
+	DefaultQStep            = 0.01
+	DefaultHyperStep        = 0.01
+	DefaultHeartbeatEvery   = 500 * time.Millisecond
+	DefaultHeartbeatTimeout = 5 * time.Second
+	DefaultStartTimeout     = 2 * time.Minute
+)
+
+// ErrInterrupted is returned (wrapped) by Serve when Stop was closed before the last update.
+var ErrInterrupted = errors.New("dist: training interrupted")
+
+// ServerConfig configures Serve. Zero values mean the documented defaults.
+type ServerConfig struct {
+	// Conn is the NATS connection (required).
+	Conn *nats.Conn
+	// Job is what workers are sent; Serve fills in Model and Names from the model. Job.Workers (k) and
+	// Job.NumData are required; Job.Run names the subjects.
+	Job Job
+	// Iters is the number of updates (required).
+	Iters int
+	// QRule steps q(w) = N(μ, UᵀU) before its proximal map (eqs. 18–20): "adam" (default: Adam's bias-corrected
+	// first moment as the direction and its per-coordinate steps QStep/(√v̂+ε) as the γ of the proximal map, a
+	// diagonal-metric proximal gradient step like the paper's ADADELTA) or "plain" (γ_t = QStep).
+	QRule string
+	// QStep is the base step of q (default DefaultQStep).
+	QStep float64
+	// HyperRule steps the kernel hyperparameters, Z and the noise: "adam" (default) or "plain" (gradient descent
+	// with HyperStep); h does not depend on them, so theirs are plain delayed gradient steps.
+	HyperRule string
+	// HyperStep is their rate (default DefaultHyperStep).
+	HyperStep float64
+	// HeartbeatTimeout drops a worker silent for longer (default DefaultHeartbeatTimeout); StallTimeout drops a
+	// worker without a gradient for longer (0: never); StartTimeout is how long the server waits for all k
+	// workers before it starts with those that joined (default DefaultStartTimeout).
+	HeartbeatTimeout, StallTimeout, StartTimeout time.Duration
+	// CheckpointDir, if set, receives a checkpoint of the parameters and optimiser state every CheckpointEvery
+	// updates (0: only at the end and on Stop); Resume starts from it.
+	CheckpointDir   string
+	CheckpointEvery int
+	Resume          bool
+	// EvalEvery > 0 calls Eval after every EvalEvery updates and after the last (the model holds the current
+	// parameters); evaluation time is not counted as training time.
+	EvalEvery int
+	Eval      func(version int) (map[string]float64, error)
+	// OnUpdate, if set, is called after every update (tests use it to inject faults).
+	OnUpdate func(version int)
+	// Logger receives structured progress (nil: none); Progress a redrawn progress line.
+	Logger   *slog.Logger
+	Progress io.Writer
+	// Stop, when closed, makes Serve checkpoint (if configured), tell the workers to stop and return ErrInterrupted.
+	Stop <-chan struct{}
+}
+
+// Result summarises a Serve run.
+type Result struct {
+	Updates int
+	// Seconds is the training wall time from the start (all workers joined, or StartTimeout) to the last update,
+	// evaluations excluded; a resumed run continues the interrupted run's clock.
+	Seconds float64
+	// Points is the number of training points the workers' accepted and refused gradients covered;
+	// PointsPerSecond = Points/Seconds (this run's part when resumed).
+	Points          int64
+	PointsPerSecond float64
+	Gradients       int // gradients accepted
+	// Stale and Unknown count refused gradients (older than t − τ; from a worker without a slot); Dropped the
+	// workers dropped; Joins and Rejoins the joins (a rejoin takes over a shard that was served before).
+	Stale, Unknown, Dropped, Joins, Rejoins int
+	// Clamped counts factor diagonals the proximal map put below the positivity floor.
+	Clamped int
+	// Losses are the per-point objective (Σ_k G_k)/n_live + h/n at every update, from the gradients it used;
+	// Times the training seconds at every update.
+	Losses, Times []float64
+	Evals         []train.Eval
+	// PerShard counts each shard's accepted gradients; DroppedShards lists the shard of every drop, in order.
+	PerShard      []int
+	DroppedShards []int
+}
+
+// server is Serve's state.
+type server struct {
+	cfg     ServerConfig
+	model   *advgp.Model
+	subj    subjects
+	params  []*graph.Param
+	offsets []int
+	size    int
+	iMu     int // index of μ's and the factor's Params
+	iSqrt   int
+	hyper   []int // indices of the other trainable Params
+	qAdam   qAdam
+	hAdam   *train.Adam
+	book    *book
+	res     *Result
+	started bool
+	start   time.Time // training clock start (shifted by evaluations and by a resumed run's clock)
+	first   time.Time // the first join
+	shift   float64   // the interrupted run's training seconds, when resumed
+	points0 int64
+}
+
+// Serve runs the parameter server until Iters updates are done: it answers joins, collects gradients, applies
+// the bounded-delay rule and the proximal update, publishes each new version, drops dead or stalled workers
+// and checkpoints. The model holds the final parameters when it returns.
+func Serve(model *advgp.Model, cfg ServerConfig) (*Result, error) {
+	s, err := newServer(model, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.run()
+}
+
+func newServer(model *advgp.Model, cfg ServerConfig) (*server, error) {
+	if model == nil || cfg.Conn == nil {
+		return nil, errors.New("dist: Serve needs a model and a NATS connection")
+	}
+	if cfg.Iters <= 0 || cfg.Job.Workers < 1 || cfg.Job.NumData < cfg.Job.Workers || cfg.Job.Tau < 0 {
+		return nil, fmt.Errorf("dist: Serve: Iters %d, Workers %d, NumData %d, Tau %d: want Iters > 0, 1 ≤ k ≤ n, τ ≥ 0",
+			cfg.Iters, cfg.Job.Workers, cfg.Job.NumData, cfg.Job.Tau)
+	}
+	if cfg.Job.Run == "" {
+		cfg.Job.Run = "default"
+	}
+	for _, r := range []string{cfg.QRule, cfg.HyperRule} {
+		if r != "" && r != "adam" && r != "plain" {
+			return nil, fmt.Errorf("dist: unknown step rule %q (want adam or plain)", r)
+		}
+	}
+	spec, err := model.SVGP.Spec()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Job.Model, err = json.Marshal(spec); err != nil {
+		return nil, err
+	}
+	if cfg.Job.HeartbeatEvery <= 0 {
+		cfg.Job.HeartbeatEvery = DefaultHeartbeatEvery
+	}
+	if cfg.HeartbeatTimeout <= 0 {
+		cfg.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = DefaultStartTimeout
+	}
+	s := &server{cfg: cfg, model: model, subj: subjectsOf(cfg.Job.Run), params: model.Params(), iMu: -1, iSqrt: -1,
+		hAdam: &train.Adam{LR: orDefault(cfg.HyperStep, DefaultHyperStep)}, book: newBook(cfg.Job.Tau),
+		res: &Result{PerShard: make([]int, cfg.Job.Workers)}}
+	s.cfg.Job.Names = nil
+	for i, p := range s.params {
+		s.cfg.Job.Names = append(s.cfg.Job.Names, p.Name())
+		s.offsets = append(s.offsets, s.size)
+		s.size += p.Size()
+		switch {
+		case p == model.Mu():
+			s.iMu = i
+		case p == model.Sqrt():
+			s.iSqrt = i
+		case p.Trainable():
+			s.hyper = append(s.hyper, i)
+		}
+	}
+	if s.iMu < 0 || s.iSqrt < 0 {
+		return nil, errors.New("dist: the model's Params lack μ or the factor")
+	}
+	if max := cfg.Conn.MaxPayload(); int64(8*s.size+1024) > max {
+		return nil, fmt.Errorf("dist: parameters take %d bytes, more than the NATS server's max_payload %d: raise it (the embedded server allows %d)", 8*s.size, max, EmbeddedMaxPayload)
+	}
+	return s, nil
+}
+
+func orDefault(x, d float64) float64 {
+	if x == 0 {
+		return d
+	}
+	return x
+}
+
+func (s *server) logf(msg string, args ...any) {
+	if s.cfg.Logger != nil {
+		s.cfg.Logger.Info(msg, args...)
+	}
+}
+
+func (s *server) run() (*Result, error) {
+	if s.cfg.Resume {
+		if err := s.restore(); err != nil {
+			return nil, err
+		}
+	}
+	nc := s.cfg.Conn
+	joins, grads, beats := make(chan *nats.Msg, 256), make(chan *nats.Msg, 4096), make(chan *nats.Msg, 4096)
+	for subj, ch := range map[string]chan *nats.Msg{s.subj.join: joins, s.subj.grad: grads, s.subj.hb: beats} {
+		sub, err := nc.ChanSubscribe(subj, ch)
+		if err != nil {
+			return nil, fmt.Errorf("dist: subscribing to %s: %w", subj, err)
+		}
+		_ = sub.SetPendingLimits(-1, -1)
+		defer sub.Unsubscribe()
+	}
+	if err := nc.Flush(); err != nil {
+		return nil, fmt.Errorf("dist: NATS: %w", err)
+	}
+	period := s.cfg.HeartbeatTimeout
+	if st := s.cfg.StallTimeout; st > 0 && st < period {
+		period = st
+	}
+	tick := time.NewTicker(max(period/4, 5*time.Millisecond))
+	defer tick.Stop()
+	s.logf("advgp server ready", "run", s.cfg.Job.Run, "workers", s.cfg.Job.Workers, "tau", s.cfg.Job.Tau, "version", s.book.version)
+	for s.book.version < s.cfg.Iters {
+		var err error
+		select {
+		case <-s.cfg.Stop:
+			s.finishClock()
+			if s.cfg.CheckpointDir != "" {
+				if err := s.save(); err != nil {
+					return s.res, err
+				}
+			}
+			s.publishDone()
+			return s.res, fmt.Errorf("%w after %d updates", ErrInterrupted, s.book.version)
+		case m := <-joins:
+			err = s.onJoin(m)
+		case m := <-grads:
+			err = s.onGrad(m)
+		case m := <-beats:
+			var hb heartbeat
+			if decode(m.Data, &hb) == nil && !s.book.beat(hb.Shard, hb.ID, time.Now()) {
+				s.rejoin(hb.ID)
+			}
+		case now := <-tick.C:
+			shards, ids := s.book.expire(now, s.cfg.HeartbeatTimeout, s.cfg.StallTimeout)
+			for i, k := range shards {
+				s.res.DroppedShards = append(s.res.DroppedShards, k)
+				s.logf("advgp worker dropped", "shard", k, "id", ids[i], "version", s.book.version)
+				s.rejoin(ids[i])
+			}
+			if !s.started && len(s.book.slots) > 0 && now.Sub(s.first) > s.cfg.StartTimeout {
+				s.startClock()
+			}
+			err = s.maybeUpdate()
+		}
+		if err != nil {
+			return s.res, err
+		}
+	}
+	s.finishClock()
+	if s.cfg.CheckpointDir != "" {
+		if err := s.save(); err != nil {
+			return s.res, err
+		}
+	}
+	s.publishDone()
+	return s.res, nil
+}
+
+func (s *server) startClock() {
+	s.started = true
+	s.shift = 0
+	if n := len(s.res.Times); n > 0 {
+		s.shift = s.res.Times[n-1]
+	}
+	s.start = time.Now().Add(-time.Duration(s.shift * float64(time.Second)))
+	s.points0 = s.res.Points
+	s.logf("advgp training started", "workers", len(s.book.slots))
+}
+
+func (s *server) clock() float64 { return time.Since(s.start).Seconds() }
+
+func (s *server) finishClock() {
+	s.copyCounters()
+	if !s.started {
+		return
+	}
+	if n := len(s.res.Times); n > 0 {
+		s.res.Seconds = s.res.Times[n-1]
+	}
+	if run := s.res.Seconds - s.shift; run > 0 {
+		s.res.PointsPerSecond = float64(s.res.Points-s.points0) / run
+	}
+}
+
+func (s *server) copyCounters() {
+	b := s.book
+	s.res.Updates = b.version
+	s.res.Stale, s.res.Unknown, s.res.Dropped, s.res.Joins, s.res.Rejoins = b.stale, b.unknown, b.dropped, b.joins, b.rejoins
+}
+
+func (s *server) onJoin(m *nats.Msg) error {
+	var req joinRequest
+	reply := joinReply{Job: s.cfg.Job}
+	if err := decode(m.Data, &req); err != nil {
+		reply.Err = err.Error()
+	} else if req.Of != s.cfg.Job.Workers || req.Shard < 0 || req.Shard >= req.Of {
+		reply.Err = fmt.Sprintf("shard %d/%d does not fit this run's %d workers", req.Shard, req.Of, s.cfg.Job.Workers)
+	} else if req.Register {
+		now := time.Now()
+		if s.first.IsZero() {
+			s.first = now
+		}
+		lo, hi, _ := ShardRange(s.cfg.Job.NumData, req.Shard, req.Of)
+		if s.book.join(req.Shard, req.ID, hi-lo, now) {
+			s.logf("advgp worker rejoined", "shard", req.Shard, "id", req.ID, "version", s.book.version)
+		}
+		reply.Params = s.paramsMsg()
+		if !s.started && len(s.book.slots) == s.cfg.Job.Workers {
+			s.startClock()
+		}
+	}
+	data, err := encode(reply)
+	if err != nil {
+		return err
+	}
+	if err := m.Respond(data); err != nil {
+		s.logf("advgp join reply failed", "err", err)
+	}
+	return nil
+}
+
+func (s *server) onGrad(m *nats.Msg) error {
+	var g gradMsg
+	if err := decode(m.Data, &g); err != nil {
+		s.book.unknown++
+		return nil
+	}
+	if len(g.Grad) != s.size {
+		s.book.unknown++
+		s.logf("advgp gradient of the wrong size refused", "shard", g.Shard, "got", len(g.Grad), "want", s.size)
+		return nil
+	}
+	s.res.Points += int64(g.Points)
+	ok, known := s.book.accept(&g, time.Now())
+	if !known {
+		s.rejoin(g.ID)
+		return nil
+	}
+	if !ok {
+		return nil
+	}
+	s.res.Gradients++
+	s.res.PerShard[g.Shard]++
+	return s.maybeUpdate()
+}
+
+func (s *server) rejoin(id string) {
+	if data, err := encode(control{Rejoin: true}); err == nil {
+		_ = s.cfg.Conn.Publish(s.subj.ctl+id, data)
+	}
+}
+
+func (s *server) paramsMsg() paramsMsg {
+	raw := make([]float64, 0, s.size)
+	for _, p := range s.params {
+		raw = append(raw, p.Raw()...)
+	}
+	return paramsMsg{Version: s.book.version, Raw: raw}
+}
+
+func (s *server) publishDone() {
+	if data, err := encode(paramsMsg{Version: s.book.version, Done: true}); err == nil {
+		_ = s.cfg.Conn.Publish(s.subj.params, data)
+		_ = s.cfg.Conn.Flush()
+	}
+}
+
+// maybeUpdate applies update t if the bounded-delay rule allows it.
+func (s *server) maybeUpdate() error {
+	if !s.started || s.book.version >= s.cfg.Iters || !s.book.ready() {
+		return nil
+	}
+	if err := s.update(); err != nil {
+		return err
+	}
+	t := s.book.version
+	if s.cfg.CheckpointDir != "" && s.cfg.CheckpointEvery > 0 && t%s.cfg.CheckpointEvery == 0 {
+		if err := s.save(); err != nil {
+			return err
+		}
+	}
+	if s.cfg.EvalEvery > 0 && s.cfg.Eval != nil && (t%s.cfg.EvalEvery == 0 || t == s.cfg.Iters) {
+		t0 := time.Now()
+		met, err := s.cfg.Eval(t)
+		if err != nil {
+			return fmt.Errorf("dist: evaluation at update %d: %w", t, err)
+		}
+		s.res.Evals = append(s.res.Evals, train.Eval{Step: t, Seconds: s.res.Times[len(s.res.Times)-1], Metrics: met})
+		s.start = s.start.Add(time.Since(t0))
+		s.logf("advgp evaluation", "update", t, "metrics", met)
+	}
+	if s.cfg.OnUpdate != nil {
+		s.cfg.OnUpdate(t)
+	}
+	return nil
+}
+
+// update performs update t (Algorithm 1, server side): the per-point gradient of the newest gradients' sum,
+// the proximal step of q(w) and the plain or Adam step of the other Params; then it publishes version t+1.
+func (s *server) update() error {
+	t := s.book.version
+	sum, loss, points := s.book.aggregate(s.size)
+	inv := 1 / float64(points)
+	for i := range sum {
+		sum[i] *= inv
+	}
+	n := float64(s.cfg.Job.NumData)
+	at := func(i int) []float64 { return sum[s.offsets[i] : s.offsets[i]+s.params[i].Size()] }
+	// The other Params first: their step reads nothing of q.
+	if len(s.hyper) > 0 {
+		ps, gs := s.hyperParams(), make([][]float64, len(s.hyper))
+		for j, i := range s.hyper {
+			gs[j] = at(i)
+		}
+		if s.cfg.HyperRule == "plain" {
+			lr := orDefault(s.cfg.HyperStep, DefaultHyperStep)
+			for j, p := range ps {
+				raw := p.Raw()
+				for k := range raw {
+					raw[k] -= lr * gs[j][k]
+				}
+			}
+		} else if err := s.hAdam.Step(t, ps, gs); err != nil {
+			return err
+		}
+	}
+	gMu, gL, err := s.model.QGrads(at(s.iMu), at(s.iSqrt))
+	if err != nil {
+		return err
+	}
+	step := orDefault(s.cfg.QStep, DefaultQStep)
+	var clamped int
+	if s.cfg.QRule == "plain" {
+		clamped, err = s.model.ProxStep(gMu, gL, []float64{step}, []float64{step}, 1/n)
+	} else {
+		dMu, dL, eMu, eL := s.qAdam.step(gMu, gL, step)
+		clamped, err = s.model.ProxStep(dMu, dL, eMu, eL, 1/n)
+	}
+	if err != nil {
+		return fmt.Errorf("dist: update %d: %w", t, err)
+	}
+	s.res.Clamped += clamped
+	for _, p := range s.params {
+		for _, v := range p.Raw() {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("dist: update %d made %s non-finite (lower QStep/HyperStep)", t, p.Name())
+			}
+		}
+	}
+	s.book.version++
+	s.res.Losses = append(s.res.Losses, loss*inv+s.model.H()/n)
+	s.res.Times = append(s.res.Times, s.clock())
+	s.copyCounters()
+	data, err := encode(s.paramsMsg())
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.Conn.Publish(s.subj.params, data); err != nil {
+		return fmt.Errorf("dist: publishing version %d: %w", s.book.version, err)
+	}
+	if w := s.cfg.Progress; w != nil && (s.book.version%10 == 0 || s.book.version == s.cfg.Iters) {
+		fmt.Fprintf(w, "\rupdate %d/%d  objective/n %.5g  %.1fs  workers %d  stale %d  dropped %d ", s.book.version, s.cfg.Iters,
+			s.res.Losses[len(s.res.Losses)-1], s.res.Times[len(s.res.Times)-1], len(s.book.slots), s.book.stale, s.book.dropped)
+	}
+	return nil
+}
+
+// qAdam is Adam's state for q(w): moments of the value-space gradients of μ and of the lower factor.
+type qAdam struct {
+	T    int
+	M, V []float64
+}
+
+// step returns the bias-corrected first moment as the direction and lr/(√v̂ + ε) as the per-coordinate step.
+func (a *qAdam) step(gMu, gL []float64, lr float64) (dMu, dL, eMu, eL []float64) {
+	n := len(gMu) + len(gL)
+	if len(a.M) != n {
+		a.M, a.V, a.T = make([]float64, n), make([]float64, n), 0
+	}
+	a.T++
+	b1, b2, eps := train.DefaultAdamBeta1, train.DefaultAdamBeta2, train.DefaultAdamEpsilon
+	c1, c2 := 1-math.Pow(b1, float64(a.T)), 1-math.Pow(b2, float64(a.T))
+	d, e := make([]float64, n), make([]float64, n)
+	for i := range n {
+		g := 0.0
+		if i < len(gMu) {
+			g = gMu[i]
+		} else {
+			g = gL[i-len(gMu)]
+		}
+		a.M[i] = b1*a.M[i] + (1-b1)*g
+		a.V[i] = b2*a.V[i] + (1-b2)*g*g
+		d[i] = a.M[i] / c1
+		e[i] = lr / (math.Sqrt(a.V[i]/c2) + eps)
+	}
+	return d[:len(gMu)], d[len(gMu):], e[:len(gMu)], e[len(gMu):]
+}

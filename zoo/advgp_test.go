@@ -1,0 +1,108 @@
+package zoo_test
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/dist"
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/modelfile"
+	"github.com/gpzoo/gpzoo/zoo"
+)
+
+// kin40k/advgp end to end on the shared data: two in-process workers over the embedded NATS server, the test
+// metrics, the distributed-training statistics and a model file that predicts as the run scored.
+func TestADVGPEntry(t *testing.T) {
+	e, err := zoo.Lookup("kin40k/advgp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tau := 2
+	path := filepath.Join(t.TempDir(), "m.gpz")
+	res, err := e.Run(zoo.Options{DataDir: sharedData, Seed: 1, Iters: 60, Workers: 2, Tau: &tau, SaveModel: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.ADVGP
+	if a == nil || a.Workers != 2 || a.Tau != 2 || a.Updates != 60 || res.Iters != 60 || a.PointsPerSecond <= 0 || len(a.PerShard) != 2 {
+		t.Fatalf("ADVGP stats %+v, iters %d", a, res.Iters)
+	}
+	for k, g := range a.PerShard {
+		if g == 0 {
+			t.Errorf("shard %d pushed no gradient", k)
+		}
+	}
+	// kin40k's targets have std ≈ 1: a model that learned nothing has RMSE ≈ 1.
+	if res.TestRMSE == nil || !(*res.TestRMSE < 0.95) || math.IsNaN(res.TestLL) || res.TrainSeconds <= 0 {
+		t.Fatalf("test RMSE %v, LL %g after 60 updates", res.TestRMSE, res.TestLL)
+	}
+	f, err := modelfile.LoadFile(path, gp.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spl, err := datasets.LoadEvans(filepath.Join(sharedData, "uci-regression-evans", "kin40k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, test, err := datasets.EvansSplit(filepath.Join(sharedData, "uci-regression-evans", "kin40k"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	te, err := spl.Subset(test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Predict(te.X, modelfile.PredictOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := 0.0
+	for i := range te.N() {
+		d := p.Mean.At(i, 0) - te.Y.At(i, 0)
+		s += d * d
+	}
+	if got := math.Sqrt(s / float64(te.N())); math.Abs(got-*res.TestRMSE) > 1e-9*(*res.TestRMSE) {
+		t.Fatalf("saved model's test RMSE %.12g, the run's %.12g", got, *res.TestRMSE)
+	}
+}
+
+func TestADVGPOptionsRefused(t *testing.T) {
+	e, err := zoo.Lookup("airfoil/svgp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(zoo.Options{Workers: 2}); err == nil {
+		t.Fatal("a non-ADVGP entry accepted --workers")
+	}
+	a, err := zoo.Lookup("kin40k/advgp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	neg := -1
+	if _, err := a.Run(zoo.Options{DataDir: sharedData, Tau: &neg}); err == nil {
+		t.Fatal("τ = −1 accepted")
+	}
+}
+
+// The workers' loader returns the standardised training part the server's run uses.
+func TestADVGPLoader(t *testing.T) {
+	x, y, err := zoo.ADVGPLoader(distRef())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := x.Dims()
+	if ny, _ := y.Dims(); n != 36000 || ny != n {
+		t.Fatalf("loader: %d and %d rows, want 36000", n, ny)
+	}
+	mean := 0.0
+	for i := range n {
+		mean += y.At(i, 0)
+	}
+	if math.Abs(mean/float64(n)) > 1e-9 {
+		t.Fatalf("targets not standardised: mean %g", mean/float64(n))
+	}
+}
+
+func distRef() dist.DataRef { return dist.DataRef{Name: "kin40k", Dir: sharedData} }
