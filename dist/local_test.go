@@ -251,3 +251,54 @@ func TestStalledWorkerIsDroppedAndRejoins(t *testing.T) {
 	}
 	t.Logf("gradients per shard %v, dropped %d, rejoins %d, refused %d+%d", res.PerShard, res.Dropped, res.Rejoins, res.Stale, res.Unknown)
 }
+
+// Messages a server cannot use are refused and counted, and training goes on.
+func TestInvalidGradientsRefused(t *testing.T) {
+	e, err := StartEmbedded(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Shutdown()
+	nc, err := Connect(e.URL, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	model := newTestModel(t, 5)
+	c := testConfig(1, 0, 5, 0).Server
+	c.Conn, c.Job.Run = nc, "invalid"
+	nan := make([]float64, 0)
+	c.OnUpdate = func(v int) {
+		if v != 1 { // after the server subscribed; the slow worker leaves time to process them
+			return
+		}
+		for _, m := range []any{gradMsg{Grad: nan}, gradMsg{Grad: make([]float64, 2)}} {
+			data, _ := encode(m)
+			if err := nc.Publish(subjectsOf("invalid").grad, data); err != nil {
+				t.Error(err)
+			}
+		}
+		if err := nc.Publish(subjectsOf("invalid").grad, []byte("not gob")); err != nil {
+			t.Error(err)
+		}
+	}
+	s, err := newServer(model, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nan = make([]float64, s.size)
+	nan[3] = math.NaN()
+	wn, err := Connect(e.URL, "worker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wn.Close()
+	go func() { _, _ = Work(WorkerConfig{Conn: wn, Run: "invalid", Shard: 0, Of: 1, Delay: 50 * time.Millisecond}) }()
+	res, err := s.run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Invalid != 3 || res.Updates != 5 {
+		t.Fatalf("%d invalid, %d updates; want 3, 5", res.Invalid, res.Updates)
+	}
+}

@@ -83,6 +83,8 @@ type Result struct {
 	// Stale and Unknown count refused gradients (older than t − τ; from a worker without a slot); Dropped the
 	// workers dropped; Joins and Rejoins the joins (a rejoin takes over a shard that was served before).
 	Stale, Unknown, Dropped, Joins, Rejoins int
+	// Invalid counts refused messages that could not be used: undecodable, of the wrong size, non-finite.
+	Invalid int
 	// Clamped counts factor diagonals the proximal map put below the positivity floor.
 	Clamped int
 	// Losses are the per-point objective (Σ_k G_k)/n_live + h/n at every update, from the gradients it used;
@@ -336,13 +338,9 @@ func (s *server) onJoin(m *nats.Msg) error {
 
 func (s *server) onGrad(m *nats.Msg) error {
 	var g gradMsg
-	if err := decode(m.Data, &g); err != nil {
-		s.book.unknown++
-		return nil
-	}
-	if len(g.Grad) != s.size {
-		s.book.unknown++
-		s.logf("advgp gradient of the wrong size refused", "shard", g.Shard, "got", len(g.Grad), "want", s.size)
+	if err := decode(m.Data, &g); err != nil || len(g.Grad) != s.size || !finite(g.Grad) || !finite([]float64{g.Loss}) {
+		s.res.Invalid++
+		s.logf("advgp gradient refused: undecodable, of the wrong size or not finite", "shard", g.Shard, "values", len(g.Grad), "want", s.size)
 		return nil
 	}
 	s.res.Points += int64(g.Points)
@@ -357,6 +355,15 @@ func (s *server) onGrad(m *nats.Msg) error {
 	s.res.Gradients++
 	s.res.PerShard[g.Shard]++
 	return s.maybeUpdate()
+}
+
+func finite(v []float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *server) rejoin(id string) {

@@ -70,6 +70,10 @@ Flags of run:
                    diagram into DIR as PNG and SVG (one split only)
   --eval-every K   score the test split every K training steps (SVGP-model and deep-GP entries; not counted
                    as training time); with --plots and no --eval-every: every iters/20 steps
+  --workers K      ADVGP entries (*/advgp): number of workers (default 4)
+  --tau T          ADVGP entries: delay bound τ (default 4; 0 = synchronous)
+  --nats URL       ADVGP entries: an external NATS server (default: an embedded one on loopback)
+  --run NAME       ADVGP entries: the run's name on the NATS server (gpzoo advgp serve; workers join it)
   --quiet          no progress output
 
 gpzoo run without ENTRY, --split and --splits is the showcase: %[4]s on splits %[5]s, each split's line,

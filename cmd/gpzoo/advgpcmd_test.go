@@ -1,0 +1,31 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestADVGPCommandErrors(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run([]string{"advgp", "help"}, &out, &errb); err != nil || !strings.Contains(out.String(), "gpzoo advgp work") {
+		t.Fatalf("advgp help: %v\n%s", err, out.String())
+	}
+	for _, args := range [][]string{
+		{"advgp", "frobnicate"},
+		{"advgp", "serve", "kin40k/advgp", "--data", sharedDataDir},                         // no --run
+		{"advgp", "work", "--shard", "4/4"},                                                 // shard out of range
+		{"advgp", "work", "--shard", "x"},                                                   // not i/k
+		{"run", "airfoil/svgp", "--workers", "2", "--iters", "1"},                           // not an ADVGP entry
+		{"advgp", "local", "kin40k/advgp", "--data", sharedDataDir, "--tau", "-1"},          // negative τ
+		{"advgp", "serve", "kin40k/advgp", "--data", sharedDataDir, "--run", "r", "--port"}, // --port without a value
+	} {
+		out.Reset()
+		errb.Reset()
+		if err := run(args, &out, &errb); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}
+
+const sharedDataDir = "../../../shared/data"
