@@ -128,6 +128,13 @@ func (b *book) expire(now time.Time, hb, stall time.Duration) (shards []int, ids
 	return shards, ids
 }
 
+// touch counts every worker as seen, and as having pushed, at now (after a pause of the server itself).
+func (b *book) touch(now time.Time) {
+	for _, s := range b.slots {
+		s.seen, s.gradAt = now, now
+	}
+}
+
 // live returns the shards that have a worker, sorted.
 func (b *book) live() []int {
 	ks := make([]int, 0, len(b.slots))

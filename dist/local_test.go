@@ -243,6 +243,13 @@ func TestStalledWorkerIsDroppedAndRejoins(t *testing.T) {
 	c.Server.Job.HeartbeatEvery = 20 * time.Millisecond
 	c.Server.StallTimeout = 300 * time.Millisecond
 	c.Delay = map[int]time.Duration{2: time.Second}
+	// Keep the server busy long enough for the stalled worker to wake up, be told to rejoin and rejoin.
+	c.Server.OnUpdate = func(v int) {
+		if v == 5 {
+			time.Sleep(1500 * time.Millisecond)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	res, err := Local(model, c)
 	if err != nil {
 		t.Fatal(err)

@@ -396,6 +396,14 @@ func (s *server) maybeUpdate() error {
 		return err
 	}
 	t := s.book.version
+	busy := time.Now()
+	// Heartbeats and gradients wait while the server checkpoints, evaluates or runs OnUpdate: that pause must
+	// not count against the workers.
+	defer func() {
+		if time.Since(busy) > 20*time.Millisecond {
+			s.book.touch(time.Now())
+		}
+	}()
 	if s.cfg.CheckpointDir != "" && s.cfg.CheckpointEvery > 0 && t%s.cfg.CheckpointEvery == 0 {
 		if err := s.save(); err != nil {
 			return err
