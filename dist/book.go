@@ -15,7 +15,7 @@ type book struct {
 	served  map[int]bool // shards that have had a worker
 	// Stale counts gradients refused for being older than t − τ; Unknown those from a worker that holds no slot
 	// (dropped, or replaced by a newer worker of the same shard).
-	stale, unknown, dropped, joins, rejoins int
+	stale, unknown, joins, rejoins int
 }
 
 type slot struct {
@@ -123,7 +123,6 @@ func (b *book) expire(now time.Time, hb, stall time.Duration) (shards []int, ids
 	for _, k := range shards {
 		ids = append(ids, b.slots[k].id)
 		delete(b.slots, k)
-		b.dropped++
 	}
 	return shards, ids
 }

@@ -66,8 +66,8 @@ func TestBookDropAndRejoin(t *testing.T) {
 	}
 	b.beat(0, "a", t0.Add(2*time.Second))
 	shards, ids := b.expire(t0.Add(2*time.Second), 1500*time.Millisecond, 0)
-	if len(shards) != 1 || shards[0] != 1 || ids[0] != "b" || b.dropped != 1 {
-		t.Fatalf("expired %v %v (dropped %d), want shard 1 of b", shards, ids, b.dropped)
+	if len(shards) != 1 || shards[0] != 1 || ids[0] != "b" || len(b.slots) != 1 {
+		t.Fatalf("expired %v %v (%d slots left), want shard 1 of b", shards, ids, len(b.slots))
 	}
 	if !b.ready() {
 		t.Fatal("not ready after the silent worker was dropped")

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/internal/atomicfile"
 )
 
@@ -31,7 +30,7 @@ type serverCheckpoint struct {
 	HAdam   []byte
 	QAdam   qAdam
 	Res     Result
-	Book    [5]int // stale, unknown, dropped, joins, rejoins
+	Book    [4]int // stale, unknown, joins, rejoins
 }
 
 func (s *server) checkpointPath() string { return filepath.Join(s.cfg.CheckpointDir, CheckpointFile) }
@@ -41,12 +40,12 @@ func (s *server) save() error {
 	s.copyCounters()
 	b := s.book
 	c := serverCheckpoint{Run: s.cfg.Job.Run, Names: s.cfg.Job.Names, Version: b.version, QAdam: s.qAdam, Res: *s.res,
-		Book: [5]int{b.stale, b.unknown, b.dropped, b.joins, b.rejoins}}
+		Book: [4]int{b.stale, b.unknown, b.joins, b.rejoins}}
 	for _, p := range s.params {
 		c.Raw = append(c.Raw, slices.Clone(p.Raw()))
 	}
 	var err error
-	if c.HAdam, err = s.hAdam.MarshalState(s.hyperParams()); err != nil {
+	if c.HAdam, err = s.hAdam.MarshalState(s.hyperPs); err != nil {
 		return err
 	}
 	payload, err := encode(c)
@@ -96,7 +95,7 @@ func (s *server) restore() error {
 	if c.Version > s.cfg.Iters {
 		return bad("it is at update %d, past Iters %d", c.Version, s.cfg.Iters)
 	}
-	if err := s.hAdam.UnmarshalState(s.hyperParams(), c.HAdam); err != nil {
+	if err := s.hAdam.UnmarshalState(s.hyperPs, c.HAdam); err != nil {
 		return bad("%v", err)
 	}
 	for i, p := range s.params {
@@ -111,15 +110,7 @@ func (s *server) restore() error {
 	}
 	b := s.book
 	b.version = c.Version
-	b.stale, b.unknown, b.dropped, b.joins, b.rejoins = c.Book[0], c.Book[1], c.Book[2], c.Book[3], c.Book[4]
+	b.stale, b.unknown, b.joins, b.rejoins = c.Book[0], c.Book[1], c.Book[2], c.Book[3]
 	s.logf("advgp server resumed", "version", c.Version, "path", path)
 	return nil
-}
-
-func (s *server) hyperParams() []*graph.Param {
-	ps := make([]*graph.Param, len(s.hyper))
-	for j, i := range s.hyper {
-		ps[j] = s.params[i]
-	}
-	return ps
 }

@@ -48,8 +48,8 @@ func TestSynchronousWorkersEqualOneWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Updates != 40 || res.Gradients != 160 || res.Stale != 0 {
-		t.Fatalf("4 synchronous workers: %d updates, %d gradients, %d stale; want 40, 160, 0", res.Updates, res.Gradients, res.Stale)
+	if res.Updates != 40 || res.Gradients() != 160 || res.Stale != 0 {
+		t.Fatalf("4 synchronous workers: %d updates, %d gradients, %d stale; want 40, 160, 0", res.Updates, res.Gradients(), res.Stale)
 	}
 	if d := maxRelDiff(rawParams(four), rawParams(one)); d > 1e-9 {
 		t.Fatalf("4 synchronous workers differ from 1 by %g (relative)", d)
@@ -97,8 +97,8 @@ func TestWorkerProcessesMatchSingleProcess(t *testing.T) {
 	}
 	r1, r4 := testRMSE(t, single), testRMSE(t, four)
 	t.Logf("test RMSE: 1 in-process worker %.4f, 4 worker processes %.4f (noise sd %.2g); %.0f points/s", r1, r4, testData.Noise, res.PointsPerSecond)
-	if res.Updates != 300 || res.Dropped != 0 {
-		t.Fatalf("%d updates, %d dropped", res.Updates, res.Dropped)
+	if res.Updates != 300 || res.Dropped() != 0 {
+		t.Fatalf("%d updates, %d dropped", res.Updates, res.Dropped())
 	}
 	if math.Abs(r4-r1) > 0.1*r1 || r4 > 2*testData.Noise {
 		t.Fatalf("4 worker processes: RMSE %.4f, one worker %.4f", r4, r1)
@@ -257,7 +257,7 @@ func TestStalledWorkerIsDroppedAndRejoins(t *testing.T) {
 	if res.Updates != 40 || !slices.Contains(res.DroppedShards, 2) || res.Rejoins < 1 {
 		t.Fatalf("%d updates, dropped shards %v, %d rejoins; want 40, shard 2 among them, ≥ 1", res.Updates, res.DroppedShards, res.Rejoins)
 	}
-	t.Logf("gradients per shard %v, dropped %d, rejoins %d, refused %d+%d", res.PerShard, res.Dropped, res.Rejoins, res.Stale, res.Unknown)
+	t.Logf("gradients per shard %v, dropped %d, rejoins %d, refused %d+%d", res.PerShard, res.Dropped(), res.Rejoins, res.Stale, res.Unknown)
 }
 
 // Messages a server cannot use are refused and counted, and training goes on.

@@ -57,7 +57,8 @@ type ServerConfig struct {
 	CheckpointEvery int
 	Resume          bool
 	// EvalEvery > 0 calls Eval after every EvalEvery updates and after the last (the model holds the current
-	// parameters); evaluation time is not counted as training time.
+	// parameters). Evaluation time counts as training time: the workers keep computing while the server
+	// evaluates, so leaving it out would credit their work to no time at all.
 	EvalEvery int
 	Eval      func(version int) (map[string]float64, error)
 	// OnUpdate, if set, is called after every update (tests use it to inject faults).
@@ -73,16 +74,15 @@ type ServerConfig struct {
 type Result struct {
 	Updates int
 	// Seconds is the training wall time from the start (all workers joined, or StartTimeout) to the last update,
-	// evaluations excluded; a resumed run continues the interrupted run's clock.
+	// evaluations included; a resumed run continues the interrupted run's clock.
 	Seconds float64
 	// Points is the number of training points the workers' accepted and refused gradients covered;
 	// PointsPerSecond = Points/Seconds (this run's part when resumed).
 	Points          int64
 	PointsPerSecond float64
-	Gradients       int // gradients accepted
-	// Stale and Unknown count refused gradients (older than t − τ; from a worker without a slot); Dropped the
-	// workers dropped; Joins and Rejoins the joins (a rejoin takes over a shard that was served before).
-	Stale, Unknown, Dropped, Joins, Rejoins int
+	// Stale and Unknown count refused gradients (older than t − τ; from a worker without a slot); Joins and
+	// Rejoins the joins (a rejoin takes over a shard that was served before).
+	Stale, Unknown, Joins, Rejoins int
 	// Invalid counts refused messages that could not be used: undecodable, of the wrong size, non-finite.
 	Invalid int
 	// Clamped counts factor diagonals the proximal map put below the positivity floor.
@@ -96,6 +96,18 @@ type Result struct {
 	DroppedShards []int
 }
 
+// Gradients returns the number of gradients accepted.
+func (r *Result) Gradients() int {
+	n := 0
+	for _, g := range r.PerShard {
+		n += g
+	}
+	return n
+}
+
+// Dropped returns the number of times a worker was dropped.
+func (r *Result) Dropped() int { return len(r.DroppedShards) }
+
 // server is Serve's state.
 type server struct {
 	cfg     ServerConfig
@@ -106,7 +118,8 @@ type server struct {
 	size    int
 	iMu     int // index of μ's and the factor's Params
 	iSqrt   int
-	hyper   []int // indices of the other trainable Params
+	hyper   []int          // indices of the other trainable Params
+	hyperPs []*graph.Param // those Params
 	qAdam   qAdam
 	hAdam   *train.Adam
 	book    *book
@@ -175,7 +188,7 @@ func newServer(model *advgp.Model, cfg ServerConfig) (*server, error) {
 		case p == model.Sqrt():
 			s.iSqrt = i
 		case p.Trainable():
-			s.hyper = append(s.hyper, i)
+			s.hyper, s.hyperPs = append(s.hyper, i), append(s.hyperPs, p)
 		}
 	}
 	if s.iMu < 0 || s.iSqrt < 0 {
@@ -302,7 +315,7 @@ func (s *server) finishClock() {
 func (s *server) copyCounters() {
 	b := s.book
 	s.res.Updates = b.version
-	s.res.Stale, s.res.Unknown, s.res.Dropped, s.res.Joins, s.res.Rejoins = b.stale, b.unknown, b.dropped, b.joins, b.rejoins
+	s.res.Stale, s.res.Unknown, s.res.Joins, s.res.Rejoins = b.stale, b.unknown, b.joins, b.rejoins
 }
 
 func (s *server) onJoin(m *nats.Msg) error {
@@ -352,7 +365,6 @@ func (s *server) onGrad(m *nats.Msg) error {
 	if !ok {
 		return nil
 	}
-	s.res.Gradients++
 	s.res.PerShard[g.Shard]++
 	return s.maybeUpdate()
 }
@@ -410,13 +422,11 @@ func (s *server) maybeUpdate() error {
 		}
 	}
 	if s.cfg.EvalEvery > 0 && s.cfg.Eval != nil && (t%s.cfg.EvalEvery == 0 || t == s.cfg.Iters) {
-		t0 := time.Now()
 		met, err := s.cfg.Eval(t)
 		if err != nil {
 			return fmt.Errorf("dist: evaluation at update %d: %w", t, err)
 		}
 		s.res.Evals = append(s.res.Evals, train.Eval{Step: t, Seconds: s.res.Times[len(s.res.Times)-1], Metrics: met})
-		s.start = s.start.Add(time.Since(t0))
 		s.logf("advgp evaluation", "update", t, "metrics", met)
 	}
 	if s.cfg.OnUpdate != nil {
@@ -438,7 +448,7 @@ func (s *server) update() error {
 	at := func(i int) []float64 { return sum[s.offsets[i] : s.offsets[i]+s.params[i].Size()] }
 	// The other Params first: their step reads nothing of q.
 	if len(s.hyper) > 0 {
-		ps, gs := s.hyperParams(), make([][]float64, len(s.hyper))
+		ps, gs := s.hyperPs, make([][]float64, len(s.hyper))
 		for j, i := range s.hyper {
 			gs[j] = at(i)
 		}
@@ -490,7 +500,7 @@ func (s *server) update() error {
 	}
 	if w := s.cfg.Progress; w != nil && (s.book.version%10 == 0 || s.book.version == s.cfg.Iters) {
 		fmt.Fprintf(w, "\rupdate %d/%d  objective/n %.5g  %.1fs  workers %d  stale %d  dropped %d ", s.book.version, s.cfg.Iters,
-			s.res.Losses[len(s.res.Losses)-1], s.res.Times[len(s.res.Times)-1], len(s.book.slots), s.book.stale, s.book.dropped)
+			s.res.Losses[len(s.res.Losses)-1], s.res.Times[len(s.res.Times)-1], len(s.book.slots), s.book.stale, s.res.Dropped())
 	}
 	return nil
 }

@@ -158,6 +158,9 @@ func (w *worker) logf(msg string, args ...any) {
 // join asks the server for the job (first time only: then it builds the model and the program and loads the
 // shard) and for a slot and the current parameters, until it answers or JoinTimeout passes.
 func (w *worker) join() (*paramsMsg, error) {
+	if w.doneSeen() { // told to join again just as the server finished
+		return &paramsMsg{Done: true}, nil
+	}
 	deadline := time.Now().Add(w.cfg.JoinTimeout)
 	for w.job == nil {
 		rep, done, err := w.ask(false, deadline)
@@ -357,15 +360,9 @@ func (w *worker) await(v int) (*paramsMsg, error) {
 				return best, nil
 			}
 		case <-w.ctl:
-			if w.doneSeen() {
-				return &paramsMsg{Done: true}, nil
-			}
 			w.logf("advgp worker told to join again")
 			return w.join()
 		case <-timeout.C:
-			if w.doneSeen() {
-				return &paramsMsg{Done: true}, nil
-			}
 			w.logf("advgp worker: no new version, joining again", "after", w.cfg.ServerTimeout)
 			return w.join()
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/gpzoo/gpzoo/dist"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/advgp"
+	"github.com/gpzoo/gpzoo/train"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -28,8 +29,6 @@ type ADVGPStats struct {
 	Tau             int     `json:"tau"`
 	Updates         int     `json:"updates"`
 	PointsPerSecond float64 `json:"points_per_second"`
-	UpdatesPerSec   float64 `json:"updates_per_second"`
-	Gradients       int     `json:"gradients"`
 	Stale           int     `json:"stale"`
 	Dropped         int     `json:"dropped"`
 	Rejoins         int     `json:"rejoins"`
@@ -124,7 +123,7 @@ func advgpData(e *Entry, o Options) (*advgpProblem, error) {
 		if err != nil {
 			return nil, err
 		}
-		id := &datasets.Standardizer{XMean: make([]float64, s.D), XStd: ones(s.D), YMean: []float64{0}, YStd: []float64{1}}
+		id := &datasets.Standardizer{XMean: make([]float64, s.D), XStd: onesN(s.D), YMean: []float64{0}, YStd: []float64{1}}
 		return &advgpProblem{trX: sub, n: s.N, te: &datasets.Dataset{X: tx, Y: ty}, std: id, ref: dist.DataRef{Synthetic: &s},
 			source: fmt.Sprintf("generated: %d rows, D=%d, y = F(x) + N(0, %g²), seed %#x", s.N, s.D, s.Noise, s.Seed)}, nil
 	}
@@ -141,14 +140,6 @@ func advgpData(e *Entry, o Options) (*advgpProblem, error) {
 		load: load, source: spl.source}, nil
 }
 
-func ones(n int) []float64 {
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = 1
-	}
-	return v
-}
-
 // newADVGPModel returns the model of a run: SE-ARD kernel (unit variance and length-scales on standardised
 // inputs), Z by k-means, q(w) = N(0, I).
 func newADVGPModel(e *Entry, o Options, sp advgpSpec, p *advgpProblem) (*advgp.Model, error) {
@@ -161,7 +152,7 @@ func newADVGPModel(e *Entry, o Options, sp advgpSpec, p *advgpProblem) (*advgp.M
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: inducing inputs: %w", e.Name, err)
 	}
-	kern, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: d, Variance: 1, Lengthscales: ones(d)})
+	kern, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: d, Variance: 1, Lengthscales: onesN(d)})
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +225,7 @@ func runADVGP(e *Entry, o Options, sp advgpSpec) (*Result, error) {
 		// Throughput against workers (τ as configured), then the delay study with shard 0 slowed down.
 		for _, k := range []int{1, 2, 4} {
 			run := advgpRun{workers: k, tau: tau, iters: iters, batch: batch, evalEvery: evalEvery}
-			row, _, err := studyRun(e, o, sp, p, run)
+			row, err := studyRun(e, o, sp, p, run)
 			if err != nil {
 				return nil, err
 			}
@@ -242,7 +233,7 @@ func runADVGP(e *Entry, o Options, sp advgpSpec) (*Result, error) {
 		}
 		for _, t := range []int{0, 5, 20, 80} {
 			run := advgpRun{workers: workers, tau: t, iters: iters, batch: batch, evalEvery: evalEvery, delay: map[int]time.Duration{0: ADVGPSlowDelay}}
-			row, _, err := studyRun(e, o, sp, p, run)
+			row, err := studyRun(e, o, sp, p, run)
 			if err != nil {
 				return nil, err
 			}
@@ -255,27 +246,18 @@ func runADVGP(e *Entry, o Options, sp advgpSpec) (*Result, error) {
 	}
 	res.Optimizer = fmt.Sprintf("ADVGP: %d workers, τ=%d, prox-Adam(%g) on q(w), Adam(%g) on the rest, batch %d/worker, M=%d",
 		workers, tau, sp.qstep, dist.DefaultHyperStep, batch, model.M())
-	res.TrainSeconds = dres.Seconds
-	if dres.Updates > 0 {
-		res.SecondsPerIter = dres.Seconds / float64(dres.Updates)
-	}
-	res.Iters = dres.Updates
-	res.losses, res.times, res.evals = make([]float64, len(dres.Losses)), dres.Times, dres.Evals
+	// The server's record as a training loop's (losses as whole-data objectives), for fillTraining.
+	tres := &train.Result{Steps: dres.Updates, Losses: make([]float64, len(dres.Losses)), Times: dres.Times,
+		Seconds: dres.Seconds, Evals: dres.Evals}
 	for i, l := range dres.Losses {
-		res.losses[i] = l * float64(p.n)
+		tres.Losses[i] = l * float64(p.n)
 	}
-	if k := min(20, len(dres.Losses)); k > 0 {
-		s := 0.0
-		for _, l := range dres.Losses[len(dres.Losses)-k:] {
-			s += l
-		}
-		res.ELBOPerPoint = -s / float64(k)
+	if dres.Updates > 0 {
+		tres.SecondsPerIter = dres.Seconds / float64(dres.Updates)
 	}
+	fillTraining(res, tres, p.n)
 	stats.Workers, stats.Tau, stats.Updates, stats.PointsPerSecond = workers, tau, dres.Updates, dres.PointsPerSecond
-	if dres.Seconds > 0 {
-		stats.UpdatesPerSec = float64(dres.Updates) / dres.Seconds
-	}
-	stats.Gradients, stats.Stale, stats.Dropped, stats.Rejoins, stats.PerShard = dres.Gradients, dres.Stale, dres.Dropped, dres.Rejoins, dres.PerShard
+	stats.Stale, stats.Dropped, stats.Rejoins, stats.PerShard = dres.Stale, dres.Dropped(), dres.Rejoins, dres.PerShard
 	res.ADVGP = stats
 	if err := saveModel(e, o, res, model.SVGP, p.std, nil, false); err != nil {
 		return nil, err
@@ -283,11 +265,11 @@ func runADVGP(e *Entry, o Options, sp advgpSpec) (*Result, error) {
 	return scoreSVGP(res, model.SVGP, p.te, p.std)
 }
 
-// studyRun trains one run of a study and summarises it.
-func studyRun(e *Entry, o Options, sp advgpSpec, p *advgpProblem, r advgpRun) (ADVGPStudyRun, *dist.Result, error) {
-	model, dres, err := trainADVGP(e, o, sp, p, r)
+// studyRun trains one run of a study and summarises it; its test RMSE is the evaluation after the last update.
+func studyRun(e *Entry, o Options, sp advgpSpec, p *advgpProblem, r advgpRun) (ADVGPStudyRun, error) {
+	_, dres, err := trainADVGP(e, o, sp, p, r)
 	if err != nil {
-		return ADVGPStudyRun{}, nil, err
+		return ADVGPStudyRun{}, err
 	}
 	row := ADVGPStudyRun{Workers: r.workers, Tau: r.tau, Updates: dres.Updates, Seconds: dres.Seconds, PointsPerSecond: dres.PointsPerSecond}
 	if d := r.delay[0]; d > 0 {
@@ -296,13 +278,12 @@ func studyRun(e *Entry, o Options, sp advgpSpec, p *advgpProblem, r advgpRun) (A
 	for _, ev := range dres.Evals {
 		row.CurveSeconds, row.CurveRMSE = append(row.CurveSeconds, ev.Seconds), append(row.CurveRMSE, ev.Metrics["test_rmse"])
 	}
-	sc := &Result{}
-	if _, err := scoreSVGP(sc, model.SVGP, p.te, p.std); err != nil {
-		return row, nil, err
+	if n := len(dres.Evals); n == 0 || dres.Evals[n-1].Step != dres.Updates {
+		return row, fmt.Errorf("zoo: %s: study run without an evaluation after its last update", e.Name)
 	}
-	row.TestRMSE = *sc.TestRMSE
+	row.TestRMSE = row.CurveRMSE[len(row.CurveRMSE)-1]
 	if o.Logger != nil {
 		o.Logger.Info("advgp study run", "workers", r.workers, "tau", r.tau, "seconds", row.Seconds, "points_per_second", row.PointsPerSecond, "test_rmse", row.TestRMSE)
 	}
-	return row, dres, nil
+	return row, nil
 }

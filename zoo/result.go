@@ -122,8 +122,8 @@ func (r *Result) Summary() string {
 		}
 	}
 	if a := r.ADVGP; a != nil {
-		s += fmt.Sprintf("  advgp: %d workers, τ=%d: %d updates, %.0f points/s, %.1f updates/s, gradients per shard %v, stale %d, dropped %d\n",
-			a.Workers, a.Tau, a.Updates, a.PointsPerSecond, a.UpdatesPerSec, a.PerShard, a.Stale, a.Dropped)
+		s += fmt.Sprintf("  advgp: %d workers, τ=%d: %d updates, %.0f points/s, gradients per shard %v, stale %d, dropped %d\n",
+			a.Workers, a.Tau, a.Updates, a.PointsPerSecond, a.PerShard, a.Stale, a.Dropped)
 		for _, rows := range [][]ADVGPStudyRun{a.Throughput, a.Delay} {
 			for _, row := range rows {
 				slow := ""

@@ -30,19 +30,13 @@ func Prox(mu, l []float64, m int, gammaMu, gammaL []float64) error {
 			}
 		}
 	}
-	at := func(gs []float64, k int) float64 {
-		if len(gs) == 1 {
-			return gs[0]
-		}
-		return gs[k]
-	}
 	for i := range mu {
-		mu[i] /= 1 + at(gammaMu, i)
+		mu[i] /= 1 + elem(gammaMu, i)
 	}
 	for i := 0; i < m; i++ {
 		for j := 0; j < m; j++ {
 			k := i*m + j
-			g := at(gammaL, k)
+			g := elem(gammaL, k)
 			if i != j {
 				l[k] /= 1 + g
 				continue
@@ -95,20 +89,14 @@ func (m *Model) ProxStep(dMu, dL, etaMu, etaL []float64, w float64) (clamped int
 	if !(w > 0) || math.IsInf(w, 0) {
 		return 0, fmt.Errorf("%w: weight of h must be positive and finite, got %g", ErrConfig, w)
 	}
-	at := func(es []float64, k int) float64 {
-		if len(es) == 1 {
-			return es[0]
-		}
-		return es[k]
-	}
 	mu, l := m.Mu().Value(), m.Sqrt().Value()
 	gMu, gL := make([]float64, len(etaMu)), make([]float64, len(etaL))
 	for i := range mu {
-		mu[i] -= at(etaMu, i) * dMu[i]
+		mu[i] -= elem(etaMu, i) * dMu[i]
 	}
 	for i := 0; i < n; i++ {
 		for j := 0; j <= i; j++ {
-			l[i*n+j] -= at(etaL, i*n+j) * dL[i*n+j]
+			l[i*n+j] -= elem(etaL, i*n+j) * dL[i*n+j]
 		}
 	}
 	for i, e := range etaMu {
@@ -141,6 +129,14 @@ func (m *Model) ProxStep(dMu, dL, etaMu, etaL []float64, w float64) (clamped int
 		return clamped, err
 	}
 	return clamped, m.Sqrt().Set(l)
+}
+
+// elem returns v[k], or v[0] for a slice of length 1 (one step for every coordinate).
+func elem(v []float64, k int) float64 {
+	if len(v) == 1 {
+		return v[0]
+	}
+	return v[k]
 }
 
 func sigmoid(x float64) float64 {
