@@ -312,3 +312,28 @@ func TestInvalidGradientsRefused(t *testing.T) {
 		t.Fatalf("%d invalid, %d updates; want 3, 5", res.Invalid, res.Updates)
 	}
 }
+
+// One worker with τ > 0 gives one update per gradient, whatever the timing: the liveness tick must not
+// re-apply the newest gradient by itself. With a tick every 5 ms and a worker pausing 20 ms per gradient, a
+// tick that updated would add updates between gradients.
+func TestTickDoesNotReapplyGradients(t *testing.T) {
+	var runs [2][][]float64
+	for i := range runs {
+		model := newTestModel(t, 8)
+		c := testConfig(1, 4, 15, 100)
+		c.Server.HeartbeatTimeout = 20 * time.Millisecond
+		c.Server.Job.HeartbeatEvery = 5 * time.Millisecond
+		c.Delay = map[int]time.Duration{0: 20 * time.Millisecond}
+		res, err := Local(model, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Gradients() != res.Updates {
+			t.Fatalf("%d updates from %d gradients", res.Updates, res.Gradients())
+		}
+		runs[i] = rawParams(model)
+	}
+	if d := maxRelDiff(runs[0], runs[1]); d != 0 {
+		t.Fatalf("two runs of one worker differ by %g", d)
+	}
+}

@@ -267,10 +267,15 @@ func (s *server) run() (*Result, error) {
 				s.logf("advgp worker dropped", "shard", k, "id", ids[i], "version", s.book.version)
 				s.rejoin(ids[i])
 			}
-			if !s.started && len(s.book.slots) > 0 && now.Sub(s.first) > s.cfg.StartTimeout {
+			startNow := !s.started && len(s.book.slots) > 0 && now.Sub(s.first) > s.cfg.StartTimeout
+			if startNow {
 				s.startClock()
 			}
-			err = s.maybeUpdate()
+			// Only a drop or the start can unblock an update here: the tick must not re-apply the newest
+			// gradients by itself (each arriving gradient triggers at most one update).
+			if len(shards) > 0 || startNow {
+				err = s.maybeUpdate()
+			}
 		}
 		if err != nil {
 			return s.res, err
