@@ -41,6 +41,7 @@ var commands = []command{
 	{"report", "[--out FILE.md] RESULT.json...", "Markdown table of JSON results against the published numbers", report},
 	{"data", "list|verify|fetch [NAME...] [--data DIR]", "the benchmark data: list, verify checksums, download (gpzoo data help)", dataCmd},
 	{"advgp", "local|serve|work [flags]", "distributed ADVGP training over NATS: one machine, or a server and workers (gpzoo advgp help)", advgpCmd},
+	{"vbks", "--data DATA [--kernels K12|K144|EXPRS] [flags]", "variational Bayesian kernel selection over composite kernels, with BMA (gpzoo vbks --help)", vbksCmd},
 	{"illustrate", "[ringnorm] [flags]", "short for gpzoo run " + zoo.IllustrationEntry + " (see below)", illustrate},
 	{"help", "", "this text", nil}, // run handles it (printUsage reads this table)
 }

@@ -1,0 +1,199 @@
+package grammar
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/graph"
+)
+
+// BuildConfig configures Expr.Kernel. Zero values mean defaults.
+type BuildConfig struct {
+	// InputDim is D (required, > 0).
+	InputDim int
+	// Name prefixes every hyperparameter's name (default "k"): leaf i of base b gets "<Name>.<i>.<b>" (b in
+	// lower case) and the gp constructors append ".variance", ".lengthscales", ".period", ".alpha" or
+	// ".variances".
+	Name string
+	// Variance is the initial overall signal variance (default 1; must be positive and finite).
+	Variance float64
+	// Lengthscales are the initial length-scales of SE, RQ and PER: nil means gp.DefaultLengthscale in every
+	// dimension, one value means that value in every dimension, D values are used as given. The built kernels
+	// are always ARD (one length-scale per dimension). Values must be positive and finite.
+	Lengthscales []float64
+	// Period is the initial PER period (default gp.DefaultPeriod; must be positive and finite).
+	Period float64
+	// Alpha is the initial RQ shape α (default gp.DefaultAlpha; must be positive and finite).
+	Alpha float64
+	// ARDLinear gives LIN one variance per dimension instead of one shared variance.
+	ARDLinear bool
+}
+
+// builder carries the validated configuration and the running leaf index.
+type builder struct {
+	c    BuildConfig
+	ls   []float64 // D length-scales
+	leaf int
+}
+
+// Kernel builds the gp.Kernel of e: a leaf becomes its base kernel (gp.NewPeriodic, gp.NewLinear,
+// gp.NewRationalQuadratic, gp.NewSquaredExp; the forms of Teng et al. 2020, App. E.1), a sum becomes gp.NewSum
+// of its operands' kernels and a product gp.NewProduct.
+//
+// Initial variances follow build(e, v) with v = c.Variance: a leaf gets signal variance v (LIN: every variance
+// v); a sum of n operands builds each with v/n; a product builds its first operand (canonical order) with v and
+// every other operand with 1, and the variance Param of every leaf operand of a product other than the first is
+// fixed (not trainable), since a product has only one overall scale. Leaf i (canonical print order) of base b
+// names its Params "<c.Name>.<i>.<b>.…", e.g. (PER+RQ)*LIN gives k.0.per.*, k.1.rq.*, k.2.lin.variances.
+//
+// It fails, with an error wrapping gp.ErrConfig, on a nil or malformed e, InputDim ≤ 0, a Lengthscales length
+// other than 0, 1 or InputDim, a negative, zero (Lengthscales only), NaN or infinite value, and an initial
+// value the base-kernel constructor rejects (e.g. a leaf variance v/n at or below graph.DefaultPositiveFloor).
+func (e *Expr) Kernel(c BuildConfig) (gp.Kernel, error) {
+	if e == nil {
+		return nil, fmt.Errorf("%w: grammar: Kernel of a nil expression", gp.ErrConfig)
+	}
+	if err := e.check(); err != nil {
+		return nil, fmt.Errorf("%w: grammar: Kernel of %v: %v", gp.ErrConfig, e, err)
+	}
+	if c.InputDim <= 0 {
+		return nil, configErr("InputDim must be positive, got %d", c.InputDim)
+	}
+	if c.Name == "" {
+		c.Name = "k"
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+		def  float64
+	}{{"Variance", &c.Variance, 1}, {"Period", &c.Period, gp.DefaultPeriod}, {"Alpha", &c.Alpha, gp.DefaultAlpha}} {
+		if !(*f.v >= 0) || math.IsInf(*f.v, 0) {
+			return nil, configErr("%s must be positive and finite, got %v", f.name, *f.v)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	b := &builder{c: c, ls: make([]float64, c.InputDim)}
+	switch len(c.Lengthscales) {
+	case 0:
+		for i := range b.ls {
+			b.ls[i] = gp.DefaultLengthscale
+		}
+	case 1:
+		for i := range b.ls {
+			b.ls[i] = c.Lengthscales[0]
+		}
+	case c.InputDim:
+		copy(b.ls, c.Lengthscales)
+	default:
+		return nil, configErr("%d Lengthscales for InputDim %d (want none, 1 or %d)", len(c.Lengthscales), c.InputDim, c.InputDim)
+	}
+	for i, l := range b.ls {
+		if !(l > 0) || math.IsInf(l, 0) {
+			return nil, configErr("Lengthscales[%d] must be positive and finite, got %v", i, l)
+		}
+	}
+	return b.build(e, c.Variance, false)
+}
+
+// leafErr wraps a base-kernel constructor's error (e.g. an initial value at or below the Positive floor) so
+// that it also matches gp.ErrConfig.
+func leafErr(name string, err error) error {
+	if errors.Is(err, gp.ErrConfig) {
+		return err
+	}
+	return fmt.Errorf("%w: grammar: Kernel: leaf %s: %w", gp.ErrConfig, name, err)
+}
+
+func configErr(format string, args ...any) error {
+	return fmt.Errorf("%w: grammar: Kernel: "+format, append([]any{gp.ErrConfig}, args...)...)
+}
+
+// build returns the kernel of e with initial signal variance v; fixed freezes a leaf's variance (a leaf operand
+// of a product other than the first).
+func (b *builder) build(e *Expr, v float64, fixed bool) (gp.Kernel, error) {
+	if !(v > 0) { // underflow of Variance/n
+		return nil, configErr("initial variance of %v underflows to %v", e, v)
+	}
+	switch e.op {
+	case Leaf:
+		return b.leafKernel(e.base, v, fixed)
+	case Add:
+		ks := make([]gp.Kernel, len(e.terms))
+		for i, t := range e.terms {
+			k, err := b.build(t, v/float64(len(e.terms)), false)
+			if err != nil {
+				return nil, err
+			}
+			ks[i] = k
+		}
+		return gp.NewSum(ks...)
+	default: // Mul (check has rejected anything else)
+		ks := make([]gp.Kernel, len(e.terms))
+		for i, t := range e.terms {
+			vi, fi := v, false
+			if i > 0 {
+				vi, fi = 1, t.op == Leaf
+			}
+			k, err := b.build(t, vi, fi)
+			if err != nil {
+				return nil, err
+			}
+			ks[i] = k
+		}
+		return gp.NewProduct(ks...)
+	}
+}
+
+func (b *builder) leafKernel(base Base, v float64, fixed bool) (gp.Kernel, error) {
+	kc := gp.KernelConfig{
+		Name:     fmt.Sprintf("%s.%d.%s", b.c.Name, b.leaf, strings.ToLower(base.String())),
+		InputDim: b.c.InputDim,
+		Variance: v,
+	}
+	b.leaf++
+	var variance *graph.Param
+	var k gp.Kernel
+	switch base {
+	case LIN:
+		if b.c.ARDLinear {
+			kc.Variances = make([]float64, b.c.InputDim)
+			for i := range kc.Variances {
+				kc.Variances[i] = v
+			}
+		}
+		lin, err := gp.NewLinear(kc)
+		if err != nil {
+			return nil, leafErr(kc.Name, err)
+		}
+		k, variance = lin, lin.Variances
+	default:
+		kc.Lengthscales = append([]float64(nil), b.ls...)
+		var (
+			st  *gp.Stationary
+			err error
+		)
+		switch base {
+		case PER:
+			kc.Period = b.c.Period
+			st, err = gp.NewPeriodic(kc)
+		case RQ:
+			kc.Alpha = b.c.Alpha
+			st, err = gp.NewRationalQuadratic(kc)
+		default: // SE
+			st, err = gp.NewSquaredExp(kc)
+		}
+		if err != nil {
+			return nil, leafErr(kc.Name, err)
+		}
+		k, variance = st, st.Variance
+	}
+	if fixed {
+		variance.SetTrainable(false)
+	}
+	return k, nil
+}

@@ -1,0 +1,288 @@
+package grammar
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// SyntaxError is the error of Parse and ParseList for malformed input.
+type SyntaxError struct {
+	// Input is the whole string that was parsed.
+	Input string
+	// Pos is the byte offset in Input where the problem was found.
+	Pos int
+	// Msg describes the problem.
+	Msg string
+}
+
+// Error shows the input, the byte position and the message.
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("grammar: syntax error in %q at byte %d: %s", e.Input, e.Pos, e.Msg)
+}
+
+// maxDepth bounds the nesting of parentheses, so that hostile input cannot exhaust the stack.
+const maxDepth = 1000
+
+// validNames lists the base-kernel names for error messages.
+const validNames = "PER, LIN, RQ, SE"
+
+type tokKind int
+
+const (
+	tokEOF tokKind = iota
+	tokName
+	tokPlus
+	tokTimes
+	tokLParen
+	tokRParen
+)
+
+type token struct {
+	kind tokKind
+	pos  int    // byte offset
+	text string // as written
+}
+
+// describe names a token for error messages.
+func (t token) describe() string {
+	if t.kind == tokEOF {
+		return "end of input"
+	}
+	return fmt.Sprintf("%q", t.text)
+}
+
+type parser struct {
+	in   string
+	toks []token
+	i    int
+}
+
+func (p *parser) errAt(pos int, format string, args ...any) *SyntaxError {
+	return &SyntaxError{Input: p.in, Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+// lex splits p.in into tokens. Names are maximal runs of ASCII letters, digits and underscores.
+func (p *parser) lex() error {
+	s := p.in
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '+':
+			p.toks = append(p.toks, token{tokPlus, i, "+"})
+			i++
+		case c == '*':
+			p.toks = append(p.toks, token{tokTimes, i, "*"})
+			i++
+		case c == '(':
+			p.toks = append(p.toks, token{tokLParen, i, "("})
+			i++
+		case c == ')':
+			p.toks = append(p.toks, token{tokRParen, i, ")"})
+			i++
+		case isNameByte(c):
+			j := i
+			for j < len(s) && isNameByte(s[j]) {
+				j++
+			}
+			p.toks = append(p.toks, token{tokName, i, s[i:j]})
+			i = j
+		default:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == '×' {
+				p.toks = append(p.toks, token{tokTimes, i, "×"})
+				i += n
+				continue
+			}
+			if r == utf8.RuneError && n <= 1 {
+				return p.errAt(i, "invalid UTF-8 byte %#02x", c)
+			}
+			return p.errAt(i, "unexpected character %q (want a kernel name, '+', '*', '×', '(' or ')')", r)
+		}
+	}
+	p.toks = append(p.toks, token{kind: tokEOF, pos: len(s)})
+	return nil
+}
+
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+func (p *parser) peek() token { return p.toks[p.i] }
+func (p *parser) next() token { t := p.toks[p.i]; p.i++; return t }
+
+// Parse reads a kernel expression and returns it in canonical form. Base-kernel names are case-insensitive
+// (PER, LIN, RQ, SE), spaces are allowed, products are written "*" or "×", * binds tighter than +, and
+// parentheses group. Every failure is a *SyntaxError whose Pos is the byte offset of the problem: empty
+// input, an unknown kernel name, unbalanced parentheses, an operator without an operand, trailing input after
+// a complete expression, empty parentheses, an unexpected character, or nesting deeper than 1000.
+func Parse(s string) (*Expr, error) {
+	p := &parser{in: s}
+	if err := p.lex(); err != nil {
+		return nil, err
+	}
+	if p.peek().kind == tokEOF {
+		return nil, p.errAt(0, "empty expression")
+	}
+	e, err := p.sum(0)
+	if err != nil {
+		return nil, err
+	}
+	switch t := p.peek(); t.kind {
+	case tokEOF:
+		return e, nil
+	case tokRParen:
+		return nil, p.errAt(t.pos, "unbalanced parentheses: ')' without a matching '('")
+	default:
+		return nil, p.errAt(t.pos, "unexpected %s after a complete expression", t.describe())
+	}
+}
+
+// sum := product ('+' product)*
+func (p *parser) sum(depth int) (*Expr, error) {
+	first, err := p.product(depth)
+	if err != nil {
+		return nil, err
+	}
+	terms := []*Expr{first}
+	for p.peek().kind == tokPlus {
+		op := p.next()
+		if err := p.needOperand(op); err != nil {
+			return nil, err
+		}
+		t, err := p.product(depth)
+		if err != nil {
+			return nil, err
+		}
+		terms = append(terms, t)
+	}
+	if len(terms) == 1 {
+		return first, nil
+	}
+	return Sum(terms...)
+}
+
+// product := atom (('*' | '×') atom)*
+func (p *parser) product(depth int) (*Expr, error) {
+	first, err := p.atom(depth)
+	if err != nil {
+		return nil, err
+	}
+	terms := []*Expr{first}
+	for p.peek().kind == tokTimes {
+		op := p.next()
+		if err := p.needOperand(op); err != nil {
+			return nil, err
+		}
+		t, err := p.atom(depth)
+		if err != nil {
+			return nil, err
+		}
+		terms = append(terms, t)
+	}
+	if len(terms) == 1 {
+		return first, nil
+	}
+	return Product(terms...)
+}
+
+// needOperand reports an operator op not followed by an operand.
+func (p *parser) needOperand(op token) error {
+	switch t := p.peek(); t.kind {
+	case tokName, tokLParen:
+		return nil
+	default:
+		return p.errAt(op.pos, "operator %q has no right operand (found %s)", op.text, t.describe())
+	}
+}
+
+// atom := NAME | '(' sum ')'
+func (p *parser) atom(depth int) (*Expr, error) {
+	t := p.next()
+	switch t.kind {
+	case tokName:
+		for b := range Base(numBases) {
+			if strings.EqualFold(t.text, baseNames[b]) {
+				return NewBase(b), nil
+			}
+		}
+		return nil, p.errAt(t.pos, "unknown kernel %q (valid: %s)", t.text, validNames)
+	case tokLParen:
+		if depth >= maxDepth {
+			return nil, p.errAt(t.pos, "parentheses nested deeper than %d", maxDepth)
+		}
+		switch p.peek().kind {
+		case tokRParen:
+			return nil, p.errAt(t.pos, "empty parentheses")
+		case tokEOF:
+			return nil, p.errAt(t.pos, "unbalanced parentheses: '(' is never closed")
+		}
+		e, err := p.sum(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		switch c := p.next(); c.kind {
+		case tokRParen:
+			return e, nil
+		case tokEOF:
+			return nil, p.errAt(t.pos, "unbalanced parentheses: '(' is never closed")
+		default:
+			return nil, p.errAt(c.pos, "unexpected %s inside parentheses (want an operator or ')')", c.describe())
+		}
+	case tokPlus, tokTimes:
+		return nil, p.errAt(t.pos, "operator %q has no left operand", t.text)
+	case tokRParen:
+		return nil, p.errAt(t.pos, "unbalanced parentheses: ')' without a matching '('")
+	default: // tokEOF: unreachable (needOperand and the '(' case look ahead), kept for safety
+		return nil, p.errAt(t.pos, "unexpected end of input (want a kernel name or '(')")
+	}
+}
+
+// ParseList reads a list of candidate kernels. The keywords "K12" and "K144" (any case, surrounding spaces
+// allowed) give K12() and K144(); anything else is a comma-separated list of expressions, each parsed as by
+// Parse. Every failure is a *SyntaxError positioned in the whole list: a malformed item, an empty item, or an
+// expression listed twice after canonicalisation (e.g. "RQ+LIN,LIN+RQ"), which names both items.
+func ParseList(s string) ([]*Expr, error) {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "K12":
+		return K12(), nil
+	case "K144":
+		return K144(), nil
+	}
+	var (
+		out   []*Expr
+		seen  = map[string]int{} // canonical string -> item index
+		items []string
+		start int
+	)
+	for i, item := range strings.Split(s, ",") {
+		pos := start + leadingSpace(item)
+		start += len(item) + 1
+		items = append(items, strings.TrimSpace(item))
+		if strings.TrimSpace(item) == "" {
+			return nil, &SyntaxError{Input: s, Pos: pos, Msg: fmt.Sprintf("empty item %d in the kernel list", i+1)}
+		}
+		e, err := Parse(item)
+		if err != nil {
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				return nil, fmt.Errorf("grammar: kernel list item %d: %w", i+1, err)
+			}
+			return nil, &SyntaxError{Input: s, Pos: start - len(item) - 1 + se.Pos, Msg: fmt.Sprintf("item %d: %s", i+1, se.Msg)}
+		}
+		if j, dup := seen[e.String()]; dup {
+			return nil, &SyntaxError{Input: s, Pos: pos, Msg: fmt.Sprintf("item %d %q repeats item %d %q (both are %s)", i+1, items[i], j+1, items[j], e)}
+		}
+		seen[e.String()] = i
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// leadingSpace returns the number of leading space bytes of s (as skipped by the lexer).
+func leadingSpace(s string) int {
+	return len(s) - len(strings.TrimLeft(s, " \t\n\r"))
+}

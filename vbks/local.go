@@ -1,0 +1,288 @@
+package vbks
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/grammar"
+	"github.com/gpzoo/gpzoo/gp/layers"
+	"github.com/gpzoo/gpzoo/gp/likelihoods"
+	"github.com/gpzoo/gpzoo/gp/models"
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/train"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Local-fit defaults: the paper's synthetic settings (|U| = 16, minibatch 32) and our Adam schedule.
+const (
+	DefaultNumInducing = 16
+	DefaultBatchSize   = 32
+	DefaultIters       = 500
+	DefaultLR          = 0.01
+	DefaultNoise       = 0.1
+	DefaultNatGamma    = 0.1
+	DefaultRestarts    = 3
+	DefaultNoiseFloor  = 1e-6
+)
+
+// LocalConfig configures the candidates' sparse GPs and their training on one fraction of the data.
+type LocalConfig struct {
+	// Build sets the kernels' input dimension and initial hyperparameters (InputDim is taken from the data).
+	Build grammar.BuildConfig
+	// NumInducing is |U| (default DefaultNumInducing).
+	NumInducing int
+	// BatchSize is the minibatch size |D̃| (default DefaultBatchSize; clamped to the rows available).
+	BatchSize int
+	// Iters is the number of Adam steps per data fraction (default DefaultIters); FirstIters those of the
+	// first fraction (default 2·Iters), where every fit starts from its initialisation.
+	Iters, FirstIters int
+	// LR is Adam's rate (default DefaultLR); the last quarter of each fraction's steps uses LR/10, so the
+	// whole-fraction ELBO is read near a stationary point rather than in the minibatch noise.
+	LR float64
+	// Restarts is the number of extra starts on the first fraction, from randomly scaled initial
+	// hyperparameters; the best start per kernel continues (default DefaultRestarts; negative: none).
+	Restarts int
+	// NatGamma is the natural-gradient step on q(u) during the minibatch steps (default DefaultNatGamma).
+	NatGamma float64
+	// NoiseVariance is the initial Gaussian noise variance (default DefaultNoise, for standardised targets).
+	NoiseVariance float64
+	// NoiseFloor is the lower bound of the noise variance (default DefaultNoiseFloor). On noise-free targets
+	// (the paper's synthetic sets) a tiny floor lets every ELBO be decided by how well |U| inducing points
+	// approximate each kernel (the trace term grows as 1/σ²), not by how well the kernel explains the data.
+	NoiseFloor float64
+	// Workers bounds the fits run at once (default and maximum runtime.GOMAXPROCS(0)).
+	Workers int
+	// Graph is the Cholesky jitter policy of every graph.
+	Graph graph.Options
+}
+
+func (c LocalConfig) withDefaults() LocalConfig {
+	c.NumInducing = orDefaultInt(c.NumInducing, DefaultNumInducing)
+	c.BatchSize = orDefaultInt(c.BatchSize, DefaultBatchSize)
+	c.Iters = orDefaultInt(c.Iters, DefaultIters)
+	c.FirstIters = orDefaultInt(c.FirstIters, 2*c.Iters)
+	if c.LR == 0 {
+		c.LR = DefaultLR
+	}
+	if c.Restarts == 0 {
+		c.Restarts = DefaultRestarts
+	}
+	if c.NoiseFloor == 0 {
+		c.NoiseFloor = DefaultNoiseFloor
+	}
+	if c.NatGamma == 0 {
+		c.NatGamma = DefaultNatGamma
+	}
+	if c.NoiseVariance == 0 {
+		c.NoiseVariance = DefaultNoise
+	}
+	procs := runtime.GOMAXPROCS(0)
+	if c.Workers <= 0 || c.Workers > procs {
+		c.Workers = procs
+	}
+	return c
+}
+
+func orDefaultInt(v, d int) int {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+// Candidate is one kernel's sparse GP (an SVGP with a Gaussian likelihood) and its local ELBOs.
+type Candidate struct {
+	Expr  *grammar.Expr
+	Model *models.SVGP
+	// ELBOs[f] is ℒ_i* after data fraction f: the ELBO on all rows seen so far (not a minibatch estimate).
+	ELBOs []float64
+	// Seconds is the training time of this candidate summed over the fractions (graph building included).
+	Seconds float64
+	// Err is the error that stopped this candidate (it then takes no part in later posteriors); nil if fine.
+	Err error
+
+	opt         *train.Adam
+	lastSeconds float64
+}
+
+// ELBO returns the latest ℒ_i* (NaN before the first fraction or after a failure).
+func (c *Candidate) ELBO() float64 {
+	if c.Err != nil || len(c.ELBOs) == 0 {
+		return math.NaN()
+	}
+	return c.ELBOs[len(c.ELBOs)-1]
+}
+
+// NewCandidates builds one SVGP per expression from the same inducing inputs z [M,D] (copied for each), so
+// every candidate starts from the same U (the paper's shared initialisation); numData is the initial N.
+func NewCandidates(exprs []*grammar.Expr, z *mat.Dense, numData int, c LocalConfig) ([]*Candidate, error) {
+	c = c.withDefaults()
+	_, d := z.Dims()
+	b := c.Build
+	b.InputDim = d
+	out := make([]*Candidate, len(exprs))
+	for i, e := range exprs {
+		b.Name = fmt.Sprintf("k%d", i)
+		k, err := e.Kernel(b)
+		if err != nil {
+			return nil, fmt.Errorf("vbks: kernel %d %s: %w", i, e, err)
+		}
+		layer, err := layers.NewSVGP(layers.SVGPConfig{Name: fmt.Sprintf("svgp%d", i), Kernel: k, Z: mat.DenseCopyOf(z)})
+		if err != nil {
+			return nil, fmt.Errorf("vbks: kernel %d %s: %w", i, e, err)
+		}
+		lik, err := likelihoods.NewGaussian(likelihoods.GaussianConfig{Variance: max(c.NoiseVariance, 2*c.NoiseFloor), VarianceFloor: c.NoiseFloor})
+		if err != nil {
+			return nil, err
+		}
+		m, err := models.NewSVGP(models.SVGPConfig{Layer: layer, Likelihood: lik, NumData: numData})
+		if err != nil {
+			return nil, err
+		}
+		out[i] = &Candidate{Expr: e, Model: m, opt: &train.Adam{LR: c.LR}}
+	}
+	return out, nil
+}
+
+// FitStats reports one fraction's local fits.
+type FitStats struct {
+	Workers int
+	// Seconds is the wall time of the fraction's fits; CPUSeconds the sum of the candidates' own times, so
+	// CPUSeconds/Seconds is the parallel speed-up achieved.
+	Seconds, CPUSeconds float64
+}
+
+// FitFraction warm-starts every live candidate from its current Params, trains it on (x, y) — the rows seen so
+// far — with minibatch Adam for iters steps, and appends its whole-data ELBO ℒ_i*. Candidates run in parallel
+// on c.Workers goroutines; candidate i's minibatches come from rand.NewPCG(seed, i), so the results do not
+// depend on the number of workers. A candidate whose training or evaluation fails keeps the error in Err and
+// is skipped from then on; FitFraction itself fails only on invalid arguments.
+func FitFraction(cands []*Candidate, x, y *mat.Dense, iters int, seed uint64, c LocalConfig) (FitStats, error) {
+	c = c.withDefaults()
+	n, _ := x.Dims()
+	if ny, _ := y.Dims(); ny != n {
+		return FitStats{}, fmt.Errorf("vbks: FitFraction: %d inputs but %d targets", n, ny)
+	}
+	if iters <= 0 {
+		return FitStats{}, fmt.Errorf("vbks: FitFraction: iters must be positive, got %d", iters)
+	}
+	batch := min(c.BatchSize, n)
+	start := time.Now()
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range c.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				fitOne(cands[i], x, y, iters, batch, rand.New(rand.NewPCG(seed, uint64(i))), c)
+			}
+		}()
+	}
+	for i, cd := range cands {
+		if cd.Err == nil {
+			jobs <- i
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	st := FitStats{Workers: c.Workers, Seconds: time.Since(start).Seconds()}
+	for _, cd := range cands {
+		st.CPUSeconds += cd.lastSeconds
+	}
+	return st, nil
+}
+
+func fitOne(cd *Candidate, x, y *mat.Dense, iters, batch int, rng *rand.Rand, c LocalConfig) {
+	t0 := time.Now()
+	defer func() {
+		cd.lastSeconds = time.Since(t0).Seconds()
+		cd.Seconds += cd.lastSeconds
+	}()
+	if err := cd.train(x, y, iters, batch, rng, c); err != nil {
+		cd.Err = fmt.Errorf("vbks: training %s: %w", cd.Expr, err)
+		return
+	}
+	elbo, err := WholeELBO(cd.Model, x, y, c.Graph)
+	if err != nil {
+		cd.Err = fmt.Errorf("vbks: ELBO of %s: %w", cd.Expr, err)
+		return
+	}
+	cd.ELBOs = append(cd.ELBOs, elbo)
+}
+
+// train runs iters minibatch steps — natural gradients (γ = c.NatGamma) on q(u), Adam on the kernel, Z and the
+// noise — then one whole-data natural step with γ = 1, which for a Gaussian likelihood sets q(u) to its optimum
+// given the hyperparameters (train/natgrad.go). The ELBO read afterwards is therefore max_q ℒ_i(q, θ), Titsias'
+// collapsed bound, free of q(u)'s minibatch noise.
+func (cd *Candidate) train(x, y *mat.Dense, iters, batch int, rng *rand.Rand, c LocalConfig) error {
+	n, _ := x.Dims()
+	cd.Model.NumData = n
+	q := cd.Model.Layer.(*layers.SVGP).Q
+	nat, err := train.NewNatGrad(train.NatGradConfig{Q: []*gp.GaussianQ{q}, Gamma: c.NatGamma})
+	if err != nil {
+		return err
+	}
+	decay := iters - iters/4
+	cd.opt.Schedule = func(step int, base float64) float64 {
+		if step >= decay {
+			return base / 10
+		}
+		return base
+	}
+	if _, err := train.Train(cd.Model, x, y, rng, train.Config{Iters: iters, BatchSize: batch, Optimizer: cd.opt, Hooks: []train.Hook{nat}, Graph: c.Graph}); err != nil {
+		return err
+	}
+	exact, err := train.NewNatGrad(train.NatGradConfig{Q: []*gp.GaussianQ{q}, Gamma: 1})
+	if err != nil {
+		return err
+	}
+	_, err = train.Train(cd.Model, x, y, rng, train.Config{Iters: 1, Optimizer: frozen{}, Hooks: []train.Hook{exact}, Graph: c.Graph})
+	return err
+}
+
+// frozen is an Optimizer that changes nothing (the exact q(u) step updates q through its hook alone).
+type frozen struct{}
+
+func (frozen) Step(int, []*graph.Param, [][]float64) error { return nil }
+
+// WholeELBO evaluates m's ELBO on all of (x, y) in one forward pass (NumData is set to the rows of x).
+func WholeELBO(m *models.SVGP, x, y *mat.Dense, o graph.Options) (float64, error) {
+	n, d := x.Dims()
+	_, p := y.Dims()
+	m.NumData = n
+	g := graph.New(o)
+	xn, yn := g.Input("x", n, d), g.Input("y", n, p)
+	prog, err := g.CompileForward(map[string]*graph.Node{"elbo": m.ELBO(xn, yn)})
+	if err != nil {
+		return math.NaN(), err
+	}
+	defer prog.Close()
+	if err := prog.Set("x", x.RawMatrix().Data); err != nil {
+		return math.NaN(), err
+	}
+	if err := prog.Set("y", y.RawMatrix().Data); err != nil {
+		return math.NaN(), err
+	}
+	if err := prog.Run(); err != nil {
+		return math.NaN(), err
+	}
+	v := prog.Output("elbo")[0]
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return v, errors.New("vbks: non-finite ELBO")
+	}
+	return v, nil
+}
+
+// SharedInducing returns the inducing inputs every candidate starts from: k-means centres of x (k = m, or
+// all rows when x has fewer), seeded by rng.
+func SharedInducing(x *mat.Dense, m int, rng *rand.Rand) (*mat.Dense, error) {
+	n, _ := x.Dims()
+	return gp.KMeans(x, min(m, n), 50, rng)
+}

@@ -1,0 +1,277 @@
+package vbks
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp/grammar"
+	"github.com/gpzoo/gpzoo/gp/layers"
+	"github.com/gpzoo/gpzoo/gp/models"
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/ops"
+	"gonum.org/v1/gonum/mat"
+)
+
+// scaled returns the first n rows of a synthetic set divided by their standard deviations (no centring, as the
+// zoo does for these sets).
+func scaled(t *testing.T, truth string, n int) (*mat.Dense, *mat.Dense) {
+	t.Helper()
+	x, y, _, _, err := Synthetic{Truth: truth, N: n, Seed: 3}.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*mat.Dense{x, y} {
+		v := m.RawMatrix().Data
+		var s float64
+		for _, e := range v {
+			s += e * e
+		}
+		sd := math.Sqrt(s / float64(len(v)))
+		for i := range v {
+			v[i] /= sd
+		}
+	}
+	return x, y
+}
+
+func parseAll(t *testing.T, ss ...string) []*grammar.Expr {
+	t.Helper()
+	var out []*grammar.Expr
+	for _, s := range ss {
+		e, err := grammar.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func smallConfig(workers int, kernels []*grammar.Expr) Config {
+	return Config{Kernels: kernels, Fractions: 2, Top: 2, Seed: 5,
+		Local:     LocalConfig{Iters: 30, FirstIters: 40, Restarts: 1, Workers: workers, NumInducing: 8},
+		Posterior: PosteriorConfig{Iters: 300, MCSamples: 500}}
+}
+
+// TestRunDoesNotDependOnWorkers runs the whole pipeline twice, on one and on two workers, and requires equal
+// results bit for bit: every candidate's randomness is its own, so parallelism changes only the wall time.
+func TestRunDoesNotDependOnWorkers(t *testing.T) {
+	x, y := scaled(t, TruthPerLinRQ, 120)
+	ks := parseAll(t, "PER*LIN*RQ", "SE", "LIN+RQ")
+	r1, err := Run(x, y, smallConfig(1, ks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := Run(x, y, smallConfig(2, ks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r1.Steps) != 2 || r1.Steps[0].Rows != 60 || r1.Steps[1].Rows != 120 {
+		t.Fatalf("steps %+v, want fractions of 60 and 120 rows", r1.Steps)
+	}
+	for f := range r1.Steps {
+		sum := 0.0
+		for i := range ks {
+			a, b := r1.Steps[f].ELBOs[i], r2.Steps[f].ELBOs[i]
+			if a != b || math.IsNaN(a) {
+				t.Errorf("fraction %d kernel %d: ELBO %v with 1 worker, %v with 2", f, i, a, b)
+			}
+			if r1.Steps[f].Probs[i] != r2.Steps[f].Probs[i] {
+				t.Errorf("fraction %d kernel %d: q*(k) %v vs %v", f, i, r1.Steps[f].Probs[i], r2.Steps[f].Probs[i])
+			}
+			sum += r1.Steps[f].Probs[i]
+		}
+		if math.Abs(sum-1) > 1e-12 {
+			t.Errorf("fraction %d: q*(k) sums to %v", f, sum)
+		}
+	}
+	if len(r1.Top) != 2 || len(r1.Pruned.Probs) != 2 {
+		t.Fatalf("pruned to %v (%v), want 2 kernels", r1.Top, r1.Pruned.Probs)
+	}
+	// The pruned set is the two largest ℒ_i*.
+	last := r1.Steps[1].ELBOs
+	for i, l := range last {
+		if i != r1.Top[0] && i != r1.Top[1] && l > math.Min(last[r1.Top[0]], last[r1.Top[1]]) {
+			t.Errorf("kernel %d (ELBO %v) was pruned but beats a kept one (%v)", i, l, r1.Top)
+		}
+	}
+	for i, cd := range r1.Candidates {
+		if len(cd.ELBOs) != 2 || cd.Err != nil {
+			t.Errorf("candidate %d: ELBOs %v, err %v", i, cd.ELBOs, cd.Err)
+		}
+	}
+}
+
+// TestLocalELBOIsCollapsedBound pins what ℒ_i* is: after a fraction's fit, q(u) has been set to its optimum,
+// so the SVGP's whole-data ELBO equals Titsias' collapsed bound (SGPR) at the same kernel, Z and noise.
+func TestLocalELBOIsCollapsedBound(t *testing.T) {
+	x, y := scaled(t, TruthPerRQLin, 80)
+	ks := parseAll(t, "(PER+RQ)*LIN", "SE")
+	z, err := SharedInducing(x, 6, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands, err := NewCandidates(ks, z, 80, LocalConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FitFraction(cands, x, y, 25, 9, LocalConfig{BatchSize: 16}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cd := range cands {
+		layer := cd.Model.Layer.(*layers.SVGP)
+		zv := mat.NewDense(6, 1, layer.Z.Value())
+		noise := cd.Model.Likelihood.Params()[0].Value()[0]
+		sg, err := models.NewSGPR(models.SGPRConfig{Kernel: layer.Kernel, Z: zv, NoiseVariance: noise, Jitter: layers.DefaultJitter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound := evalScalar(t, sg.ELBO, x, y)
+		if got := cd.ELBO(); math.Abs(got-bound) > 1e-7*math.Max(1, math.Abs(bound)) {
+			t.Errorf("%s: ℒ* = %.10g, collapsed bound %.10g", cd.Expr, got, bound)
+		}
+	}
+}
+
+func evalScalar(t *testing.T, f func(x, y *graph.Node) *graph.Node, x, y *mat.Dense) float64 {
+	t.Helper()
+	n, d := x.Dims()
+	g := graph.New(graph.Options{})
+	xn, yn := g.Input("x", n, d), g.Input("y", n, 1)
+	prog, err := g.CompileForward(map[string]*graph.Node{"v": f(xn, yn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	if err := prog.Set("x", x.RawMatrix().Data); err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Set("y", y.RawMatrix().Data); err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return prog.Output("v")[0]
+}
+
+// TestWarmStartContinues checks that a fraction starts where the previous one ended: a short fit on more data
+// from the fitted model beats the same short fit from a fresh initialisation.
+func TestWarmStartContinues(t *testing.T) {
+	x, y := scaled(t, TruthPerLinRQ, 160)
+	ks := parseAll(t, "PER*LIN*RQ")
+	z, err := SharedInducing(x, 8, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := LocalConfig{BatchSize: 32}
+	warm, err := NewCandidates(ks, z, 80, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x1, y1 := gather(x, y, seq(80))
+	if _, err := FitFraction(warm, x1, y1, 300, 1, c); err != nil {
+		t.Fatal(err)
+	}
+	cold, err := NewCandidates(ks, z, 160, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cs := range [][]*Candidate{warm, cold} {
+		if _, err := FitFraction(cs, x, y, 10, 2, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w, k := warm[0].ELBO(), cold[0].ELBO(); !(w > k) {
+		t.Errorf("after 10 steps on all rows: warm-started ELBO %v, fresh %v", w, k)
+	}
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// TestFitBestEscapesTheWarmStart replays the local ELBOs of the last two fractions of a K_12 run on the
+// PER×LIN×RQ set, where PER×LIN×RQ (index 10) overtakes (PER+RQ)×LIN (index 11) only at the end: q(g) warm-started
+// from the previous fraction stays on index 11 (a local optimum of eq. 8), fitBest must not.
+func TestFitBestEscapesTheWarmStart(t *testing.T) {
+	prev := []float64{589.04, 305.16, 309.11, 355.37, 333.98, 167.99, 665.18, 432.88, 1048.04, 1068.16, 1064.36, 1068.39}
+	last := []float64{701.71, 357.84, 372.33, 424.36, 406.54, 204.90, 768.21, 509.99, 1178.87, 1193.65, 1208.35, 1183.96}
+	rng := rand.New(rand.NewPCG(1, 2))
+	warm, err := fitBest(prev, nil, rng, PosteriorConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := fitBest(last, warm, rng, PosteriorConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := q.Ranking(); r[0] != 10 || q.Probs[10] < 0.5 {
+		t.Errorf("posterior ranks %d first, q*(k_10) = %.3f; want kernel 10 with ≥ 0.5", r[0], q.Probs[10])
+	}
+}
+
+func TestRunRejectsBadInput(t *testing.T) {
+	ks := parseAll(t, "SE", "LIN")
+	x := mat.NewDense(10, 1, nil)
+	y := mat.NewDense(10, 1, nil)
+	x.Set(4, 0, math.NaN())
+	var nf *datasets.NonFiniteError
+	if _, err := Run(x, y, Config{Kernels: ks}); !errors.As(err, &nf) || nf.Row != 4 || nf.Col != 0 {
+		t.Errorf("NaN at row 4: err %v", err)
+	}
+	x.Set(4, 0, 0)
+	var se *ops.ShapeError
+	if _, err := Run(x, mat.NewDense(10, 2, nil), Config{Kernels: ks}); !errors.As(err, &se) {
+		t.Errorf("two target columns: err %v, want *ops.ShapeError", err)
+	}
+	if _, err := Run(x, y, Config{}); err == nil {
+		t.Error("no kernels: no error")
+	}
+	if _, err := Run(x, y, Config{Kernels: append(ks, parseAll(t, "SE")...)}); err == nil {
+		t.Error("a kernel listed twice: no error")
+	}
+}
+
+// TestPredictiveMoments checks eq. 15 and the mixture density on hand-made components.
+func TestPredictiveMoments(t *testing.T) {
+	p := &Predictive{Weights: []float64{0.25, 0.75}, Means: [][]float64{{1, -2}, {3, 0}}, Vars: [][]float64{{0.5, 1}, {2, 0.1}}}
+	mean, variance := p.Moments()
+	for n := range 2 {
+		mu := 0.25*p.Means[0][n] + 0.75*p.Means[1][n]
+		s2 := 0.25*(p.Vars[0][n]+p.Means[0][n]*p.Means[0][n]) + 0.75*(p.Vars[1][n]+p.Means[1][n]*p.Means[1][n]) - mu*mu
+		if math.Abs(mean[n]-mu) > 1e-14 || math.Abs(variance[n]-s2) > 1e-13 {
+			t.Errorf("row %d: moments (%v, %v), eq. 15 gives (%v, %v)", n, mean[n], variance[n], mu, s2)
+		}
+	}
+	y := []float64{0.5, -1}
+	ld, err := p.LogDensity(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range 2 {
+		want := 0.0
+		for i, w := range p.Weights {
+			v := p.Vars[i][n]
+			want += w * math.Exp(-0.5*(y[n]-p.Means[i][n])*(y[n]-p.Means[i][n])/v) / math.Sqrt(2*math.Pi*v)
+		}
+		if math.Abs(ld[n]-math.Log(want)) > 1e-12 {
+			t.Errorf("row %d: log density %v, want %v", n, ld[n], math.Log(want))
+		}
+	}
+	one := &Predictive{Weights: []float64{1, 0}, Means: p.Means, Vars: p.Vars}
+	m1, v1 := one.Moments()
+	if m1[1] != -2 || v1[1] != 1 {
+		t.Errorf("a one-hot mixture: (%v, %v), want the first component (-2, 1)", m1[1], v1[1])
+	}
+	if _, err := p.LogDensity([]float64{1}); err == nil {
+		t.Error("wrong number of targets: no error")
+	}
+}

@@ -1,0 +1,310 @@
+package zoo
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp/grammar"
+	"github.com/gpzoo/gpzoo/gp/models"
+	"github.com/gpzoo/gpzoo/plots"
+	"github.com/gpzoo/gpzoo/vbks"
+	"gonum.org/v1/gonum/mat"
+)
+
+// SyntheticPrefix names the paper's synthetic data sets in VBKSConfig.Data: "synthetic:" followed by one of
+// vbks.Truths() (any spelling the grammar parses to it, e.g. "synthetic:(PER+RQ)*LIN").
+const SyntheticPrefix = "synthetic:"
+
+// VBKSSyntheticTest is the number of held-out rows generated with a synthetic data set (posterior means at
+// further inputs, the same function as the training rows).
+const VBKSSyntheticTest = 1000
+
+// VBKSConfig configures a VBKS experiment (Teng et al. 2020). Zero values mean the vbks package's defaults.
+type VBKSConfig struct {
+	// Data is SyntheticPrefix+truth or the name of a regression data set the zoo knows (e.g. airfoil).
+	Data    string
+	DataDir string
+	Split   int
+	// Kernels is "K12", "K144" or a comma-separated list of expressions (grammar.ParseList).
+	Kernels string
+	// Local configures the candidates' SVGPs (inducing points, minibatch, Adam steps, workers).
+	Local vbks.LocalConfig
+	// Fractions, Top, Posterior and Seed are passed to vbks.Run.
+	Fractions int
+	Top       int
+	Posterior vbks.PosteriorConfig
+	Seed      uint64
+	// Progress is called after every data fraction.
+	Progress func(vbks.Step)
+}
+
+// VBKSKernel is one kernel's line of a posterior table.
+type VBKSKernel struct {
+	Kernel string  `json:"kernel"`
+	Prob   float64 `json:"prob"`
+	ELBO   float64 `json:"-"`
+	Error  string  `json:"error,omitempty"`
+}
+
+// VBKSMetrics are test metrics in the data's original units.
+type VBKSMetrics struct {
+	RMSE float64 `json:"rmse"`
+	LL   float64 `json:"ll"` // mean log predictive density (a mixture's for BMA)
+}
+
+// VBKSFraction is the posterior after one data fraction.
+type VBKSFraction struct {
+	Fraction         float64 `json:"fraction"`
+	Rows             int     `json:"rows"`
+	Probs            floats  `json:"probs"`
+	ELBOs            floats  `json:"elbos"`
+	FitSeconds       float64 `json:"fit_seconds"`
+	FitCPUSeconds    float64 `json:"fit_cpu_seconds"`
+	PosteriorSeconds float64 `json:"posterior_seconds"`
+}
+
+// VBKSReport summarises a VBKS experiment.
+type VBKSReport struct {
+	Data    string   `json:"data"`
+	Kernels []string `json:"kernels"`
+	Train   int      `json:"train"`
+	Test    int      `json:"test"`
+	Workers int      `json:"workers"`
+	// Fractions are the posteriors against the data seen so far (Kernels order).
+	Fractions []VBKSFraction `json:"fractions"`
+	// Ranking is the posterior over all candidates after the last fraction, most probable first; Pruned the
+	// refitted posterior over the kept candidates that BMA uses.
+	Ranking []VBKSKernel `json:"ranking"`
+	Pruned  []VBKSKernel `json:"pruned"`
+	Best    string       `json:"best"`
+	// BMA averages the pruned candidates (eq. 15); Single is the most probable kernel alone (VBKS-s).
+	BMA    VBKSMetrics `json:"bma"`
+	Single VBKSMetrics `json:"single"`
+	// Truth is the generating kernel of a synthetic set, TruthRank its 1-based rank in Ranking.
+	Truth     string  `json:"truth,omitempty"`
+	TruthRank int     `json:"truth_rank,omitempty"`
+	TruthProb float64 `json:"truth_prob,omitempty"`
+	// FitSeconds is the wall time of all local fits, FitCPUSeconds the sum of the candidates' own times.
+	FitSeconds       float64 `json:"fit_seconds"`
+	FitCPUSeconds    float64 `json:"fit_cpu_seconds"`
+	PosteriorSeconds float64 `json:"posterior_seconds"`
+}
+
+// RunVBKS loads the data, runs VBKS and scores BMA and VBKS-s on the test rows.
+func RunVBKS(c VBKSConfig) (*VBKSReport, *vbks.Result, error) {
+	exprs, err := grammar.ParseList(c.Kernels)
+	if err != nil {
+		return nil, nil, err
+	}
+	tr, te, std, truth, err := vbksData(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep := &VBKSReport{Data: c.Data, Train: tr.N(), Test: te.N(), Truth: truth}
+	for _, e := range exprs {
+		rep.Kernels = append(rep.Kernels, e.String())
+	}
+	res, err := vbks.Run(tr.X, tr.Y, vbks.Config{Kernels: exprs, Local: c.Local, Fractions: c.Fractions,
+		Posterior: c.Posterior, Top: c.Top, Seed: c.Seed, Progress: c.Progress})
+	if err != nil {
+		return nil, res, err
+	}
+	for _, s := range res.Steps {
+		rep.Workers = s.Fit.Workers
+		rep.FitSeconds += s.Fit.Seconds
+		rep.FitCPUSeconds += s.Fit.CPUSeconds
+		rep.PosteriorSeconds += s.PosteriorSeconds
+		rep.Fractions = append(rep.Fractions, VBKSFraction{Fraction: s.Fraction, Rows: s.Rows, Probs: s.Probs, ELBOs: s.ELBOs,
+			FitSeconds: s.Fit.Seconds, FitCPUSeconds: s.Fit.CPUSeconds, PosteriorSeconds: s.PosteriorSeconds})
+	}
+	last := res.Steps[len(res.Steps)-1]
+	// Ranked by ℒ_i*, the order of the exact q*(k) (see vbks.Run); the Monte Carlo q*(k) is printed beside it.
+	for _, i := range vbks.Rank(last.ELBOs) {
+		k := VBKSKernel{Kernel: rep.Kernels[i], Prob: last.Probs[i], ELBO: last.ELBOs[i]}
+		if err := res.Candidates[i].Err; err != nil {
+			k.Error = err.Error()
+		}
+		rep.Ranking = append(rep.Ranking, k)
+		if k.Kernel == truth {
+			rep.TruthRank, rep.TruthProb = len(rep.Ranking), k.Prob
+		}
+	}
+	for j, i := range res.Top {
+		rep.Pruned = append(rep.Pruned, VBKSKernel{Kernel: rep.Kernels[i], Prob: res.Pruned.Probs[j], ELBO: res.Candidates[i].ELBO()})
+	}
+	slices.SortStableFunc(rep.Pruned, func(a, b VBKSKernel) int { return -cmpFloat(a.Prob, b.Prob) })
+	rep.Best = rep.Kernels[res.Best()]
+	if rep.BMA, err = scoreVBKS(res.Predict, te, std); err != nil {
+		return nil, res, err
+	}
+	if rep.Single, err = scoreVBKS(res.PredictBest, te, std); err != nil {
+		return nil, res, err
+	}
+	return rep, res, nil
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func scoreVBKS(predict func(*mat.Dense, models.PredictOptions) (*vbks.Predictive, error), te *datasets.Dataset, std *datasets.Standardizer) (VBKSMetrics, error) {
+	p, err := predict(te.X, models.PredictOptions{})
+	if err != nil {
+		return VBKSMetrics{}, err
+	}
+	mean, _ := p.Moments()
+	y := te.Y.RawMatrix().Data
+	ld, err := p.LogDensity(y)
+	if err != nil {
+		return VBKSMetrics{}, err
+	}
+	var se, ll float64
+	for i, m := range mean {
+		d := std.InverseMean(0, m) - std.InverseMean(0, y[i])
+		se += d * d
+		ll += ld[i] + std.LogDensityOffset(0)
+	}
+	n := float64(len(mean))
+	return VBKSMetrics{RMSE: math.Sqrt(se / n), LL: ll / n}, nil
+}
+
+// vbksData returns the standardised training and test sets, the standardiser (targets in original units) and,
+// for a synthetic set, its true kernel's canonical expression.
+func vbksData(c VBKSConfig) (tr, te *datasets.Dataset, std *datasets.Standardizer, truth string, err error) {
+	if rest, ok := strings.CutPrefix(c.Data, SyntheticPrefix); ok {
+		e, err := grammar.Parse(rest)
+		if err != nil {
+			return nil, nil, nil, "", err
+		}
+		truth = e.String()
+		if !slices.Contains(vbks.Truths(), truth) {
+			return nil, nil, nil, "", fmt.Errorf("zoo: the synthetic data sets are %s%s and %s%s, not %q", SyntheticPrefix, vbks.Truths()[0], SyntheticPrefix, vbks.Truths()[1], c.Data)
+		}
+		x, y, xt, yt, err := vbks.Synthetic{Truth: truth, NTest: VBKSSyntheticTest, Seed: c.Seed}.Generate()
+		if err != nil {
+			return nil, nil, nil, "", err
+		}
+		s := &split{train: &datasets.Dataset{Name: c.Data, X: x, Y: y}, test: &datasets.Dataset{Name: c.Data, X: xt, Y: yt}}
+		tr, te, std, err = s.standardised(false)
+		if err != nil {
+			return nil, nil, nil, "", err
+		}
+		// The data are a zero-mean GP's posterior mean on a domain centred at 0, and LIN (a product with LIN
+		// vanishes at x = 0) has its meaning at the origin: keep it, and only scale inputs and targets.
+		for _, d := range []*datasets.Dataset{tr, te} {
+			unshift(d.X, std.XMean, std.XStd)
+			unshift(d.Y, std.YMean, std.YStd)
+		}
+		std.XMean, std.YMean = make([]float64, len(std.XMean)), make([]float64, len(std.YMean))
+		return tr, te, std, truth, nil
+	}
+	if _, ok := sources[c.Data]; !ok {
+		return nil, nil, nil, "", fmt.Errorf("zoo: unknown data set %q (a regression set of `gpzoo data list`, or %s%s)", c.Data, SyntheticPrefix, vbks.Truths()[0])
+	}
+	s, err := loadSplit(c.Data, c.DataDir, c.Split)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	if s.train.NumClasses > 0 {
+		return nil, nil, nil, "", fmt.Errorf("zoo: VBKS needs a regression data set; %s is a classification set", c.Data)
+	}
+	tr, te, std, err = s.standardised(false)
+	return tr, te, std, "", err
+}
+
+// unshift turns standardised columns (v − μ)/σ into v/σ by adding μ_d/σ_d to column d.
+func unshift(x *mat.Dense, mean, sd []float64) {
+	n, d := x.Dims()
+	for j := range d {
+		off := mean[j] / sd[j]
+		for i := range n {
+			x.Set(i, j, x.At(i, j)+off)
+		}
+	}
+}
+
+// WriteCSV writes the posterior against the data fraction: fraction, rows, then one q*(k) column per kernel.
+func (r *VBKSReport) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(append([]string{"fraction", "rows"}, r.Kernels...)); err != nil {
+		return err
+	}
+	for _, f := range r.Fractions {
+		row := []string{strconv.FormatFloat(f.Fraction, 'g', -1, 64), strconv.Itoa(f.Rows)}
+		for _, p := range f.Probs {
+			row = append(row, strconv.FormatFloat(p, 'g', 6, 64))
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Plot draws the posterior against the data fraction (the paper's Fig. 2) to path (.png or .svg): every
+// kernel when there are at most 12, otherwise those ranked in the top two after some fraction (Fig. 2c–d).
+func (r *VBKSReport) Plot(path string) error {
+	show := map[int]bool{}
+	for _, f := range r.Fractions {
+		for j, i := range vbks.Rank(f.Probs) {
+			if len(r.Kernels) <= 12 || j < 2 {
+				show[i] = true
+			}
+		}
+	}
+	var series []plots.Series
+	for i, k := range r.Kernels {
+		if !show[i] {
+			continue
+		}
+		s := plots.Series{Name: k}
+		for _, f := range r.Fractions {
+			s.X = append(s.X, f.Fraction)
+			s.Y = append(s.Y, f.Probs[i])
+		}
+		series = append(series, s)
+	}
+	return plots.Curves(path, "VBKS kernel posterior: "+r.Data, "fraction of the data", "q*(k)", series)
+}
+
+// MarshalJSON writes a failed kernel's NaN ELBO as null.
+func (k VBKSKernel) MarshalJSON() ([]byte, error) {
+	type plain VBKSKernel
+	return json.Marshal(struct {
+		plain
+		ELBO *float64 `json:"elbo"`
+	}{plain(k), finiteOrNil(k.ELBO)})
+}
+
+func finiteOrNil(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// floats is a []float64 whose non-finite entries (failed candidates) are written to JSON as null.
+type floats []float64
+
+// MarshalJSON writes NaN and ±Inf as null.
+func (f floats) MarshalJSON() ([]byte, error) {
+	out := make([]*float64, len(f))
+	for i, v := range f {
+		out[i] = finiteOrNil(v)
+	}
+	return json.Marshal(out)
+}
