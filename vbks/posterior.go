@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -330,14 +329,7 @@ func KernelProbs(m, c []float64, s int, rng *rand.Rand) ([]float64, error) {
 }
 
 // Ranking returns the kernel indices sorted by Probs in descending order; ties keep the lower index first.
-func (p *Posterior) Ranking() []int {
-	idx := make([]int, len(p.Probs))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return p.Probs[idx[a]] > p.Probs[idx[b]] })
-	return idx
-}
+func (p *Posterior) Ranking() []int { return Rank(p.Probs) }
 
 // Subset returns the marginal of q(g) over the coordinates idx (in the given order), used to warm-start the refit
 // of FitPosterior after pruning to the top-ranked kernels (Teng et al. 2020, Sec. 5): M[idx], and as C the lower

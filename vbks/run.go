@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"time"
 
@@ -136,7 +137,7 @@ func Run(x, y *mat.Dense, c Config) (*Result, error) {
 			res.Steps = append(res.Steps, step)
 			return res, ErrAllFailed
 		}
-		if !equalInts(live, warmLive) {
+		if !slices.Equal(live, warmLive) {
 			warm = nil
 		}
 		t0 := time.Now()
@@ -269,18 +270,6 @@ func liveELBOs(cands []*Candidate) (live []int, elbos []float64) {
 		}
 	}
 	return live, elbos
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // gather copies the rows idx of x and y.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp/grammar"
+	"github.com/gpzoo/gpzoo/gp/gptest"
 	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/gp/models"
-	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
 	"gonum.org/v1/gonum/mat"
 )
@@ -129,33 +129,11 @@ func TestLocalELBOIsCollapsedBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bound := evalScalar(t, sg.ELBO, x, y)
+		bound := gptest.EvalScalar(t, sg.ELBO, x, y)
 		if got := cd.ELBO(); math.Abs(got-bound) > 1e-7*math.Max(1, math.Abs(bound)) {
 			t.Errorf("%s: ℒ* = %.10g, collapsed bound %.10g", cd.Expr, got, bound)
 		}
 	}
-}
-
-func evalScalar(t *testing.T, f func(x, y *graph.Node) *graph.Node, x, y *mat.Dense) float64 {
-	t.Helper()
-	n, d := x.Dims()
-	g := graph.New(graph.Options{})
-	xn, yn := g.Input("x", n, d), g.Input("y", n, 1)
-	prog, err := g.CompileForward(map[string]*graph.Node{"v": f(xn, yn)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prog.Close()
-	if err := prog.Set("x", x.RawMatrix().Data); err != nil {
-		t.Fatal(err)
-	}
-	if err := prog.Set("y", y.RawMatrix().Data); err != nil {
-		t.Fatal(err)
-	}
-	if err := prog.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return prog.Output("v")[0]
 }
 
 // TestWarmStartContinues checks that a fraction starts where the previous one ended: a short fit on more data
