@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/datasets"
-	"github.com/gpzoo/gpzoo/gp/grammar"
 	"github.com/gpzoo/gpzoo/gp/gptest"
+	"github.com/gpzoo/gpzoo/gp/grammar"
 	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/gp/models"
 	"github.com/gpzoo/gpzoo/ops"
