@@ -74,18 +74,12 @@ func (p *Predictive) LogDensity(y []float64) ([]float64, error) {
 	out := make([]float64, len(y))
 	terms := make([]float64, len(p.Weights))
 	for n, yn := range y {
-		hi := math.Inf(-1)
 		for i, w := range p.Weights {
 			v := p.Vars[i][n]
 			d := yn - p.Means[i][n]
 			terms[i] = math.Log(w) - 0.5*(math.Log(2*math.Pi*v)+d*d/v)
-			hi = math.Max(hi, terms[i])
 		}
-		s := 0.0
-		for _, t := range terms {
-			s += math.Exp(t - hi)
-		}
-		out[n] = hi + math.Log(s)
+		out[n] = ops.LogSumExp(terms)
 	}
 	return out, nil
 }

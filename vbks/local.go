@@ -16,6 +16,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp/models"
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/train"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -108,8 +109,7 @@ type Candidate struct {
 	// Err is the error that stopped this candidate (it then takes no part in later posteriors); nil if fine.
 	Err error
 
-	opt         *train.Adam
-	lastSeconds float64
+	opt *train.Adam
 }
 
 // ELBO returns the latest ℒ_i* (NaN before the first fraction or after a failure).
@@ -175,6 +175,7 @@ func FitFraction(cands []*Candidate, x, y *mat.Dense, iters int, seed uint64, c 
 	}
 	batch := min(c.BatchSize, n)
 	start := time.Now()
+	secs := make([]float64, len(cands))
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for range c.Workers {
@@ -182,7 +183,7 @@ func FitFraction(cands []*Candidate, x, y *mat.Dense, iters int, seed uint64, c 
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				fitOne(cands[i], x, y, iters, batch, rand.New(rand.NewPCG(seed, uint64(i))), c)
+				secs[i] = fitOne(cands[i], x, y, iters, batch, rand.New(rand.NewPCG(seed, uint64(i))), c)
 			}
 		}()
 	}
@@ -193,29 +194,22 @@ func FitFraction(cands []*Candidate, x, y *mat.Dense, iters int, seed uint64, c 
 	}
 	close(jobs)
 	wg.Wait()
-	st := FitStats{Workers: c.Workers, Seconds: time.Since(start).Seconds()}
-	for _, cd := range cands {
-		st.CPUSeconds += cd.lastSeconds
-	}
-	return st, nil
+	return FitStats{Workers: c.Workers, Seconds: time.Since(start).Seconds(), CPUSeconds: floats.Sum(secs)}, nil
 }
 
-func fitOne(cd *Candidate, x, y *mat.Dense, iters, batch int, rng *rand.Rand, c LocalConfig) {
+// fitOne trains cd on one fraction and appends its ℒ_i*; it returns the seconds it took.
+func fitOne(cd *Candidate, x, y *mat.Dense, iters, batch int, rng *rand.Rand, c LocalConfig) float64 {
 	t0 := time.Now()
-	defer func() {
-		cd.lastSeconds = time.Since(t0).Seconds()
-		cd.Seconds += cd.lastSeconds
-	}()
 	if err := cd.train(x, y, iters, batch, rng, c); err != nil {
 		cd.Err = fmt.Errorf("vbks: training %s: %w", cd.Expr, err)
-		return
-	}
-	elbo, err := WholeELBO(cd.Model, x, y, c.Graph)
-	if err != nil {
+	} else if elbo, err := WholeELBO(cd.Model, x, y, c.Graph); err != nil {
 		cd.Err = fmt.Errorf("vbks: ELBO of %s: %w", cd.Expr, err)
-		return
+	} else {
+		cd.ELBOs = append(cd.ELBOs, elbo)
 	}
-	cd.ELBOs = append(cd.ELBOs, elbo)
+	sec := time.Since(t0).Seconds()
+	cd.Seconds += sec
+	return sec
 }
 
 // train runs iters minibatch steps — natural gradients (γ = c.NatGamma) on q(u), Adam on the kernel, Z and the

@@ -6,6 +6,10 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/ops"
+	"github.com/gpzoo/gpzoo/train"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -24,20 +28,14 @@ const (
 	DefaultPosteriorMCSamples = 2000
 )
 
-// Adam constants (Kingma & Ba 2015 defaults), implemented here so that vbks does not import train.
-const (
-	postAdamBeta1 = 0.9
-	postAdamBeta2 = 0.999
-	postAdamEps   = 1e-8
-)
-
 // postAverageFrom is the fraction of FitPosterior's Adam steps after which the iterates are averaged
 // (Polyak–Ruppert tail averaging): the returned (M, C) is the mean of the iterates of the last half of the steps.
 // With a constant learning rate and fresh η every step, single Adam iterates keep jittering around the optimum;
 // the tail average removes most of that jitter (it roughly halves the change of Probs after a warm-started refit).
 const postAverageFrom = 0.5
 
-// Jitter policy of Posterior.Subset, used only if the sub-covariance (C Cᵀ)[idx,idx] fails to factorise.
+// Jitter policy (ops.JitterPolicy) of Posterior.Subset, used only if the sub-covariance (C Cᵀ)[idx,idx] fails to
+// factorise.
 const (
 	// postSubsetJitterRel is the first jitter, relative to the mean diagonal of the sub-covariance.
 	postSubsetJitterRel = 1e-12
@@ -167,10 +165,19 @@ func FitPosterior(L []float64, warm *Posterior, rng *rand.Rand, c PosteriorConfi
 	}
 
 	shifted, _ := postShift(L)
-	nLower := k * (k + 1) / 2
-	nPar := k + nLower
-	mom1 := make([]float64, nPar) // Adam first moment, m then the lower triangle of C row by row
-	mom2 := make([]float64, nPar) // Adam second moment, same layout
+	// Adam minimises: the parameters are m and C (its upper part has zero gradient and stays zero), and the
+	// gradients handed over are those of −F.
+	pm, err := graph.NewParam("m_g", m, graph.Identity{}, k)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := graph.NewParam("C_g", cm, graph.Identity{}, k, k)
+	if err != nil {
+		return nil, err
+	}
+	m, cm = pm.Raw(), pc.Raw()
+	params := []*graph.Param{pm, pc}
+	opt := &train.Adam{LR: cfg.LR}
 	eta := make([][]float64, cfg.Samples)
 	for s := range eta {
 		eta[s] = make([]float64, k)
@@ -178,7 +185,6 @@ func FitPosterior(L []float64, warm *Posterior, rng *rand.Rand, c PosteriorConfi
 	dm := make([]float64, k)
 	dc := make([]float64, k*k)
 	ws := newPostWork(k)
-	b1t, b2t := 1.0, 1.0
 	avgM := make([]float64, k)   // running mean of the tail iterates of m
 	avgC := make([]float64, k*k) // running mean of the tail iterates of C, columns signed so that C_jj > 0
 	avgStart := int(postAverageFrom * float64(cfg.Iters))
@@ -192,26 +198,10 @@ func FitPosterior(L []float64, warm *Posterior, rng *rand.Rand, c PosteriorConfi
 		clear(dc)
 		postAccumulate(shifted, m, cm, eta, ws, dm, dc)
 		postFinishGrad(m, cm, cfg.PriorVariance, dm, dc)
-
-		b1t *= postAdamBeta1
-		b2t *= postAdamBeta2
-		step := func(p int, x *float64, g float64) {
-			// Ascent: F is maximised.
-			mom1[p] = postAdamBeta1*mom1[p] + (1-postAdamBeta1)*g
-			mom2[p] = postAdamBeta2*mom2[p] + (1-postAdamBeta2)*g*g
-			mh := mom1[p] / (1 - b1t)
-			vh := mom2[p] / (1 - b2t)
-			*x += cfg.LR * mh / (math.Sqrt(vh) + postAdamEps)
-		}
-		for i := 0; i < k; i++ {
-			step(i, &m[i], dm[i])
-		}
-		p := k
-		for i := 0; i < k; i++ {
-			for j := 0; j <= i; j++ {
-				step(p, &cm[i*k+j], dc[i*k+j])
-				p++
-			}
+		floats.Scale(-1, dm)
+		floats.Scale(-1, dc)
+		if err := opt.Step(it, params, [][]float64{dm, dc}); err != nil {
+			return nil, err
 		}
 		if it >= avgStart {
 			// q(g) depends on C only through C Cᵀ, which is unchanged by flipping the sign of a column; flip
@@ -358,41 +348,18 @@ func (p *Posterior) Subset(idx []int) *Posterior {
 			rows.Set(a, j, p.C[i*k+j])
 		}
 	}
-	sub := mat.NewSymDense(n, nil)
-	sub.SymOuterK(1, rows)
-
-	var chol mat.Cholesky
-	ok := chol.Factorize(sub)
-	if !ok {
-		var tr float64
-		for a := 0; a < n; a++ {
-			tr += sub.At(a, a)
-		}
-		jit := postSubsetJitterRel * tr / float64(n)
-		if !(jit > 0) { // a zero (or underflowed) diagonal: fall back to an absolute jitter
-			jit = postSubsetJitterRel
-		}
-		for try := 0; try < postSubsetJitterTries && !ok; try++ {
-			jittered := mat.NewSymDense(n, nil)
-			jittered.CopySym(sub)
-			for a := 0; a < n; a++ {
-				jittered.SetSym(a, a, sub.At(a, a)+jit)
-			}
-			ok = chol.Factorize(jittered)
-			jit *= 10
-		}
-		if !ok {
-			return nil
-		}
+	sub := mat.NewDense(n, n, nil)
+	sub.Mul(rows, rows.T())
+	lower := make([]float64, n*n)
+	if _, err := ops.CholeskyLower(lower, sub.RawMatrix().Data, n, ops.JitterPolicy{Initial: postSubsetJitterRel, MaxTries: postSubsetJitterTries}); err != nil {
+		return nil
 	}
-	var lower mat.TriDense
-	chol.LTo(&lower)
 
 	out := &Posterior{M: make([]float64, n), C: make([]float64, n*n), ELBO: math.NaN()}
 	for a, i := range idx {
 		out.M[a] = p.M[i]
 		for b := 0; b <= a; b++ {
-			out.C[a*n+b] = lower.At(a, b)
+			out.C[a*n+b] = lower[a*n+b]
 		}
 	}
 	if len(p.Probs) == k {

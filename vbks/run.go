@@ -237,10 +237,7 @@ func perturb(cd *Candidate, rng *rand.Rand) {
 // (for example the previous fraction's winner after another kernel has overtaken it).
 func fitBest(elbos []float64, warm *Posterior, rng *rand.Rand, c PosteriorConfig) (*Posterior, error) {
 	k := len(elbos)
-	hi := elbos[0]
-	for _, l := range elbos {
-		hi = math.Max(hi, l)
-	}
+	hi := slices.Max(elbos)
 	informed := &Posterior{M: make([]float64, k), C: make([]float64, k*k)}
 	for i, l := range elbos {
 		informed.M[i] = math.Max(l-hi, -10)

@@ -41,12 +41,9 @@ const (
 	SyntheticPCGStream uint64 = 0x56424b53
 )
 
-// Jitter of the prior draw's Cholesky factor, relative to mean(diag K00): the first try adds
-// syntheticJitterFirst·s·I, each of the syntheticJitterTries−1 retries ten times more, so the last adds 1e-4·s·I.
-const (
-	syntheticJitterFirst = 1e-10
-	syntheticJitterTries = 7
-)
+// syntheticJitter is the Cholesky policy of the prior draw: a plain try, then jitters 1e-10·s, 1e-9·s, …, 1e-4·s
+// with s = mean(diag K00) (see ops.JitterPolicy).
+var syntheticJitter = ops.JitterPolicy{Initial: 1e-10, MaxTries: 7}
 
 // Errors of the synthetic generator.
 var (
@@ -213,8 +210,8 @@ func (s Synthetic) Generate() (x, y, xTest, yTest *mat.Dense, err error) {
 		}
 		noise = DefaultSyntheticNoiseRatio * meanDiag
 	}
-	l, err := syntheticPriorCholesky(k00Data, n0, meanDiag)
-	if err != nil {
+	l := make([]float64, n0*n0)
+	if _, err := ops.CholeskyLower(l, k00Data, n0, syntheticJitter); err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("vbks: synthetic prior draw: %w", err)
 	}
 	z := make([]float64, n0)
@@ -276,33 +273,4 @@ func (s Synthetic) posteriorMean(k gp.Kernel, rng *rand.Rand, n int, x0 *mat.Den
 	m := mat.NewVecDense(n, nil)
 	m.MulVec(kx0, alpha)
 	return x, mat.NewDense(n, 1, m.RawVector().Data), nil
-}
-
-// syntheticPriorCholesky returns the lower Cholesky factor (row-major [n,n]) of k + j·I, trying
-// j = syntheticJitterFirst·s·10^t, t = 0, …, syntheticJitterTries−1 (1e-10·s up to 1e-4·s), with s = meanDiag when it is positive
-// and finite (else 1). Every try adds jitter: the prior draw never factorises K00 itself. The error is an
-// *ops.NotPDError when every try fails, or an *ops.NonFiniteError for a NaN/Inf in k.
-func syntheticPriorCholesky(k []float64, n int, meanDiag float64) ([]float64, error) {
-	s := meanDiag
-	if !(s > 0) || math.IsInf(s, 0) {
-		s = 1
-	}
-	a := make([]float64, n*n)
-	l := make([]float64, n*n)
-	jitter := 0.0
-	for t := 0; t < syntheticJitterTries; t++ {
-		jitter = syntheticJitterFirst * math.Pow(10, float64(t)) * s
-		copy(a, k)
-		for i := 0; i < n; i++ {
-			a[i*n+i] += jitter
-		}
-		_, err := ops.CholeskyLower(l, a, n, ops.JitterPolicy{MaxTries: -1})
-		if err == nil {
-			return l, nil
-		}
-		if !errors.Is(err, ops.ErrNotPD) {
-			return nil, err
-		}
-	}
-	return nil, &ops.NotPDError{N: n, MaxJitter: jitter, Tries: syntheticJitterTries}
 }

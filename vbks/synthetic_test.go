@@ -243,15 +243,18 @@ func TestGenerateIsPosteriorMean(t *testing.T) {
 			if sn2 == 0 {
 				sn2 = 1e-2 * meanDiag // the documented default: signal-to-noise ratio 100
 			}
-			// Prior draw y0 = L z + σn ε, L from K00 + 1e-10·mean(diag)·I (the first documented jitter).
-			jit := mat.NewSymDense(c.NPrior, nil)
-			jit.CopySym(k00)
-			for i := 0; i < c.NPrior; i++ {
-				jit.SetSym(i, i, jit.At(i, i)+1e-10*meanDiag)
-			}
+			// Prior draw y0 = L z + σn ε, L from K00 (plain try) or else K00 + 1e-10·mean(diag)·I (the documented
+			// policy's first jitter, which these small configs never exceed).
 			var ch mat.Cholesky
-			if !ch.Factorize(jit) {
-				t.Fatalf("%s: K00 + jitter not PD in the test's replay", truth)
+			if !ch.Factorize(k00) {
+				jit := mat.NewSymDense(c.NPrior, nil)
+				jit.CopySym(k00)
+				for i := 0; i < c.NPrior; i++ {
+					jit.SetSym(i, i, jit.At(i, i)+1e-10*meanDiag)
+				}
+				if !ch.Factorize(jit) {
+					t.Fatalf("%s: K00 + jitter not PD in the test's replay", truth)
+				}
 			}
 			var l mat.TriDense
 			ch.LTo(&l)
@@ -371,26 +374,27 @@ func TestGenerateErrors(t *testing.T) {
 	}
 }
 
-func TestSyntheticPriorCholeskyErrors(t *testing.T) {
+func TestSyntheticJitterPolicy(t *testing.T) {
 	// An indefinite matrix (eigenvalues 3 and −1): no jitter up to 1e-4·s makes it PD.
 	a := []float64{1, 2, 2, 1}
-	_, err := syntheticPriorCholesky(a, 2, 1)
+	_, err := ops.CholeskyLower(make([]float64, 4), a, 2, syntheticJitter)
 	var npd *ops.NotPDError
 	if !errors.As(err, &npd) || !errors.Is(err, ops.ErrNotPD) {
 		t.Fatalf("indefinite matrix: err = %v, want *ops.NotPDError", err)
 	}
-	if npd.Tries != 7 || math.Abs(npd.MaxJitter-1e-4) > 1e-16 {
-		t.Errorf("NotPDError = %+v, want 7 tries (1e-10 … 1e-4) and MaxJitter 1e-4", *npd)
+	if npd.Tries != 8 || math.Abs(npd.MaxJitter-1e-4) > 1e-16 {
+		t.Errorf("NotPDError = %+v, want 8 tries (plain, then 1e-10 … 1e-4) and MaxJitter 1e-4", *npd)
 	}
 	// A singular PSD matrix (rank one) factorises once the first jitter 1e-10·s is added.
-	l, err := syntheticPriorCholesky([]float64{1, 1, 1, 1}, 2, 1)
+	l := make([]float64, 4)
+	_, err = ops.CholeskyLower(l, []float64{1, 1, 1, 1}, 2, syntheticJitter)
 	if err != nil {
 		t.Fatalf("rank-one PSD matrix: %v", err)
 	}
 	if l[1] != 0 || math.Abs(l[0]*l[2]-1) > 1e-12 || math.Abs(l[2]*l[2]+l[3]*l[3]-1-1e-10) > 1e-12 {
 		t.Errorf("rank-one PSD matrix: L = %v is not the lower factor of A + 1e-10·I", l)
 	}
-	if _, err := syntheticPriorCholesky([]float64{1, math.NaN(), math.NaN(), 1}, 2, 1); !errors.Is(err, ops.ErrNonFinite) {
+	if _, err := ops.CholeskyLower(make([]float64, 4), []float64{1, math.NaN(), math.NaN(), 1}, 2, syntheticJitter); !errors.Is(err, ops.ErrNonFinite) {
 		t.Errorf("NaN matrix: err = %v, want ops.ErrNonFinite", err)
 	}
 }

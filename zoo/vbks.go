@@ -1,6 +1,7 @@
 package zoo
 
 import (
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -41,8 +42,8 @@ type VBKSConfig struct {
 	Top       int
 	Posterior vbks.PosteriorConfig
 	Seed      uint64
-	// Progress is called after every data fraction.
-	Progress func(vbks.Step)
+	// Progress is called after every data fraction with the candidates' canonical expressions.
+	Progress func(s vbks.Step, kernels []string)
 }
 
 // VBKSKernel is one kernel's line of a posterior table.
@@ -111,8 +112,12 @@ func RunVBKS(c VBKSConfig) (*VBKSReport, *vbks.Result, error) {
 	for _, e := range exprs {
 		rep.Kernels = append(rep.Kernels, e.String())
 	}
+	var progress func(vbks.Step)
+	if c.Progress != nil {
+		progress = func(s vbks.Step) { c.Progress(s, rep.Kernels) }
+	}
 	res, err := vbks.Run(tr.X, tr.Y, vbks.Config{Kernels: exprs, Local: c.Local, Fractions: c.Fractions,
-		Posterior: c.Posterior, Top: c.Top, Seed: c.Seed, Progress: c.Progress})
+		Posterior: c.Posterior, Top: c.Top, Seed: c.Seed, Progress: progress})
 	if err != nil {
 		return nil, res, err
 	}
@@ -139,7 +144,7 @@ func RunVBKS(c VBKSConfig) (*VBKSReport, *vbks.Result, error) {
 	for j, i := range res.Top {
 		rep.Pruned = append(rep.Pruned, VBKSKernel{Kernel: rep.Kernels[i], Prob: res.Pruned.Probs[j], ELBO: res.Candidates[i].ELBO()})
 	}
-	slices.SortStableFunc(rep.Pruned, func(a, b VBKSKernel) int { return -cmpFloat(a.Prob, b.Prob) })
+	slices.SortStableFunc(rep.Pruned, func(a, b VBKSKernel) int { return cmp.Compare(b.Prob, a.Prob) })
 	rep.Best = rep.Kernels[res.Best()]
 	if rep.BMA, err = scoreVBKS(res.Predict, te, std); err != nil {
 		return nil, res, err
@@ -148,16 +153,6 @@ func RunVBKS(c VBKSConfig) (*VBKSReport, *vbks.Result, error) {
 		return nil, res, err
 	}
 	return rep, res, nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func scoreVBKS(predict func(*mat.Dense, models.PredictOptions) (*vbks.Predictive, error), te *datasets.Dataset, std *datasets.Standardizer) (VBKSMetrics, error) {
@@ -197,18 +192,20 @@ func vbksData(c VBKSConfig) (tr, te *datasets.Dataset, std *datasets.Standardize
 		if err != nil {
 			return nil, nil, nil, "", err
 		}
-		s := &split{train: &datasets.Dataset{Name: c.Data, X: x, Y: y}, test: &datasets.Dataset{Name: c.Data, X: xt, Y: yt}}
-		tr, te, std, err = s.standardised(false)
-		if err != nil {
+		// The data are a zero-mean GP's posterior mean on a domain centred at 0, and LIN (a product with LIN
+		// vanishes at x = 0) has its meaning at the origin: scale inputs and targets, do not centre them.
+		train := &datasets.Dataset{Name: c.Data, X: x, Y: y}
+		if std, err = datasets.FitStandardizer(train, true); err != nil {
 			return nil, nil, nil, "", err
 		}
-		// The data are a zero-mean GP's posterior mean on a domain centred at 0, and LIN (a product with LIN
-		// vanishes at x = 0) has its meaning at the origin: keep it, and only scale inputs and targets.
-		for _, d := range []*datasets.Dataset{tr, te} {
-			unshift(d.X, std.XMean, std.XStd)
-			unshift(d.Y, std.YMean, std.YStd)
+		clear(std.XMean)
+		clear(std.YMean)
+		if tr, err = std.Apply(train); err != nil {
+			return nil, nil, nil, "", err
 		}
-		std.XMean, std.YMean = make([]float64, len(std.XMean)), make([]float64, len(std.YMean))
+		if te, err = std.Apply(&datasets.Dataset{Name: c.Data, X: xt, Y: yt}); err != nil {
+			return nil, nil, nil, "", err
+		}
 		return tr, te, std, truth, nil
 	}
 	if _, ok := sources[c.Data]; !ok {
@@ -223,17 +220,6 @@ func vbksData(c VBKSConfig) (tr, te *datasets.Dataset, std *datasets.Standardize
 	}
 	tr, te, std, err = s.standardised(false)
 	return tr, te, std, "", err
-}
-
-// unshift turns standardised columns (v − μ)/σ into v/σ by adding μ_d/σ_d to column d.
-func unshift(x *mat.Dense, mean, sd []float64) {
-	n, d := x.Dims()
-	for j := range d {
-		off := mean[j] / sd[j]
-		for i := range n {
-			x.Set(i, j, x.At(i, j)+off)
-		}
-	}
 }
 
 // WriteCSV writes the posterior against the data fraction: fraction, rows, then one q*(k) column per kernel.

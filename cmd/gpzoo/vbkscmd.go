@@ -13,7 +13,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/gpzoo/gpzoo/datasets"
-	"github.com/gpzoo/gpzoo/gp/grammar"
 	"github.com/gpzoo/gpzoo/vbks"
 	"github.com/gpzoo/gpzoo/zoo"
 )
@@ -75,12 +74,8 @@ func vbksCmd(args []string, stdout, stderr io.Writer) error {
 	c := zoo.VBKSConfig{Data: *data, DataDir: *dir, Split: *split, Kernels: *kernels, Fractions: *fractions, Top: *top, Seed: *seed,
 		Local:     vbks.LocalConfig{NumInducing: *inducing, BatchSize: *batch, Iters: *iters, LR: *lr, Workers: *workers, NoiseFloor: *floor, Restarts: *restarts},
 		Posterior: vbks.PosteriorConfig{MCSamples: *mc}}
-	var names []string
 	if !*quiet {
-		c.Progress = func(s vbks.Step) { progressVBKS(stderr, s, names) }
-		if list, err := kernelNames(*kernels); err == nil {
-			names = list
-		}
+		c.Progress = func(s vbks.Step, names []string) { progressVBKS(stderr, s, names) }
 	}
 	rep, _, err := zoo.RunVBKS(c)
 	if err != nil {
@@ -96,19 +91,6 @@ func vbksCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// kernelNames returns the canonical names of a --kernels value (for progress lines).
-func kernelNames(s string) ([]string, error) {
-	exprs, err := grammar.ParseList(s)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, len(exprs))
-	for i, e := range exprs {
-		out[i] = e.String()
-	}
-	return out, nil
-}
-
 func progressVBKS(w io.Writer, s vbks.Step, names []string) {
 	fmt.Fprintf(w, "fraction %.2f (%d rows): local fits %.1f s wall, %.1f s CPU on %d workers; posterior %.2f s; top:",
 		s.Fraction, s.Rows, s.Fit.Seconds, s.Fit.CPUSeconds, s.Fit.Workers, s.PosteriorSeconds)
@@ -116,11 +98,7 @@ func progressVBKS(w io.Writer, s vbks.Step, names []string) {
 		if j == 3 {
 			break
 		}
-		name := fmt.Sprint(i)
-		if i < len(names) {
-			name = names[i]
-		}
-		fmt.Fprintf(w, " %s %.3f", name, s.Probs[i])
+		fmt.Fprintf(w, " %s %.3f", names[i], s.Probs[i])
 	}
 	fmt.Fprintln(w)
 }
