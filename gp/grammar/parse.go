@@ -142,42 +142,24 @@ func Parse(s string) (*Expr, error) {
 }
 
 // sum := product ('+' product)*
-func (p *parser) sum(depth int) (*Expr, error) {
-	first, err := p.product(depth)
-	if err != nil {
-		return nil, err
-	}
-	terms := []*Expr{first}
-	for p.peek().kind == tokPlus {
-		op := p.next()
-		if err := p.needOperand(op); err != nil {
-			return nil, err
-		}
-		t, err := p.product(depth)
-		if err != nil {
-			return nil, err
-		}
-		terms = append(terms, t)
-	}
-	if len(terms) == 1 {
-		return first, nil
-	}
-	return Sum(terms...)
-}
+func (p *parser) sum(depth int) (*Expr, error) { return p.chain(depth, tokPlus, p.product, Sum) }
 
 // product := atom (('*' | '×') atom)*
-func (p *parser) product(depth int) (*Expr, error) {
-	first, err := p.atom(depth)
+func (p *parser) product(depth int) (*Expr, error) { return p.chain(depth, tokTimes, p.atom, Product) }
+
+// chain parses operand (op operand)* and combines two or more operands with combine.
+func (p *parser) chain(depth int, op tokKind, operand func(int) (*Expr, error), combine func(...*Expr) (*Expr, error)) (*Expr, error) {
+	first, err := operand(depth)
 	if err != nil {
 		return nil, err
 	}
 	terms := []*Expr{first}
-	for p.peek().kind == tokTimes {
-		op := p.next()
-		if err := p.needOperand(op); err != nil {
+	for p.peek().kind == op {
+		o := p.next()
+		if err := p.needOperand(o); err != nil {
 			return nil, err
 		}
-		t, err := p.atom(depth)
+		t, err := operand(depth)
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +168,7 @@ func (p *parser) product(depth int) (*Expr, error) {
 	if len(terms) == 1 {
 		return first, nil
 	}
-	return Product(terms...)
+	return combine(terms...)
 }
 
 // needOperand reports an operator op not followed by an operand.
