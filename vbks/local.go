@@ -30,6 +30,8 @@ const (
 	DefaultNatGamma    = 0.1
 	DefaultRestarts    = 3
 	DefaultNoiseFloor  = 1e-3
+	DefaultPolishIters = 200
+	DefaultDonors      = 3
 )
 
 // LocalConfig configures the candidates' sparse GPs and their training on one fraction of the data.
@@ -49,6 +51,12 @@ type LocalConfig struct {
 	// Restarts is the number of extra starts on the first fraction, from randomly scaled initial
 	// hyperparameters; the best start per kernel continues (default DefaultRestarts; negative: none).
 	Restarts int
+	// PolishIters is the number of L-BFGS iterations on the collapsed bound that end every fraction's fit
+	// (default DefaultPolishIters; negative: none, the minibatch steps alone as in the paper).
+	PolishIters int
+	// Donors is the number of best-ranked candidates whose fitted hyperparameters every other candidate tries
+	// as a start after each fraction (default DefaultDonors; negative: none). See Transfer.
+	Donors int
 	// NatGamma is the natural-gradient step on q(u) during the minibatch steps (default DefaultNatGamma).
 	NatGamma float64
 	// NoiseVariance is the initial Gaussian noise variance (default DefaultNoise, for standardised targets).
@@ -77,6 +85,12 @@ func (c LocalConfig) withDefaults() LocalConfig {
 	}
 	if c.NoiseFloor == 0 {
 		c.NoiseFloor = DefaultNoiseFloor
+	}
+	if c.PolishIters == 0 {
+		c.PolishIters = DefaultPolishIters
+	}
+	if c.Donors == 0 {
+		c.Donors = DefaultDonors
 	}
 	if c.NatGamma == 0 {
 		c.NatGamma = DefaultNatGamma
@@ -108,6 +122,8 @@ type Candidate struct {
 	Seconds float64
 	// Err is the error that stopped this candidate (it then takes no part in later posteriors); nil if fine.
 	Err error
+	// PolishErrors counts the L-BFGS polishes that failed and were undone (the minibatch fit is kept then).
+	PolishErrors int
 
 	opt *train.Adam
 }
@@ -213,9 +229,8 @@ func fitOne(cd *Candidate, x, y *mat.Dense, iters, batch int, rng *rand.Rand, c 
 }
 
 // train runs iters minibatch steps — natural gradients (γ = c.NatGamma) on q(u), Adam on the kernel, Z and the
-// noise — then one whole-data natural step with γ = 1, which for a Gaussian likelihood sets q(u) to its optimum
-// given the hyperparameters (train/natgrad.go). The ELBO read afterwards is therefore max_q ℒ_i(q, θ), Titsias'
-// collapsed bound, free of q(u)'s minibatch noise.
+// noise — then polishes the hyperparameters on the collapsed bound of (x, y) and settles q(u) at its optimum,
+// so the ELBO read afterwards is max_q ℒ_i(q, θ), free of q(u)'s minibatch noise.
 func (cd *Candidate) train(x, y *mat.Dense, iters, batch int, rng *rand.Rand, c LocalConfig) error {
 	n, _ := x.Dims()
 	cd.Model.NumData = n
@@ -234,18 +249,11 @@ func (cd *Candidate) train(x, y *mat.Dense, iters, batch int, rng *rand.Rand, c 
 	if _, err := train.Train(cd.Model, x, y, rng, train.Config{Iters: iters, BatchSize: batch, Optimizer: cd.opt, Hooks: []train.Hook{nat}, Graph: c.Graph}); err != nil {
 		return err
 	}
-	exact, err := train.NewNatGrad(train.NatGradConfig{Q: []*gp.GaussianQ{q}, Gamma: 1})
-	if err != nil {
-		return err
+	if err := cd.polish(x, y, c); err != nil {
+		cd.PolishErrors++
 	}
-	_, err = train.Train(cd.Model, x, y, rng, train.Config{Iters: 1, Optimizer: frozen{}, Hooks: []train.Hook{exact}, Graph: c.Graph})
-	return err
+	return cd.settle(x, y, rng, c)
 }
-
-// frozen is an Optimizer that changes nothing (the exact q(u) step updates q through its hook alone).
-type frozen struct{}
-
-func (frozen) Step(int, []*graph.Param, [][]float64) error { return nil }
 
 // WholeELBO evaluates m's ELBO on all of (x, y) in one forward pass (NumData is set to the rows of x).
 func WholeELBO(m *models.SVGP, x, y *mat.Dense, o graph.Options) (float64, error) {

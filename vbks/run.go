@@ -128,6 +128,11 @@ func Run(x, y *mat.Dense, c Config) (*Result, error) {
 				return res, err
 			}
 		}
+		tr, err := Transfer(cands, xf, yf, c.Seed+uint64(f)<<32+0x7f, local)
+		if err != nil {
+			return res, err
+		}
+		st.Seconds, st.CPUSeconds = st.Seconds+tr.Seconds, st.CPUSeconds+tr.CPUSeconds
 		step := Step{Fraction: float64(f) / float64(frac), Rows: nf, Fit: st, ELBOs: make([]float64, len(cands)), Probs: make([]float64, len(cands))}
 		live, elbos := liveELBOs(cands)
 		for i, cd := range cands {

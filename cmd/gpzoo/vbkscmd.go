@@ -28,8 +28,10 @@ RQ, PER and LIN with + and * (or ×) and parentheses, e.g. "(PER+RQ)*LIN". K144 
 of the grammar; K12 the paper's Table 1.
 
 Every candidate gets a sparse GP trained by minibatch Adam on growing fractions of the data (warm-started), in
-parallel on --workers goroutines; after each fraction q(g) is fitted to the local ELBOs (eq. 8) and the kernel
-posterior q*(k) estimated with --mc draws (eq. 13). At the end the --top kernels are kept, q(g) is refitted,
+parallel on --workers goroutines, each fraction ending with --polish L-BFGS iterations on the collapsed bound;
+then every kernel also tries the fits of the --donors best kernels as starts (same base kernels, inducing
+inputs and noise) and keeps what is better. After each fraction q(g) is fitted to the local ELBOs (eq. 8) and
+the kernel posterior q*(k) estimated with --mc draws (eq. 13). At the end the --top kernels are kept, q(g) is refitted,
 and the test metrics of BMA (eq. 15) and of the most probable kernel alone (VBKS-s) are printed.
 
 Flags:
@@ -55,6 +57,8 @@ func vbksCmd(args []string, stdout, stderr io.Writer) error {
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "local fits run at once (at most GOMAXPROCS)")
 	floor := fs.Float64("noise-floor", vbks.DefaultNoiseFloor, "lower bound of the likelihood's noise variance (standardised units)")
 	restarts := fs.Int("restarts", vbks.DefaultRestarts, "extra starts of every local fit on the first fraction (-1: none)")
+	polish := fs.Int("polish", vbks.DefaultPolishIters, "L-BFGS iterations on the collapsed bound that end each fraction's local fits (-1: none, minibatch steps only)")
+	donors := fs.Int("donors", vbks.DefaultDonors, "after each fraction every kernel also starts from the fits of this many best kernels (-1: none)")
 	mc := fs.Int("mc", vbks.DefaultPosteriorMCSamples, "Monte Carlo draws S of q*(k)")
 	seed := fs.Uint64("seed", 1, "random seed (data generation, shuffle, inducing inputs, minibatches, q(g))")
 	out := fs.String("out", "", "directory for vbks.json, posterior.csv and posterior.png")
@@ -72,7 +76,7 @@ func vbksCmd(args []string, stdout, stderr io.Writer) error {
 		return errors.New("vbks: --data is required (gpzoo vbks --help)")
 	}
 	c := zoo.VBKSConfig{Data: *data, DataDir: *dir, Split: *split, Kernels: *kernels, Fractions: *fractions, Top: *top, Seed: *seed,
-		Local:     vbks.LocalConfig{NumInducing: *inducing, BatchSize: *batch, Iters: *iters, LR: *lr, Workers: *workers, NoiseFloor: *floor, Restarts: *restarts},
+		Local:     vbks.LocalConfig{NumInducing: *inducing, BatchSize: *batch, Iters: *iters, LR: *lr, Workers: *workers, NoiseFloor: *floor, Restarts: *restarts, PolishIters: *polish, Donors: *donors},
 		Posterior: vbks.PosteriorConfig{MCSamples: *mc}}
 	if !*quiet {
 		c.Progress = func(s vbks.Step, names []string) { progressVBKS(stderr, s, names) }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/gpzoo/gpzoo/gp"
@@ -196,4 +197,33 @@ func (b *builder) leafKernel(base Base, v float64, fixed bool) (gp.Kernel, error
 		variance.SetTrainable(false)
 	}
 	return k, nil
+}
+
+// LeafParam is what a Param name given by Expr.Kernel says about the Param: the leaf it belongs to (canonical
+// print order), the leaf's base kernel and the field (the gp constructors' suffix: "variance", "variances",
+// "lengthscales", "period" or "alpha").
+type LeafParam struct {
+	Leaf  int
+	Base  Base
+	Field string
+}
+
+// ParseParamName reads a Param name of the form "<Name>.<leaf>.<base>.<field>" that Expr.Kernel gives; ok is
+// false for any other name. Name may itself contain dots.
+func ParseParamName(name string) (p LeafParam, ok bool) {
+	parts := strings.Split(name, ".")
+	n := len(parts)
+	if n < 4 {
+		return p, false
+	}
+	leaf, err := strconv.Atoi(parts[n-3])
+	if err != nil || leaf < 0 {
+		return p, false
+	}
+	for b, s := range baseNames {
+		if strings.ToLower(s) == parts[n-2] {
+			return LeafParam{Leaf: leaf, Base: Base(b), Field: parts[n-1]}, true
+		}
+	}
+	return p, false
 }

@@ -338,3 +338,51 @@ func TestKernelConformance(t *testing.T) {
 		})
 	}
 }
+
+// TestParseParamName reads back every Param name Kernel gives over K_144 (with a prefix that contains a dot):
+// the leaves come out in print order with the bases of the expression's leaves.
+func TestParseParamName(t *testing.T) {
+	t.Parallel()
+	for _, e := range K144() {
+		k, err := e.Kernel(BuildConfig{InputDim: 2, Name: "cand.7"})
+		if err != nil {
+			t.Fatalf("%v: %v", e, err)
+		}
+		want := leafBases(e)
+		got := make([]Base, len(want))
+		seen := make([]bool, len(want))
+		for _, p := range k.Params() {
+			lp, ok := ParseParamName(p.Name())
+			if !ok || lp.Leaf >= len(want) {
+				t.Fatalf("%v: cannot read %q (%+v, %v)", e, p.Name(), lp, ok)
+			}
+			if seen[lp.Leaf] && got[lp.Leaf] != lp.Base {
+				t.Fatalf("%v: leaf %d has bases %v and %v", e, lp.Leaf, got[lp.Leaf], lp.Base)
+			}
+			got[lp.Leaf], seen[lp.Leaf] = lp.Base, true
+			if !slices.Contains([]string{"variance", "variances", "lengthscales", "period", "alpha"}, lp.Field) {
+				t.Errorf("%v: field %q", e, lp.Field)
+			}
+		}
+		if !slices.Equal(got, want) || slices.Contains(seen, false) {
+			t.Errorf("%v: leaves %v (seen %v), want %v", e, got, seen, want)
+		}
+	}
+	for _, bad := range []string{"", "k.per.period", "k.x.per.period", "k.-1.per.period", "k.0.xyz.period", "sgpr.Z"} {
+		if lp, ok := ParseParamName(bad); ok {
+			t.Errorf("ParseParamName(%q) = %+v, want not ok", bad, lp)
+		}
+	}
+}
+
+// leafBases lists e's leaves in print order.
+func leafBases(e *Expr) []Base {
+	if e.Op() == Leaf {
+		return []Base{e.Base()}
+	}
+	var out []Base
+	for _, t := range e.Terms() {
+		out = append(out, leafBases(t)...)
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package models_test
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
@@ -12,6 +13,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp/models"
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/internal/gradcheck"
+	"github.com/gpzoo/gpzoo/train"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -296,5 +298,47 @@ func TestSVGPGradients(t *testing.T) {
 			}
 		}
 		prog.Close()
+	}
+}
+
+// TestSGPRShared: an SGPR over an SVGP layer's inducing inputs and a Gaussian likelihood's variance gives the
+// same bound as one built from their values, and L-BFGS on it moves those very Params.
+func TestSGPRShared(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(4, 4))
+	x, y := toy(rng, 30, 2, 1)
+	k := kernel(t, 2)
+	z := mat.DenseCopyOf(x.Slice(0, 5, 0, 2))
+	layer, err := layers.NewSVGP(layers.SVGPConfig{Kernel: k, Z: z})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lik := gaussian(t, 0.3)
+	s, err := models.NewSGPRShared(k, layer.Z, lik.Params()[0], nil, layer.Jitter())
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := models.NewSGPR(models.SGPRConfig{Kernel: k, Z: z, NoiseVariance: 0.3, Jitter: layer.Jitter()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := value(t, s.ELBO, x, y), value(t, own.ELBO, x, y); math.Abs(a-b) > 1e-12*math.Abs(b) {
+		t.Errorf("shared bound %.15g, own %.15g", a, b)
+	}
+	z0 := layer.Z.Value()
+	if _, err := train.TrainLBFGS(s, x, y, train.LBFGSConfig{Iters: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(z0, layer.Z.Value()) || lik.Variance() == 0.3 {
+		t.Errorf("training the shared SGPR left the layer's Z or the likelihood's variance unchanged")
+	}
+	if _, err := models.NewSGPRShared(k, lik.Params()[0], lik.Params()[0], nil, 0); err == nil {
+		t.Error("a scalar as Z: want a shape error")
+	}
+	if _, err := models.NewSGPRShared(k, layer.Z, layer.Z, nil, 0); err == nil {
+		t.Error("a matrix as the noise variance: want a shape error")
+	}
+	if _, err := models.NewSGPRShared(k, layer.Z, lik.Params()[0], nil, -1); err == nil {
+		t.Error("negative jitter: want an error")
 	}
 }

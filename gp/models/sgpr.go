@@ -68,6 +68,30 @@ func NewSGPR(c SGPRConfig) (*SGPR, error) {
 	return s, nil
 }
 
+// NewSGPRShared returns an SGPR over existing Params instead of new ones: the inducing inputs z [M,D] and the
+// scalar noise variance noise, for example an SVGP layer's Z and its Gaussian likelihood's variance. Training it
+// trains them (and the kernel's), so the collapsed bound can polish a model whose q(u) is kept elsewhere: at
+// the optimal q(u) the SVGP ELBO equals this bound (Titsias 2009; MATH.md §2–3) when jitter is the layer's.
+// jitter 0 means DefaultSGPRJitter.
+func NewSGPRShared(kernel gp.Kernel, z, noise *graph.Param, mean gp.MeanFunction, jitter float64) (*SGPR, error) {
+	if kernel == nil || z == nil || noise == nil {
+		return nil, fmt.Errorf("models: SGPR needs a Kernel, inducing inputs and a noise variance")
+	}
+	if sh := z.Shape(); len(sh) != 2 || sh[1] != kernel.InputDim() {
+		return nil, &ops.ShapeError{Op: "models.NewSGPRShared", Want: fmt.Sprintf("Z [M,%d]", kernel.InputDim()), Got: fmt.Sprint(sh)}
+	}
+	if noise.Size() != 1 {
+		return nil, &ops.ShapeError{Op: "models.NewSGPRShared", Want: "a scalar noise variance", Got: fmt.Sprint(noise.Shape())}
+	}
+	if jitter < 0 {
+		return nil, fmt.Errorf("models: SGPR: negative jitter")
+	}
+	if jitter == 0 {
+		jitter = DefaultSGPRJitter
+	}
+	return &SGPR{Kernel: kernel, Z: z, Mean: mean, Noise: noise, jitter: jitter}, nil
+}
+
 // Params returns the kernel's, Z, the mean function's and the noise parameters.
 func (s *SGPR) Params() []*graph.Param {
 	var mp []*graph.Param
