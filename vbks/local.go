@@ -192,25 +192,31 @@ func FitFraction(cands []*Candidate, x, y *mat.Dense, iters int, seed uint64, c 
 	batch := min(c.BatchSize, n)
 	start := time.Now()
 	secs := make([]float64, len(cands))
+	live, _ := liveELBOs(cands)
+	parallel(c.Workers, live, func(i int) {
+		secs[i] = fitOne(cands[i], x, y, iters, batch, rand.New(rand.NewPCG(seed, uint64(i))), c)
+	})
+	return FitStats{Workers: c.Workers, Seconds: time.Since(start).Seconds(), CPUSeconds: floats.Sum(secs)}, nil
+}
+
+// parallel calls f(i) for every i of idx on at most workers goroutines and returns when all have returned.
+func parallel(workers int, idx []int, f func(i int)) {
 	jobs := make(chan int)
 	var wg sync.WaitGroup
-	for range c.Workers {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				secs[i] = fitOne(cands[i], x, y, iters, batch, rand.New(rand.NewPCG(seed, uint64(i))), c)
+				f(i)
 			}
 		}()
 	}
-	for i, cd := range cands {
-		if cd.Err == nil {
-			jobs <- i
-		}
+	for _, i := range idx {
+		jobs <- i
 	}
 	close(jobs)
 	wg.Wait()
-	return FitStats{Workers: c.Workers, Seconds: time.Since(start).Seconds(), CPUSeconds: floats.Sum(secs)}, nil
 }
 
 // fitOne trains cd on one fraction and appends its ℒ_i*; it returns the seconds it took.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/gpzoo/gpzoo/gp/grammar"
@@ -54,25 +53,12 @@ func Transfer(cands []*Candidate, x, y *mat.Dense, seed uint64, c LocalConfig) (
 	}
 	start := time.Now()
 	secs := make([]float64, len(cands))
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range c.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				t0 := time.Now()
-				cands[i].receive(donors, states, cands, x, y, rand.New(rand.NewPCG(seed, uint64(i))), c)
-				secs[i] = time.Since(t0).Seconds()
-				cands[i].Seconds += secs[i]
-			}
-		}()
-	}
-	for _, i := range live {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
+	parallel(c.Workers, live, func(i int) {
+		t0 := time.Now()
+		cands[i].receive(donors, states, cands, x, y, rand.New(rand.NewPCG(seed, uint64(i))), c)
+		secs[i] = time.Since(t0).Seconds()
+		cands[i].Seconds += secs[i]
+	})
 	st.Seconds, st.CPUSeconds = time.Since(start).Seconds(), floats.Sum(secs)
 	return st, nil
 }
