@@ -55,7 +55,7 @@ func Transfer(cands []*Candidate, x, y *mat.Dense, seed uint64, c LocalConfig) (
 	secs := make([]float64, len(cands))
 	parallel(c.Workers, live, func(i int) {
 		t0 := time.Now()
-		cands[i].receive(donors, states, cands, x, y, rand.New(rand.NewPCG(seed, uint64(i))), c)
+		cands[i].receive(i, donors, states, x, y, rand.New(rand.NewPCG(seed, uint64(i))), c)
 		secs[i] = time.Since(t0).Seconds()
 		cands[i].Seconds += secs[i]
 	})
@@ -63,13 +63,14 @@ func Transfer(cands []*Candidate, x, y *mat.Dense, seed uint64, c LocalConfig) (
 	return st, nil
 }
 
-// receive tries the starts of the donors better than cd, keeping the best polished one.
-func (cd *Candidate) receive(donors []int, states map[int]fitState, cands []*Candidate, x, y *mat.Dense, rng *rand.Rand, c LocalConfig) {
+// receive tries the starts of the donors better than cd (candidate self), keeping the best polished one. It
+// reads the donors only through states: a donor may itself be taking a start, and changing, meanwhile.
+func (cd *Candidate) receive(self int, donors []int, states map[int]fitState, x, y *mat.Dense, rng *rand.Rand, c LocalConfig) {
 	ps := cd.Model.Params()
 	best, bestState := cd.ELBO(), snapshot(ps)
 	kept := false
 	for _, d := range donors {
-		if cands[d] == cd || !(cands[d].ELBO() > cd.ELBO()) {
+		if d == self || !(states[d].elbo > cd.ELBO()) {
 			continue
 		}
 		if !cd.adopt(states[d]) {
@@ -102,10 +103,11 @@ func (cd *Candidate) refit(x, y *mat.Dense, rng *rand.Rand, c LocalConfig) float
 	return v
 }
 
-// fitState is a candidate's fitted values that another candidate can start from.
+// fitState is a candidate's fitted values that another candidate can start from, and its ℒ_i*.
 type fitState struct {
 	leaves   []leafState
 	z, noise []float64 // raw values
+	elbo     float64
 }
 
 // leafState holds one kernel leaf's hyperparameter values by field ("lengthscales", "period", …).
@@ -116,7 +118,7 @@ type leafState struct {
 
 func stateOf(cd *Candidate) fitState {
 	l := cd.Model.Layer.(*layers.SVGP)
-	st := fitState{z: append([]float64(nil), l.Z.Raw()...), noise: append([]float64(nil), cd.Model.Likelihood.Params()[0].Raw()...)}
+	st := fitState{z: append([]float64(nil), l.Z.Raw()...), noise: append([]float64(nil), cd.Model.Likelihood.Params()[0].Raw()...), elbo: cd.ELBO()}
 	for _, lp := range leafParams(l.Kernel.Params()) {
 		ls := leafState{base: lp.base, values: map[string][]float64{}}
 		for f, p := range lp.params {
