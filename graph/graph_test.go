@@ -204,3 +204,30 @@ func TestRunNotPD(t *testing.T) {
 		t.Errorf("NaN input: got %v, want NonFiniteError at (0,1)", err)
 	}
 }
+
+func TestSnapshotRawRestoreRaw(t *testing.T) {
+	a, err := graph.NewParam("a", []float64{1, 2}, graph.Identity{}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := graph.NewParam("b", []float64{3}, graph.Positive{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := []*graph.Param{a, b}
+	s := graph.SnapshotRaw(ps)
+	rawB := b.Raw()[0]
+	a.Raw()[0], b.Raw()[0] = 10, 20
+	if s[0][0] != 1 || s[1][0] != rawB {
+		t.Fatalf("the snapshot shares storage with the Params: %v", s)
+	}
+	graph.RestoreRaw(ps, s)
+	if a.Raw()[0] != 1 || b.Raw()[0] != rawB {
+		t.Errorf("after RestoreRaw: a %v, b raw %v (want 1, %v)", a.Raw(), b.Raw(), rawB)
+	}
+	a.Raw()[1] = 7
+	graph.SnapshotRawInto(s, ps)
+	if s[0][1] != 7 {
+		t.Errorf("SnapshotRawInto: %v", s[0])
+	}
+}

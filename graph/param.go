@@ -94,4 +94,27 @@ func (p *Param) SetRaw(raw []float64) error {
 	return nil
 }
 
+// SnapshotRaw returns a copy of every Param's unconstrained values, for RestoreRaw.
+func SnapshotRaw(ps []*Param) [][]float64 {
+	s := make([][]float64, len(ps))
+	for i, p := range ps {
+		s[i] = append([]float64(nil), p.raw...)
+	}
+	return s
+}
+
+// SnapshotRawInto overwrites s, a SnapshotRaw of the same Params, with their current values.
+func SnapshotRawInto(s [][]float64, ps []*Param) {
+	for i, p := range ps {
+		copy(s[i], p.raw)
+	}
+}
+
+// RestoreRaw puts back the unconstrained values s that SnapshotRaw took of the same Params.
+func RestoreRaw(ps []*Param, s [][]float64) {
+	for i, p := range ps {
+		copy(p.raw, s[i])
+	}
+}
+
 func (p *Param) String() string { return fmt.Sprintf("%s%v %v", p.name, p.shape, p.t) }

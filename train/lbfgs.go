@@ -26,7 +26,8 @@ type LBFGSConfig struct {
 }
 
 // TrainLBFGS fits m to the full data set (x [N,D], y [N,P]) with L-BFGS (gonum/optimize) over the raw values of
-// the trainable Params. On success the Params hold the best point found.
+// the trainable Params. On success the Params hold the best point found; on an error they hold their values at
+// the call.
 func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	if m == nil || x == nil || y == nil {
 		return nil, errors.New("train: TrainLBFGS: nil model or data")
@@ -52,7 +53,7 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	res := &Result{BuildSeconds: time.Since(t0).Seconds()}
 	params := prog.Params()
 	x0 := flattenRaw(params)
-	good := snapshot(params)
+	good := graph.SnapshotRaw(params)
 	var runErr error
 	eval := func(v []float64) bool {
 		unflattenRaw(params, v)
@@ -101,7 +102,7 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 		res.SecondsPerIter = res.Seconds / float64(res.Steps)
 	}
 	if out == nil || math.IsInf(out.F, 0) || math.IsNaN(out.F) {
-		restore(params, good)
+		graph.RestoreRaw(params, good)
 		if runErr != nil {
 			return res, fmt.Errorf("train: L-BFGS: %w", runErr)
 		}
@@ -109,6 +110,7 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	}
 	unflattenRaw(params, out.X)
 	if err := prog.Run(); err != nil {
+		graph.RestoreRaw(params, good)
 		return res, err
 	}
 	res.Losses = append(res.Losses, prog.Loss())
@@ -120,6 +122,7 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	}
 	if err != nil && st != optimize.IterationLimit && st != optimize.GradientThreshold && st != optimize.FunctionConvergence {
 		if !errors.Is(err, optimize.ErrLinesearcherFailure) && !errors.Is(err, optimize.ErrNoProgress) {
+			graph.RestoreRaw(params, good)
 			return res, fmt.Errorf("train: L-BFGS: %w", err)
 		}
 	}

@@ -185,7 +185,7 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 			res.Steps, res.Losses, res.Evals, res.Times = saved.Steps, saved.Losses, saved.Evals, saved.Times
 		}
 	}
-	good := snapshot(all)
+	good := graph.SnapshotRaw(all)
 	logEvery := cfg.LogEvery
 	if logEvery <= 0 {
 		logEvery = max(1, cfg.Iters/10)
@@ -222,20 +222,20 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 			datasets.GatherRows(yb, y, idx)
 		}
 		if err := prog.Run(); err != nil {
-			restore(all, good)
+			graph.RestoreRaw(all, good)
 			return res, fmt.Errorf("train: step %d: %w", step, err)
 		}
 		loss := prog.Loss()
 		if err := checkFinite(step, loss, prog); err != nil {
-			restore(all, good)
+			graph.RestoreRaw(all, good)
 			return res, err
 		}
-		snapshotInto(good, all)
+		graph.SnapshotRawInto(good, all)
 		res.Losses = append(res.Losses, loss)
 		st := &Step{Index: step, Loss: loss, Program: prog}
 		for _, h := range cfg.Hooks {
 			if err := h.AfterBackward(st); err != nil {
-				restore(all, good)
+				graph.RestoreRaw(all, good)
 				return res, fmt.Errorf("train: step %d: hook: %w", step, err)
 			}
 		}
@@ -243,7 +243,7 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 			grads[i] = prog.Grad(q)
 		}
 		if err := optimizer.Step(step, opt, grads); err != nil {
-			restore(all, good)
+			graph.RestoreRaw(all, good)
 			return res, fmt.Errorf("train: step %d: %w", step, err)
 		}
 		res.Steps = step + 1
@@ -303,26 +303,6 @@ func checkFinite(step int, loss float64, prog *graph.Program) error {
 		}
 	}
 	return nil
-}
-
-func snapshot(ps []*graph.Param) [][]float64 {
-	s := make([][]float64, len(ps))
-	for i, q := range ps {
-		s[i] = append([]float64(nil), q.Raw()...)
-	}
-	return s
-}
-
-func snapshotInto(dst [][]float64, ps []*graph.Param) {
-	for i, q := range ps {
-		copy(dst[i], q.Raw())
-	}
-}
-
-func restore(ps []*graph.Param, s [][]float64) {
-	for i, q := range ps {
-		copy(q.Raw(), s[i])
-	}
 }
 
 func progress(w io.Writer, step, iters int, elapsed, loss float64) {

@@ -224,3 +224,21 @@ func TestTrainConfigErrors(t *testing.T) {
 		t.Error("L-BFGS without iters accepted")
 	}
 }
+
+// TestTrainLBFGSRestoresOnError: a loss that is NaN from the start makes TrainLBFGS fail, and the Params are
+// left as they were at the call.
+func TestTrainLBFGSRestoresOnError(t *testing.T) {
+	t.Parallel()
+	x, y := linearData(20, []float64{0.3, 0.7}, rand.New(rand.NewPCG(2, 3)))
+	y.Set(4, 0, math.NaN())
+	m := newQuad(t, 2, 20)
+	if err := m.w.Set([]float64{0.25, -0.5}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := train.TrainLBFGS(m, x, y, train.LBFGSConfig{Iters: 10}); err == nil {
+		t.Fatal("NaN target: want an error")
+	}
+	if got := m.w.Value(); got[0] != 0.25 || got[1] != -0.5 {
+		t.Errorf("Params after a failed L-BFGS %v, want [0.25 -0.5]", got)
+	}
+}

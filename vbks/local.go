@@ -77,27 +77,13 @@ func (c LocalConfig) withDefaults() LocalConfig {
 	c.BatchSize = orDefaultInt(c.BatchSize, DefaultBatchSize)
 	c.Iters = orDefaultInt(c.Iters, DefaultIters)
 	c.FirstIters = orDefaultInt(c.FirstIters, 2*c.Iters)
-	if c.LR == 0 {
-		c.LR = DefaultLR
-	}
-	if c.Restarts == 0 {
-		c.Restarts = DefaultRestarts
-	}
-	if c.NoiseFloor == 0 {
-		c.NoiseFloor = DefaultNoiseFloor
-	}
-	if c.PolishIters == 0 {
-		c.PolishIters = DefaultPolishIters
-	}
-	if c.Donors == 0 {
-		c.Donors = DefaultDonors
-	}
-	if c.NatGamma == 0 {
-		c.NatGamma = DefaultNatGamma
-	}
-	if c.NoiseVariance == 0 {
-		c.NoiseVariance = DefaultNoise
-	}
+	c.LR = defaultIfZero(c.LR, DefaultLR)
+	c.Restarts = defaultIfZero(c.Restarts, DefaultRestarts)
+	c.NoiseFloor = defaultIfZero(c.NoiseFloor, DefaultNoiseFloor)
+	c.PolishIters = defaultIfZero(c.PolishIters, DefaultPolishIters)
+	c.Donors = defaultIfZero(c.Donors, DefaultDonors)
+	c.NatGamma = defaultIfZero(c.NatGamma, DefaultNatGamma)
+	c.NoiseVariance = defaultIfZero(c.NoiseVariance, DefaultNoise)
 	procs := runtime.GOMAXPROCS(0)
 	if c.Workers <= 0 || c.Workers > procs {
 		c.Workers = procs
@@ -105,6 +91,15 @@ func (c LocalConfig) withDefaults() LocalConfig {
 	return c
 }
 
+// defaultIfZero returns d for a zero v; other values, negative ones included ("none"), are kept.
+func defaultIfZero[T int | float64](v, d T) T {
+	if v == 0 {
+		return d
+	}
+	return v
+}
+
+// orDefaultInt returns d for a non-positive v.
 func orDefaultInt(v, d int) int {
 	if v <= 0 {
 		return d
@@ -122,7 +117,7 @@ type Candidate struct {
 	Seconds float64
 	// Err is the error that stopped this candidate (it then takes no part in later posteriors); nil if fine.
 	Err error
-	// PolishErrors counts the L-BFGS polishes that failed and were undone (the minibatch fit is kept then).
+	// PolishErrors counts the L-BFGS polishes that failed and were undone (the fit they started from stands).
 	PolishErrors int
 
 	opt *train.Adam
@@ -240,8 +235,7 @@ func fitOne(cd *Candidate, x, y *mat.Dense, iters, batch int, rng *rand.Rand, c 
 func (cd *Candidate) train(x, y *mat.Dense, iters, batch int, rng *rand.Rand, c LocalConfig) error {
 	n, _ := x.Dims()
 	cd.Model.NumData = n
-	q := cd.Model.Layer.(*layers.SVGP).Q
-	nat, err := train.NewNatGrad(train.NatGradConfig{Q: []*gp.GaussianQ{q}, Gamma: c.NatGamma})
+	nat, err := train.NewNatGrad(train.NatGradConfig{Q: []*gp.GaussianQ{cd.layer().Q}, Gamma: c.NatGamma})
 	if err != nil {
 		return err
 	}
@@ -255,9 +249,7 @@ func (cd *Candidate) train(x, y *mat.Dense, iters, batch int, rng *rand.Rand, c 
 	if _, err := train.Train(cd.Model, x, y, rng, train.Config{Iters: iters, BatchSize: batch, Optimizer: cd.opt, Hooks: []train.Hook{nat}, Graph: c.Graph}); err != nil {
 		return err
 	}
-	if err := cd.polish(x, y, c); err != nil {
-		cd.PolishErrors++
-	}
+	_ = cd.polish(x, y, c) // a failed polish is undone and counted; the minibatch fit stands
 	return cd.settle(x, y, rng, c)
 }
 

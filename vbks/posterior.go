@@ -391,21 +391,11 @@ func (c PosteriorConfig) withDefaults() (PosteriorConfig, error) {
 	if c.PriorVariance < 0 || math.IsNaN(c.PriorVariance) || math.IsInf(c.PriorVariance, 0) {
 		return c, fmt.Errorf("vbks: PosteriorConfig: PriorVariance %v must be finite and non-negative (0 means default)", c.PriorVariance)
 	}
-	if c.Iters == 0 {
-		c.Iters = DefaultPosteriorIters
-	}
-	if c.Samples == 0 {
-		c.Samples = DefaultPosteriorSamples
-	}
-	if c.LR == 0 {
-		c.LR = DefaultPosteriorLR
-	}
-	if c.PriorVariance == 0 {
-		c.PriorVariance = DefaultPosteriorPriorVariance
-	}
-	if c.MCSamples == 0 {
-		c.MCSamples = DefaultPosteriorMCSamples
-	}
+	c.Iters = defaultIfZero(c.Iters, DefaultPosteriorIters)
+	c.Samples = defaultIfZero(c.Samples, DefaultPosteriorSamples)
+	c.LR = defaultIfZero(c.LR, DefaultPosteriorLR)
+	c.PriorVariance = defaultIfZero(c.PriorVariance, DefaultPosteriorPriorVariance)
+	c.MCSamples = defaultIfZero(c.MCSamples, DefaultPosteriorMCSamples)
 	return c, nil
 }
 

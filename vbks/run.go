@@ -11,7 +11,6 @@ import (
 
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp/grammar"
-	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/ops"
 	"gonum.org/v1/gonum/mat"
 )
@@ -224,7 +223,7 @@ const restartSpread = 0.7
 
 // perturb multiplies every trainable kernel hyperparameter of cd by exp(restartSpread·ε), ε ~ N(0, 1).
 func perturb(cd *Candidate, rng *rand.Rand) {
-	for _, p := range cd.Model.Layer.(*layers.SVGP).Kernel.Params() {
+	for _, p := range cd.layer().Kernel.Params() {
 		if !p.Trainable() {
 			continue
 		}

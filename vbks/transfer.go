@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/gpzoo/gpzoo/gp/grammar"
-	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/train"
 	"gonum.org/v1/gonum/floats"
@@ -67,7 +67,7 @@ func Transfer(cands []*Candidate, x, y *mat.Dense, seed uint64, c LocalConfig) (
 // reads the donors only through states: a donor may itself be taking a start, and changing, meanwhile.
 func (cd *Candidate) receive(self int, donors []int, states map[int]fitState, x, y *mat.Dense, rng *rand.Rand, c LocalConfig) {
 	ps := cd.Model.Params()
-	best, bestState := cd.ELBO(), snapshot(ps)
+	best, bestState := cd.ELBO(), graph.SnapshotRaw(ps)
 	kept := false
 	for _, d := range donors {
 		if d == self || !(states[d].elbo > cd.ELBO()) {
@@ -78,9 +78,9 @@ func (cd *Candidate) receive(self int, donors []int, states map[int]fitState, x,
 		}
 		v := cd.refit(x, y, rng, c)
 		if v > best {
-			best, bestState, kept = v, snapshot(ps), true
+			best, bestState, kept = v, graph.SnapshotRaw(ps), true
 		}
-		restore(ps, bestState)
+		graph.RestoreRaw(ps, bestState)
 	}
 	if kept {
 		cd.ELBOs[len(cd.ELBOs)-1] = best
@@ -117,9 +117,8 @@ type leafState struct {
 }
 
 func stateOf(cd *Candidate) fitState {
-	l := cd.Model.Layer.(*layers.SVGP)
-	st := fitState{z: append([]float64(nil), l.Z.Raw()...), noise: append([]float64(nil), cd.Model.Likelihood.Params()[0].Raw()...), elbo: cd.ELBO()}
-	for _, lp := range leafParams(l.Kernel.Params()) {
+	st := fitState{z: slices.Clone(cd.layer().Z.Raw()), noise: slices.Clone(cd.noise().Raw()), elbo: cd.ELBO()}
+	for _, lp := range leafParams(cd.layer().Kernel.Params()) {
 		ls := leafState{base: lp.base, values: map[string][]float64{}}
 		for f, p := range lp.params {
 			ls.values[f] = p.Value()
@@ -129,43 +128,58 @@ func stateOf(cd *Candidate) fitState {
 	return st
 }
 
-// adopt copies st into cd's leaves (same base first, then SE↔RQ), inducing inputs and noise variance; it
-// reports whether any leaf matched.
+// adopt copies st into cd's leaves matched by matchLeaves, inducing inputs and noise variance; it reports
+// whether any leaf matched (and copies nothing otherwise).
 func (cd *Candidate) adopt(st fitState) bool {
-	l := cd.Model.Layer.(*layers.SVGP)
-	mine := leafParams(l.Kernel.Params())
-	used := make([]bool, len(st.leaves))
-	matched := false
+	mine := leafParams(cd.layer().Kernel.Params())
+	from := matchLeaves(mine, st.leaves)
+	if !slices.ContainsFunc(from, func(j int) bool { return j >= 0 }) {
+		return false
+	}
+	for i, j := range from {
+		if j < 0 {
+			continue
+		}
+		d := st.leaves[j]
+		for f, p := range mine[i].params {
+			if v, ok := d.values[f]; ok && p.Trainable() && len(v) == p.Size() {
+				_ = p.Set(v) // a value another Param of the same kind held is valid here
+			}
+		}
+		if p, ok := mine[i].params["alpha"]; ok && d.base == grammar.SE && p.Trainable() {
+			_ = p.Set([]float64{seLimitAlpha})
+		}
+	}
+	copy(cd.layer().Z.Raw(), st.z)
+	copy(cd.noise().Raw(), st.noise)
+	return true
+}
+
+// matchLeaves pairs the receiver's leaves with the donor's, each donor leaf used once: first by equal base, in
+// leaf order, then the rest SE with RQ. from[i] is the donor leaf of receiver leaf i, or −1.
+func matchLeaves(mine []leafParam, donor []leafState) (from []int) {
+	from = make([]int, len(mine))
+	for i := range from {
+		from[i] = -1
+	}
+	used := make([]bool, len(donor))
 	for _, compatible := range []func(a, b grammar.Base) bool{
 		func(a, b grammar.Base) bool { return a == b },
-		func(a, b grammar.Base) bool { return a != b && smooth(a) && smooth(b) },
+		func(a, b grammar.Base) bool { return smooth(a) && smooth(b) },
 	} {
 		for i := range mine {
-			if mine[i].matched {
+			if from[i] >= 0 {
 				continue
 			}
-			for j, d := range st.leaves {
-				if used[j] || !compatible(mine[i].base, d.base) {
-					continue
+			for j, d := range donor {
+				if !used[j] && compatible(mine[i].base, d.base) {
+					from[i], used[j] = j, true
+					break
 				}
-				used[j], mine[i].matched, matched = true, true, true
-				for f, p := range mine[i].params {
-					if v, ok := d.values[f]; ok && p.Trainable() && len(v) == p.Size() {
-						_ = p.Set(v) // a value another Param of the same kind held is valid here
-					}
-				}
-				if p, ok := mine[i].params["alpha"]; ok && d.base == grammar.SE && p.Trainable() {
-					_ = p.Set([]float64{seLimitAlpha})
-				}
-				break
 			}
 		}
 	}
-	if matched {
-		copy(l.Z.Raw(), st.z)
-		copy(cd.Model.Likelihood.Params()[0].Raw(), st.noise)
-	}
-	return matched
+	return from
 }
 
 // seLimitAlpha is the α an RQ leaf takes from an SE leaf: (1 + r²/2αℓ²)^(−α) = exp(−r²/2ℓ²)(1 + O(r⁴/αℓ⁴)), so
@@ -176,9 +190,8 @@ const seLimitAlpha = 1e8
 func smooth(b grammar.Base) bool { return b == grammar.SE || b == grammar.RQ }
 
 type leafParam struct {
-	base    grammar.Base
-	params  map[string]*graph.Param
-	matched bool
+	base   grammar.Base
+	params map[string]*graph.Param
 }
 
 // leafParams groups a grammar-built kernel's Params by leaf, in leaf order.

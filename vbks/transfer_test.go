@@ -9,6 +9,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp/gptest"
 	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/gp/models"
+	"github.com/gpzoo/gpzoo/graph"
 )
 
 // TestAdoptCopiesMatchingLeaves: a start from a donor copies the values of leaves of the same base (and SE into
@@ -168,5 +169,33 @@ func TestAdoptReproducesNestedDonor(t *testing.T) {
 	}
 	if got := bound(cands[1]); math.Abs(got-want) > 1e-6*math.Max(1, math.Abs(want)) {
 		t.Errorf("RQ from SE's values: bound %.10g, SE's %.10g (RQ's own start %.6g)", got, want, before)
+	}
+}
+
+// TestPolishFailureUndone: a polish that fails (a NaN target) is counted, returns its error and leaves every
+// Param as it was.
+func TestPolishFailureUndone(t *testing.T) {
+	x, y := scaled(t, TruthPerLinRQ, 30)
+	z, err := SharedInducing(x, 4, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands, err := NewCandidates(parseAll(t, "PER*LIN"), z, 30, LocalConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cd := cands[0]
+	before := graph.SnapshotRaw(cd.Model.Params())
+	y.Set(3, 0, math.NaN())
+	if err := cd.polish(x, y, LocalConfig{PolishIters: 20}); err == nil {
+		t.Fatal("NaN target: want an error")
+	}
+	if cd.PolishErrors != 1 {
+		t.Errorf("PolishErrors %d, want 1", cd.PolishErrors)
+	}
+	for i, p := range cd.Model.Params() {
+		if !slices.Equal(p.Raw(), before[i]) {
+			t.Errorf("%s changed: %v → %v", p.Name(), before[i], p.Raw())
+		}
 	}
 }

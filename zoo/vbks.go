@@ -52,6 +52,8 @@ type VBKSKernel struct {
 	Prob   float64 `json:"prob"`
 	ELBO   float64 `json:"-"`
 	Error  string  `json:"error,omitempty"`
+	// PolishFailures counts the L-BFGS polishes that failed and were undone (vbks.Candidate.PolishErrors).
+	PolishFailures int `json:"polish_failures,omitempty"`
 }
 
 // VBKSMetrics are test metrics in the data's original units.
@@ -132,7 +134,7 @@ func RunVBKS(c VBKSConfig) (*VBKSReport, *vbks.Result, error) {
 	last := res.Steps[len(res.Steps)-1]
 	// Ranked by ℒ_i*, the order of the exact q*(k) (see vbks.Run); the Monte Carlo q*(k) is printed beside it.
 	for _, i := range vbks.Rank(last.ELBOs) {
-		k := VBKSKernel{Kernel: rep.Kernels[i], Prob: last.Probs[i], ELBO: last.ELBOs[i]}
+		k := VBKSKernel{Kernel: rep.Kernels[i], Prob: last.Probs[i], ELBO: last.ELBOs[i], PolishFailures: res.Candidates[i].PolishErrors}
 		if err := res.Candidates[i].Err; err != nil {
 			k.Error = err.Error()
 		}

@@ -121,6 +121,9 @@ func printVBKS(w io.Writer, r *zoo.VBKSReport) {
 		if k.Kernel == r.Truth {
 			mark = "  (true kernel)"
 		}
+		if k.PolishFailures > 0 {
+			mark += fmt.Sprintf("  (%d failed L-BFGS polishes undone)", k.PolishFailures)
+		}
 		elbo := fmt.Sprintf("%.2f", k.ELBO)
 		if k.Error != "" {
 			elbo = "failed: " + k.Error
