@@ -32,6 +32,7 @@ const (
 	DefaultNoiseFloor  = 1e-3
 	DefaultPolishIters = 200
 	DefaultDonors      = 3
+	DefaultFreshStarts = 1
 )
 
 // LocalConfig configures the candidates' sparse GPs and their training on one fraction of the data.
@@ -55,8 +56,12 @@ type LocalConfig struct {
 	// (default DefaultPolishIters; negative: none, the minibatch steps alone as in the paper).
 	PolishIters int
 	// Donors is the number of best-ranked candidates whose fitted hyperparameters every other candidate tries
-	// as a start after each fraction (default DefaultDonors; negative: none). See Transfer.
+	// as a start after each fraction (default DefaultDonors; negative: none). See Restart.
 	Donors int
+	// FreshStarts is the number of starts every candidate also takes after each fraction from its configured
+	// initial hyperparameters (the first as configured, the others randomly scaled), with inducing inputs at
+	// the k-means centres of the rows seen so far (default DefaultFreshStarts; negative: none). See Restart.
+	FreshStarts int
 	// NatGamma is the natural-gradient step on q(u) during the minibatch steps (default DefaultNatGamma).
 	NatGamma float64
 	// NoiseVariance is the initial Gaussian noise variance (default DefaultNoise, for standardised targets).
@@ -82,6 +87,7 @@ func (c LocalConfig) withDefaults() LocalConfig {
 	c.NoiseFloor = defaultIfZero(c.NoiseFloor, DefaultNoiseFloor)
 	c.PolishIters = defaultIfZero(c.PolishIters, DefaultPolishIters)
 	c.Donors = defaultIfZero(c.Donors, DefaultDonors)
+	c.FreshStarts = defaultIfZero(c.FreshStarts, DefaultFreshStarts)
 	c.NatGamma = defaultIfZero(c.NatGamma, DefaultNatGamma)
 	c.NoiseVariance = defaultIfZero(c.NoiseVariance, DefaultNoise)
 	procs := runtime.GOMAXPROCS(0)
@@ -121,6 +127,8 @@ type Candidate struct {
 	PolishErrors int
 
 	opt *train.Adam
+	// initial is the candidate's configured hyperparameters and noise, the state of Restart's fresh starts.
+	initial fitState
 }
 
 // ELBO returns the latest ℒ_i* (NaN before the first fraction or after a failure).
@@ -158,6 +166,7 @@ func NewCandidates(exprs []*grammar.Expr, z *mat.Dense, numData int, c LocalConf
 			return nil, err
 		}
 		out[i] = &Candidate{Expr: e, Model: m, opt: &train.Adam{LR: c.LR}}
+		out[i].initial = stateOf(out[i])
 	}
 	return out, nil
 }

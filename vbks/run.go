@@ -127,7 +127,7 @@ func Run(x, y *mat.Dense, c Config) (*Result, error) {
 				return res, err
 			}
 		}
-		tr, err := Transfer(cands, xf, yf, c.Seed+uint64(f)<<32+0x7f, local)
+		tr, err := Restart(cands, xf, yf, c.Seed+uint64(f)<<32+0x7f, local)
 		if err != nil {
 			return res, err
 		}

@@ -17,3 +17,6 @@ func SplitForTest(e *Entry, o Options) (*datasets.Dataset, error) {
 
 // RandForTest returns the generator the deep-GP entries score their test rows with.
 func RandForTest(o Options) *rand.Rand { return testRand(o) }
+
+// MarkTiesForTest is markTies.
+func MarkTiesForTest(r []VBKSKernel) { markTies(r) }

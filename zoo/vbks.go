@@ -54,7 +54,14 @@ type VBKSKernel struct {
 	Error  string  `json:"error,omitempty"`
 	// PolishFailures counts the L-BFGS polishes that failed and were undone (vbks.Candidate.PolishErrors).
 	PolishFailures int `json:"polish_failures,omitempty"`
+	// Ties lists the other kernels whose ℒ_i* is within VBKSTieNats of this one's (Ranking only). Eq. 8 with
+	// its N(0, I) prior gives almost all the mass to one kernel of a tied pair (raising one coordinate of g
+	// costs less KL than raising two), so q*(k) between tied kernels is a tie-break, not evidence.
+	Ties []string `json:"ties,omitempty"`
 }
+
+// VBKSTieNats is the largest difference of local ELBOs (nats, a likelihood ratio of 1.01) reported as a tie.
+const VBKSTieNats = 0.01
 
 // VBKSMetrics are test metrics in the data's original units.
 type VBKSMetrics struct {
@@ -143,6 +150,7 @@ func RunVBKS(c VBKSConfig) (*VBKSReport, *vbks.Result, error) {
 			rep.TruthRank, rep.TruthProb = len(rep.Ranking), k.Prob
 		}
 	}
+	markTies(rep.Ranking)
 	for j, i := range res.Top {
 		rep.Pruned = append(rep.Pruned, VBKSKernel{Kernel: rep.Kernels[i], Prob: res.Pruned.Probs[j], ELBO: res.Candidates[i].ELBO()})
 	}
@@ -155,6 +163,17 @@ func RunVBKS(c VBKSConfig) (*VBKSReport, *vbks.Result, error) {
 		return nil, res, err
 	}
 	return rep, res, nil
+}
+
+// markTies fills the Ties of every kernel that did not fail.
+func markTies(r []VBKSKernel) {
+	for a := range r {
+		for b := range r {
+			if a != b && r[a].Error == "" && r[b].Error == "" && math.Abs(r[a].ELBO-r[b].ELBO) <= VBKSTieNats {
+				r[a].Ties = append(r[a].Ties, r[b].Kernel)
+			}
+		}
+	}
 }
 
 func scoreVBKS(predict func(*mat.Dense, models.PredictOptions) (*vbks.Predictive, error), te *datasets.Dataset, std *datasets.Standardizer) (VBKSMetrics, error) {

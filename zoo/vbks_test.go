@@ -3,6 +3,7 @@ package zoo_test
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,5 +43,23 @@ func TestRunVBKSAirfoil(t *testing.T) {
 	}
 	if err := rep.Plot(filepath.Join(t.TempDir(), "p.svg")); err != nil {
 		t.Error(err)
+	}
+}
+
+// Kernels whose local ELBOs differ by at most VBKSTieNats are marked as tied with each other; failed kernels
+// tie with nothing.
+func TestVBKSTies(t *testing.T) {
+	r := []zoo.VBKSKernel{
+		{Kernel: "PER*LIN*RQ", ELBO: 1552.100},
+		{Kernel: "PER*LIN*SE", ELBO: 1552.100 - zoo.VBKSTieNats/2},
+		{Kernel: "PER*LIN+SE", ELBO: 1552.100 - 2*zoo.VBKSTieNats},
+		{Kernel: "LIN", ELBO: 1552.100, Error: "failed"},
+	}
+	zoo.MarkTiesForTest(r)
+	want := [][]string{{"PER*LIN*SE"}, {"PER*LIN*RQ"}, nil, nil}
+	for i, k := range r {
+		if !slices.Equal(k.Ties, want[i]) {
+			t.Errorf("%s: ties %v, want %v", k.Kernel, k.Ties, want[i])
+		}
 	}
 }

@@ -29,8 +29,9 @@ of the grammar; K12 the paper's Table 1.
 
 Every candidate gets a sparse GP trained by minibatch Adam on growing fractions of the data (warm-started), in
 parallel on --workers goroutines, each fraction ending with --polish L-BFGS iterations on the collapsed bound;
-then every kernel also tries the fits of the --donors best kernels as starts (same base kernels, inducing
-inputs and noise) and keeps what is better. After each fraction q(g) is fitted to the local ELBOs (eq. 8) and
+then every kernel also starts again --fresh times from its initial hyperparameters (inducing inputs at the
+k-means centres of the rows seen so far) and from the fits of the --donors best kernels (same base kernels,
+inducing inputs and noise), and keeps what is better. After each fraction q(g) is fitted to the local ELBOs (eq. 8) and
 the kernel posterior q*(k) estimated with --mc draws (eq. 13). At the end the --top kernels are kept, q(g) is refitted,
 and the test metrics of BMA (eq. 15) and of the most probable kernel alone (VBKS-s) are printed.
 
@@ -59,6 +60,7 @@ func vbksCmd(args []string, stdout, stderr io.Writer) error {
 	restarts := fs.Int("restarts", vbks.DefaultRestarts, "extra starts of every local fit on the first fraction (-1: none)")
 	polish := fs.Int("polish", vbks.DefaultPolishIters, "L-BFGS iterations on the collapsed bound that end each fraction's local fits (-1: none, minibatch steps only)")
 	donors := fs.Int("donors", vbks.DefaultDonors, "after each fraction every kernel also starts from the fits of this many best kernels (-1: none)")
+	fresh := fs.Int("fresh", vbks.DefaultFreshStarts, "after each fraction every kernel also starts this many times from its initial hyperparameters (-1: none)")
 	mc := fs.Int("mc", vbks.DefaultPosteriorMCSamples, "Monte Carlo draws S of q*(k)")
 	seed := fs.Uint64("seed", 1, "random seed (data generation, shuffle, inducing inputs, minibatches, q(g))")
 	out := fs.String("out", "", "directory for vbks.json, posterior.csv and posterior.png")
@@ -76,7 +78,7 @@ func vbksCmd(args []string, stdout, stderr io.Writer) error {
 		return errors.New("vbks: --data is required (gpzoo vbks --help)")
 	}
 	c := zoo.VBKSConfig{Data: *data, DataDir: *dir, Split: *split, Kernels: *kernels, Fractions: *fractions, Top: *top, Seed: *seed,
-		Local:     vbks.LocalConfig{NumInducing: *inducing, BatchSize: *batch, Iters: *iters, LR: *lr, Workers: *workers, NoiseFloor: *floor, Restarts: *restarts, PolishIters: *polish, Donors: *donors},
+		Local:     vbks.LocalConfig{NumInducing: *inducing, BatchSize: *batch, Iters: *iters, LR: *lr, Workers: *workers, NoiseFloor: *floor, Restarts: *restarts, PolishIters: *polish, Donors: *donors, FreshStarts: *fresh},
 		Posterior: vbks.PosteriorConfig{MCSamples: *mc}}
 	if !*quiet {
 		c.Progress = func(s vbks.Step, names []string) { progressVBKS(stderr, s, names) }
@@ -120,6 +122,9 @@ func printVBKS(w io.Writer, r *zoo.VBKSReport) {
 		mark := ""
 		if k.Kernel == r.Truth {
 			mark = "  (true kernel)"
+		}
+		if len(k.Ties) > 0 {
+			mark += fmt.Sprintf("  (local ELBO tied with %s: q*(k) between them is a tie-break)", strings.Join(k.Ties, ", "))
 		}
 		if k.PolishFailures > 0 {
 			mark += fmt.Sprintf("  (%d failed L-BFGS polishes undone)", k.PolishFailures)

@@ -91,9 +91,9 @@ func TestAdoptCopiesMatchingLeaves(t *testing.T) {
 	}
 }
 
-// TestTransferNeverLowersELBO: after Transfer every candidate's ℒ_i* is at least what it was, the recorded value
+// TestRestartNeverLowersELBO: after Restart every candidate's ℒ_i* is at least what it was, the recorded value
 // is the model's whole-data ELBO (one entry per fraction, replaced), and some start was taken.
-func TestTransferNeverLowersELBO(t *testing.T) {
+func TestRestartNeverLowersELBO(t *testing.T) {
 	x, y := scaled(t, TruthPerLinRQ, 120)
 	z, err := SharedInducing(x, 8, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
@@ -111,7 +111,7 @@ func TestTransferNeverLowersELBO(t *testing.T) {
 	for i, cd := range cands {
 		before[i] = cd.ELBO()
 	}
-	if _, err := Transfer(cands, x, y, 4, c); err != nil {
+	if _, err := Restart(cands, x, y, 4, c); err != nil {
 		t.Fatal(err)
 	}
 	improved := 0
@@ -130,7 +130,7 @@ func TestTransferNeverLowersELBO(t *testing.T) {
 			t.Errorf("%s: recorded ℒ* %v, model's ELBO %v", cd.Expr, cd.ELBO(), whole)
 		}
 		if len(cd.ELBOs) != 1 {
-			t.Errorf("%s: %d ELBOs recorded, want 1 (Transfer replaces the fraction's value)", cd.Expr, len(cd.ELBOs))
+			t.Errorf("%s: %d ELBOs recorded, want 1 (Restart replaces the fraction's value)", cd.Expr, len(cd.ELBOs))
 		}
 	}
 	t.Logf("before %v after %v", before, []float64{cands[0].ELBO(), cands[1].ELBO(), cands[2].ELBO(), cands[3].ELBO()})
@@ -198,4 +198,68 @@ func TestPolishFailureUndone(t *testing.T) {
 			t.Errorf("%s changed: %v → %v", p.Name(), before[i], p.Raw())
 		}
 	}
+}
+
+// TestRestartFreshStart: a fit stuck in a poor basin (its period a tenth of the configured one) is replaced by the fresh start, which
+// is exactly a polished fit from the configured hyperparameters with inducing inputs at the k-means centres of
+// the rows; with no fresh starts (and no donors) Restart changes nothing.
+func TestRestartFreshStart(t *testing.T) {
+	x, y := scaled(t, TruthPerLinRQ, 120)
+	z, err := SharedInducing(x, 8, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const seed = 4
+	c := LocalConfig{BatchSize: 32, PolishIters: 60, Donors: -1}
+	stuck := func() *Candidate {
+		cands, err := NewCandidates(parseAll(t, "PER*LIN"), z, 120, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cd := cands[0]
+		per := leafParams(cd.layer().Kernel.Params())[0].params["period"]
+		if err := per.Set([]float64{0.1 * per.Value()[0]}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := FitFraction(cands, x, y, 20, 3, c); err != nil {
+			t.Fatal(err)
+		}
+		return cd
+	}
+
+	// What the fresh start should find: the configured candidate, its Z at the rows' k-means centres, polished.
+	ref, err := NewCandidates(parseAll(t, "PER*LIN"), z, 120, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zf, err := SharedInducing(x, 8, rand.New(rand.NewPCG(seed, 0x2a)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(ref[0].layer().Z.Raw(), zf.RawMatrix().Data)
+	want := ref[0].refit(x, y, rand.New(rand.NewPCG(1, 1)), c)
+
+	off := stuck()
+	before := off.ELBO()
+	if _, err := Restart([]*Candidate{off}, x, y, seed, LocalConfig{BatchSize: 32, PolishIters: 60, Donors: -1, FreshStarts: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if off.ELBO() != before {
+		t.Errorf("no fresh starts and no donors, yet ℒ* moved from %v to %v", before, off.ELBO())
+	}
+
+	cd := stuck()
+	if !(want > before) {
+		t.Fatalf("the short period is no poor basin here: its ℒ* %v, the fresh fit's %v", before, want)
+	}
+	if _, err := Restart([]*Candidate{cd}, x, y, seed, c); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(cd.ELBO()-want) > 1e-6*math.Abs(want) {
+		t.Errorf("after the fresh start ℒ* = %v, want the fresh fit's %v (stuck fit: %v)", cd.ELBO(), want, before)
+	}
+	if !slices.Equal(cd.layer().Z.Value(), ref[0].layer().Z.Value()) {
+		t.Error("the kept start's inducing inputs differ from the fresh fit's")
+	}
+	t.Logf("stuck %.2f, fresh %.2f", before, cd.ELBO())
 }

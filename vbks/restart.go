@@ -14,37 +14,58 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Transfer lets every live candidate start again from the fitted hyperparameters of the c.Donors candidates
-// with the largest ℒ_i* (those better than itself), and keeps a start if its polished ℒ_i* is larger.
+// Restart lets every live candidate start again on the current rows (x, y) and keeps a start if its polished
+// ℒ_i* is larger. The starts are, in turn:
 //
-// Local ELBOs of periodic kernels have many local optima (on the PER×LIN×RQ set, 20 random starts of
-// PER×LIN×RQ with L-BFGS ended between 969 and 1861 nats, the period at 1, 2 or 3 times the true one), and each
-// candidate searches its own landscape from scratch, while the base kernels they share see the same data: a
-// period or length-scale one kernel has found is a good start for another. A start copies, leaf by leaf, the
-// donor's values into the receiver's leaves of the same base (in canonical order; SE and RQ also match each
-// other, since SE is RQ's α → ∞ limit), and the donor's inducing inputs and noise variance; the receiver's
+//   - c.FreshStarts fresh starts: the candidate's configured initial hyperparameters and noise variance (the
+//     first; the others scaled by log-normal factors, as firstFit's restarts), with inducing inputs at the k-means
+//     centres of x, shared by all candidates (a candidate with another number of them keeps its own);
+//   - the fitted hyperparameters of the c.Donors candidates with the largest ℒ_i* that are better than itself.
+//
+// Warm starts alone keep a fit in the basin it found on the first, small fraction. Local ELBOs of periodic
+// kernels have many local optima, and a period that 100 rows leave ambiguous is pinned down by 1000. On the
+// PER×LIN×RQ set (seed 1, |U| = 16) the warm-started fits of the whole schedule had ended at ℒ* = 1425.5 for both
+// PER×LIN×RQ and PER×LIN×SE; with one fresh start per fraction they end at 1552.1. (The landscape also depends
+// on Z: 300 L-BFGS iterations from the configured hyperparameters on all rows reach 1758 for PER×LIN×RQ with
+// one k-means draw of Z and 882 or 1453 with two others.)
+//
+// A donor start shares what one kernel has found with the others: the base kernels they share see the same
+// data. It copies, leaf by leaf, the donor's values into the receiver's leaves of the same base (in canonical
+// order; SE and RQ also match each other), and the donor's inducing inputs and noise variance; the receiver's
 // other values stay, except that an RQ leaf taking an SE leaf's values gets α = seLimitAlpha (SE is RQ's
 // α → ∞ limit). A receiver that contains the donor as a special case (PER×LIN×RQ and PER×LIN×SE) so starts at
 // the donor's optimum, and L-BFGS only climbs from there: its ℒ_i* cannot end below the smaller kernel's by a
-// failure of the optimiser alone. On that set PER×LIN×RQ's own start ended at 1665 nats, and 20 random starts
-// had not passed 1861, where PER×LIN×SE reached 1974.
+// failure of the optimiser alone.
 //
-// The donors' values are read before any start, and each receiver runs its starts in turn on c.Workers
-// goroutines, so the result does not depend on the number of workers. A candidate whose start is kept has its
-// last ELBOs entry replaced and its Adam state reset.
-func Transfer(cands []*Candidate, x, y *mat.Dense, seed uint64, c LocalConfig) (FitStats, error) {
+// The donors' values are read before any start, and each candidate runs its starts in turn on c.Workers
+// goroutines, candidate i's random factors from rand.NewPCG(seed, i), so the result does not depend on the
+// number of workers. A candidate whose start is kept has its last ELBOs entry replaced and its Adam state reset.
+func Restart(cands []*Candidate, x, y *mat.Dense, seed uint64, c LocalConfig) (FitStats, error) {
 	c = c.withDefaults()
 	st := FitStats{Workers: c.Workers}
-	if c.Donors < 0 || c.PolishIters < 0 {
+	fresh, donorsN := max(c.FreshStarts, 0), max(c.Donors, 0)
+	if c.PolishIters < 0 || fresh+donorsN == 0 {
 		return st, nil
 	}
 	if nx, _ := x.Dims(); nx == 0 {
-		return st, fmt.Errorf("vbks: Transfer: no rows")
+		return st, fmt.Errorf("vbks: Restart: no rows")
 	}
 	live, elbos := liveELBOs(cands)
+	if len(live) == 0 {
+		return st, nil
+	}
+	var z []float64
+	if fresh > 0 {
+		m := cands[live[0]].layer().Z.Shape()[0] // Run's candidates all have the same number
+		zm, err := SharedInducing(x, m, rand.New(rand.NewPCG(seed, 0x2a)))
+		if err != nil {
+			return st, fmt.Errorf("vbks: Restart: inducing inputs: %w", err)
+		}
+		z = zm.RawMatrix().Data
+	}
 	rank := Rank(elbos)
 	var donors []int
-	for _, r := range rank[:min(c.Donors, len(rank))] {
+	for _, r := range rank[:min(donorsN, len(rank))] {
 		donors = append(donors, live[r])
 	}
 	states := make(map[int]fitState, len(donors))
@@ -55,7 +76,7 @@ func Transfer(cands []*Candidate, x, y *mat.Dense, seed uint64, c LocalConfig) (
 	secs := make([]float64, len(cands))
 	parallel(c.Workers, live, func(i int) {
 		t0 := time.Now()
-		cands[i].receive(i, donors, states, x, y, rand.New(rand.NewPCG(seed, uint64(i))), c)
+		cands[i].restart(i, fresh, z, donors, states, x, y, rand.New(rand.NewPCG(seed, uint64(i))), c)
 		secs[i] = time.Since(t0).Seconds()
 		cands[i].Seconds += secs[i]
 	})
@@ -63,24 +84,38 @@ func Transfer(cands []*Candidate, x, y *mat.Dense, seed uint64, c LocalConfig) (
 	return st, nil
 }
 
-// receive tries the starts of the donors better than cd (candidate self), keeping the best polished one. It
-// reads the donors only through states: a donor may itself be taking a start, and changing, meanwhile.
-func (cd *Candidate) receive(self int, donors []int, states map[int]fitState, x, y *mat.Dense, rng *rand.Rand, c LocalConfig) {
+// restart tries cd's fresh starts (inducing inputs z) and the starts of the donors better than cd (candidate
+// self), keeping the best polished one. It reads the donors only through states: a donor may itself be taking
+// a start, and changing, meanwhile.
+func (cd *Candidate) restart(self, fresh int, z []float64, donors []int, states map[int]fitState, x, y *mat.Dense, rng *rand.Rand, c LocalConfig) {
 	ps := cd.Model.Params()
-	best, bestState := cd.ELBO(), graph.SnapshotRaw(ps)
+	was := cd.ELBO()
+	best, bestState := was, graph.SnapshotRaw(ps)
 	kept := false
-	for _, d := range donors {
-		if d == self || !(states[d].elbo > cd.ELBO()) {
-			continue
+	try := func(st fitState, scale bool) {
+		if !cd.adopt(st) {
+			return
 		}
-		if !cd.adopt(states[d]) {
-			continue
+		if scale {
+			perturb(cd, rng)
 		}
-		v := cd.refit(x, y, rng, c)
-		if v > best {
+		if v := cd.refit(x, y, rng, c); v > best {
 			best, bestState, kept = v, graph.SnapshotRaw(ps), true
 		}
 		graph.RestoreRaw(ps, bestState)
+	}
+	for r := range fresh {
+		st := cd.initial
+		st.z = nil // copies nothing: a candidate with another number of inducing inputs keeps its own
+		if len(z) == cd.layer().Z.Size() {
+			st.z = z
+		}
+		try(st, r > 0)
+	}
+	for _, d := range donors {
+		if d != self && states[d].elbo > was {
+			try(states[d], false)
+		}
 	}
 	if kept {
 		cd.ELBOs[len(cd.ELBOs)-1] = best
