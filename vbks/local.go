@@ -127,7 +127,8 @@ type Candidate struct {
 	PolishErrors int
 
 	opt *train.Adam
-	// initial is the candidate's configured hyperparameters and noise, the state of Restart's fresh starts.
+	// initial is the candidate's configured hyperparameters and noise (no inducing inputs), the state of
+	// Restart's fresh starts.
 	initial fitState
 }
 
@@ -167,6 +168,7 @@ func NewCandidates(exprs []*grammar.Expr, z *mat.Dense, numData int, c LocalConf
 		}
 		out[i] = &Candidate{Expr: e, Model: m, opt: &train.Adam{LR: c.LR}}
 		out[i].initial = stateOf(out[i])
+		out[i].initial.z = nil
 	}
 	return out, nil
 }

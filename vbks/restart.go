@@ -105,8 +105,7 @@ func (cd *Candidate) restart(self, fresh int, z []float64, donors []int, states 
 		graph.RestoreRaw(ps, bestState)
 	}
 	for r := range fresh {
-		st := cd.initial
-		st.z = nil // copies nothing: a candidate with another number of inducing inputs keeps its own
+		st := cd.initial // without inducing inputs: a candidate with another number of them keeps its own
 		if len(z) == cd.layer().Z.Size() {
 			st.z = z
 		}

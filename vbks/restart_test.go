@@ -10,6 +10,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/gp/models"
 	"github.com/gpzoo/gpzoo/graph"
+	"gonum.org/v1/gonum/mat"
 )
 
 // TestAdoptCopiesMatchingLeaves: a start from a donor copies the values of leaves of the same base (and SE into
@@ -17,10 +18,7 @@ import (
 // with no match) alone.
 func TestAdoptCopiesMatchingLeaves(t *testing.T) {
 	x, _ := scaled(t, TruthPerLinRQ, 40)
-	z, err := SharedInducing(x, 5, rand.New(rand.NewPCG(1, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	z := testInducing(t, x, 5)
 	cands, err := NewCandidates(parseAll(t, "PER*LIN*SE", "PER*LIN*RQ", "SE", "LIN+PER"), z, 40, LocalConfig{})
 	if err != nil {
 		t.Fatal(err)
@@ -95,10 +93,7 @@ func TestAdoptCopiesMatchingLeaves(t *testing.T) {
 // is the model's whole-data ELBO (one entry per fraction, replaced), and some start was taken.
 func TestRestartNeverLowersELBO(t *testing.T) {
 	x, y := scaled(t, TruthPerLinRQ, 120)
-	z, err := SharedInducing(x, 8, rand.New(rand.NewPCG(1, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	z := testInducing(t, x, 8)
 	c := LocalConfig{BatchSize: 32, PolishIters: 60, Donors: 2}
 	cands, err := NewCandidates(parseAll(t, "PER*LIN*SE", "PER*LIN*RQ", "SE+LIN", "RQ"), z, 120, c)
 	if err != nil {
@@ -143,10 +138,7 @@ func TestRestartNeverLowersELBO(t *testing.T) {
 // is RQ's α → ∞ limit), so the larger kernel starts exactly where the smaller one is.
 func TestAdoptReproducesNestedDonor(t *testing.T) {
 	x, y := scaled(t, TruthPerLinRQ, 60)
-	z, err := SharedInducing(x, 6, rand.New(rand.NewPCG(1, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	z := testInducing(t, x, 6)
 	c := LocalConfig{PolishIters: 40}
 	cands, err := NewCandidates(parseAll(t, "PER*LIN*SE", "PER*LIN*RQ"), z, 60, c)
 	if err != nil {
@@ -176,10 +168,7 @@ func TestAdoptReproducesNestedDonor(t *testing.T) {
 // Param as it was.
 func TestPolishFailureUndone(t *testing.T) {
 	x, y := scaled(t, TruthPerLinRQ, 30)
-	z, err := SharedInducing(x, 4, rand.New(rand.NewPCG(1, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	z := testInducing(t, x, 4)
 	cands, err := NewCandidates(parseAll(t, "PER*LIN"), z, 30, LocalConfig{})
 	if err != nil {
 		t.Fatal(err)
@@ -205,10 +194,7 @@ func TestPolishFailureUndone(t *testing.T) {
 // the rows; with no fresh starts (and no donors) Restart changes nothing.
 func TestRestartFreshStart(t *testing.T) {
 	x, y := scaled(t, TruthPerLinRQ, 120)
-	z, err := SharedInducing(x, 8, rand.New(rand.NewPCG(1, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	z := testInducing(t, x, 8)
 	const seed = 4
 	c := LocalConfig{BatchSize: 32, PolishIters: 60, Donors: -1}
 	stuck := func() *Candidate {
@@ -232,7 +218,7 @@ func TestRestartFreshStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zf, err := SharedInducing(x, 8, rand.New(rand.NewPCG(seed, 0x2a)))
+	zf, err := SharedInducing(x, 8, rand.New(rand.NewPCG(seed, 0x2a))) // Restart's draw
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,4 +248,14 @@ func TestRestartFreshStart(t *testing.T) {
 		t.Error("the kept start's inducing inputs differ from the fresh fit's")
 	}
 	t.Logf("stuck %.2f, fresh %.2f", before, cd.ELBO())
+}
+
+// testInducing is m k-means inducing inputs of x from a fixed seed.
+func testInducing(t *testing.T, x *mat.Dense, m int) *mat.Dense {
+	t.Helper()
+	z, err := SharedInducing(x, m, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z
 }

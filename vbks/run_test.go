@@ -110,10 +110,7 @@ func TestRunDoesNotDependOnWorkers(t *testing.T) {
 func TestLocalELBOIsCollapsedBound(t *testing.T) {
 	x, y := scaled(t, TruthPerRQLin, 80)
 	ks := parseAll(t, "(PER+RQ)*LIN", "SE")
-	z, err := SharedInducing(x, 6, rand.New(rand.NewPCG(1, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	z := testInducing(t, x, 6)
 	cands, err := NewCandidates(ks, z, 80, LocalConfig{})
 	if err != nil {
 		t.Fatal(err)
@@ -141,10 +138,7 @@ func TestLocalELBOIsCollapsedBound(t *testing.T) {
 func TestWarmStartContinues(t *testing.T) {
 	x, y := scaled(t, TruthPerLinRQ, 160)
 	ks := parseAll(t, "PER*LIN*RQ")
-	z, err := SharedInducing(x, 8, rand.New(rand.NewPCG(1, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	z := testInducing(t, x, 8)
 	c := LocalConfig{BatchSize: 32}
 	warm, err := NewCandidates(ks, z, 80, c)
 	if err != nil {
