@@ -34,8 +34,8 @@ const (
 // the tail average removes most of that jitter (it roughly halves the change of Probs after a warm-started refit).
 const postAverageFrom = 0.5
 
-// Jitter policy (ops.JitterPolicy) of Posterior.Subset, used only if the sub-covariance (C Cᵀ)[idx,idx] fails to
-// factorise.
+// Jitter policy (ops.JitterPolicy) of Posterior.Subset and postRearrange, used only if the (sub-)covariance fails
+// to factorise.
 const (
 	// postSubsetJitterRel is the first jitter, relative to the mean diagonal of the sub-covariance.
 	postSubsetJitterRel = 1e-12
@@ -122,7 +122,9 @@ func GlobalELBO(L, m, c []float64, eta [][]float64, priorVariance float64) (f fl
 // the fitted q(g) with its kernel posterior q*(k) (eq. 13, MCSamples draws) and the final ELBO estimate (MCSamples
 // fresh draws in antithetic pairs, units of L). The returned (M, C) is the average of the Adam iterates over the
 // last half of the Iters steps (tail averaging, which removes the jitter of constant-rate Adam); columns of C are
-// signed so that its diagonal is positive, which leaves C Cᵀ unchanged.
+// signed so that its diagonal is positive, which leaves C Cᵀ unchanged. Last, the coordinates of q(g) are
+// permuted so that q*(k) is ordered as L (postRearrange): eq. 8 has optima in which the kernels' roles are
+// swapped, and Adam ends in whichever one its start and its draws lead to.
 //
 // L holds the K ≥ 1 maximised local ELBOs; they may be large (thousands) and of either sign. The fit starts from
 // warm's M and C when warm is non-nil (e.g. a Subset after pruning), else from the prior (M = 0, C = σ0 I).
@@ -236,6 +238,7 @@ func FitPosterior(L []float64, warm *Posterior, rng *rand.Rand, c PosteriorConfi
 	if err != nil {
 		return nil, fmt.Errorf("vbks: FitPosterior: %w", err)
 	}
+	m, cm, probs = postRearrange(shifted, m, cm, probs)
 	etaMC := make([][]float64, cfg.MCSamples)
 	for s := range etaMC {
 		e := make([]float64, k)
@@ -255,6 +258,54 @@ func FitPosterior(L []float64, warm *Posterior, rng *rand.Rand, c PosteriorConfi
 		return nil, fmt.Errorf("vbks: FitPosterior: final ELBO: %w", err)
 	}
 	return &Posterior{M: m, C: cm, Probs: probs, ELBO: elbo, Steps: cfg.Iters}, nil
+}
+
+// postRearrange permutes the coordinates of q(g) = N(m, C Cᵀ) so that the kernel posterior q*(k) is ordered as the
+// local ELBOs L, and returns the permuted m, C and probs; it returns its inputs unchanged when the permutation does
+// not raise eq. 8.
+//
+// Eq. 8 of Teng et al. (2020) is unchanged by permuting q(g) and L together: softmax commutes with permutations
+// and the prior N(0, σ0² I) is isotropic, so the KL term is the same. Permuting q(g) alone, with L fixed,
+// therefore changes eq. 8 by exactly Σ_i (q*'(k_i) − q*(k_i)) L_i, and by the rearrangement inequality the largest
+// change comes from giving the largest q* to the largest L_i, the next to the next, and so on. probs is the Monte
+// Carlo q*(k) of (m, C); permuted, it is the same estimate for the permuted q(g) (from the permuted draws), so
+// the change is exact rather than estimated.
+//
+// This matters when two kernels' ℒ_i* (nearly) tie: eq. 8 then has two optima, each giving almost all the mass
+// to one of the pair (moving one coordinate of g away from the prior costs less KL than moving two), and Adam
+// may end in the one that favours the smaller ℒ_i*, typically because the warm start of the previous fraction
+// did. The permuted C is the lower Cholesky factor of the permuted C Cᵀ; if that fails to factorise even with
+// jitter, the inputs are returned unchanged.
+func postRearrange(L, m, c, probs []float64) ([]float64, []float64, []float64) {
+	k := len(L)
+	byL, byProb := Rank(L), Rank(probs)
+	src := make([]int, k) // coordinate i of the result is coordinate src[i] of the input
+	for r, i := range byL {
+		src[i] = byProb[r]
+	}
+	var gain float64
+	for i, j := range src {
+		gain += (probs[j] - probs[i]) * L[i]
+	}
+	if !(gain > 0) {
+		return m, c, probs
+	}
+	cd := mat.NewDense(k, k, c)
+	var sigma mat.Dense
+	sigma.Mul(cd, cd.T())
+	perm := make([]float64, k*k)
+	m2, probs2 := make([]float64, k), make([]float64, k)
+	for i, si := range src {
+		m2[i], probs2[i] = m[si], probs[si]
+		for j, sj := range src {
+			perm[i*k+j] = sigma.At(si, sj)
+		}
+	}
+	c2 := make([]float64, k*k)
+	if _, err := ops.CholeskyLower(c2, perm, k, ops.JitterPolicy{Initial: postSubsetJitterRel, MaxTries: postSubsetJitterTries}); err != nil {
+		return m, c, probs
+	}
+	return m2, c2, probs2
 }
 
 // KernelProbs returns the kernel posterior of Teng et al. (2020), eq. 13,

@@ -56,7 +56,8 @@ type VBKSKernel struct {
 	PolishFailures int `json:"polish_failures,omitempty"`
 	// Ties lists the other kernels whose ℒ_i* is within VBKSTieNats of this one's (Ranking only). Eq. 8 with
 	// its N(0, I) prior gives almost all the mass to one kernel of a tied pair (raising one coordinate of g
-	// costs less KL than raising two), so q*(k) between tied kernels is a tie-break, not evidence.
+	// costs less KL than raising two), the one with the larger ℒ_i* however small the difference
+	// (vbks.FitPosterior orders q*(k) as ℒ_i*), so q*(k) between tied kernels is a tie-break, not evidence.
 	Ties []string `json:"ties,omitempty"`
 }
 
