@@ -156,7 +156,7 @@ func (op *fusedOp) String() string {
 }
 
 func (op *fusedOp) Do(vs ...G.Value) (G.Value, error) {
-	in, err := args(op.k.name(), op.k.arity(), vs)
+	in, err := args(op.k.name, op.k.arity(), vs)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +223,7 @@ func (op *fusedOp) DoDiff(_ G.ExecutionContext, inputs G.Nodes, output *G.Node) 
 	for i, n := range inputs {
 		vs[i] = n.Value()
 	}
-	in, err := args(op.k.name(), op.k.arity(), vs)
+	in, err := args(op.k.name, op.k.arity(), vs)
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (op *fusedOp) DoDiff(_ G.ExecutionContext, inputs G.Nodes, output *G.Node) 
 	if err != nil {
 		return fmt.Errorf("ops: %s: DoDiff: output gradient: %w", op.k.name(), err)
 	}
-	outs, err := args(op.k.name(), 2, []G.Value{output.Value(), gv})
+	outs, err := args(op.k.name, 2, []G.Value{output.Value(), gv})
 	if err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ func (op *gradOp) String() string   { return fmt.Sprintf("∂%s/∂in%d", op.fus
 
 func (op *gradOp) Do(vs ...G.Value) (G.Value, error) {
 	n := op.k.arity()
-	all, err := args(op.String(), n+2, vs)
+	all, err := args(op.String, n+2, vs)
 	if err != nil {
 		return nil, err
 	}
@@ -331,10 +331,11 @@ func hashOf(op interface{ WriteHash(hash.Hash) }) uint32 {
 	return h.Sum32()
 }
 
-// args converts gorgonia values to kernel operands without copying dense data.
-func args(name string, n int, vs []G.Value) ([]arg, error) {
+// args converts gorgonia values to kernel operands without copying dense data. name (the op's name) is called only
+// to build an error: formatting it on every execution cost several per cent of a training step.
+func args(name func() string, n int, vs []G.Value) ([]arg, error) {
 	if len(vs) != n {
-		return nil, &ShapeError{Op: name, Want: fmt.Sprintf("%d operands", n), Got: fmt.Sprintf("%d", len(vs))}
+		return nil, &ShapeError{Op: name(), Want: fmt.Sprintf("%d operands", n), Got: fmt.Sprintf("%d", len(vs))}
 	}
 	in := make([]arg, n)
 	for i, v := range vs {
@@ -343,14 +344,14 @@ func args(name string, n int, vs []G.Value) ([]arg, error) {
 			in[i] = arg{data: []float64{float64(*t)}, shape: tensor.ScalarShape()}
 		case *tensor.Dense:
 			if t.Dtype() != tensor.Float64 {
-				return nil, &ShapeError{Op: name, Want: "float64", Got: t.Dtype().String()}
+				return nil, &ShapeError{Op: name(), Want: "float64", Got: t.Dtype().String()}
 			}
 			if t.RequiresIterator() || t.IsMaterializable() {
 				t = t.Materialize().(*tensor.Dense)
 			}
 			in[i] = arg{data: t.Float64s(), shape: normShape(t.Shape())}
 		default:
-			return nil, &ShapeError{Op: name, Want: "a float64 tensor or scalar", Got: fmt.Sprintf("%T", v)}
+			return nil, &ShapeError{Op: name(), Want: "a float64 tensor or scalar", Got: fmt.Sprintf("%T", v)}
 		}
 	}
 	return in, nil

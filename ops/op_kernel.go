@@ -233,17 +233,21 @@ func covCheckHyper(op string, f covFunc, in []tensor.Shape, d int) error {
 	for j, h := range hs {
 		s := in[j]
 		scalar := len(s) == 0 || len(s) == 1 && s[0] == 1
+		vector := len(s) == 1 && s[0] == d
 		var ok bool
-		var want string
+		var want string // formatted only for the error: this check runs on every execution
 		switch {
 		case h.vec && h.scalarOK:
-			ok, want = scalar || len(s) == 1 && s[0] == d, fmt.Sprintf("a scalar or a vector [%d]", d)
+			ok, want = scalar || vector, "a scalar or a vector [%d]"
 		case h.vec:
-			ok, want = len(s) == 1 && s[0] == d, fmt.Sprintf("a vector [%d]", d)
+			ok, want = vector, "a vector [%d]"
 		default:
 			ok, want = scalar, "a scalar"
 		}
 		if !ok {
+			if h.vec {
+				want = fmt.Sprintf(want, d)
+			}
 			return &ShapeError{Op: op, Want: fmt.Sprintf("hyperparameter %d (%s) %s", j, h.name, want), Got: fmt.Sprintf("%v", s)}
 		}
 	}
