@@ -118,6 +118,18 @@ type covHyper struct {
 	scalarOK bool // a vector hyperparameter that may also be given as a scalar (shared by all dimensions)
 }
 
+// want describes the shapes h accepts with input dimension d. It is formatted only for an error: covCheckHyper
+// runs on every execution.
+func (h covHyper) want(d int) string {
+	switch {
+	case h.vec && h.scalarOK:
+		return fmt.Sprintf("a scalar or a vector [%d]", d)
+	case h.vec:
+		return fmt.Sprintf("a vector [%d]", d)
+	}
+	return "a scalar"
+}
+
 // covFunc is one covariance family: the numerics of CovMatrix and CovDiag on row-major []float64.
 // h holds the hyperparameter operands in the order of hyper(); shapes are validated before any call.
 type covFunc interface {
@@ -233,22 +245,12 @@ func covCheckHyper(op string, f covFunc, in []tensor.Shape, d int) error {
 	for j, h := range hs {
 		s := in[j]
 		scalar := len(s) == 0 || len(s) == 1 && s[0] == 1
-		vector := len(s) == 1 && s[0] == d
-		var ok bool
-		var want string // formatted only for the error: this check runs on every execution
-		switch {
-		case h.vec && h.scalarOK:
-			ok, want = scalar || vector, "a scalar or a vector [%d]"
-		case h.vec:
-			ok, want = vector, "a vector [%d]"
-		default:
-			ok, want = scalar, "a scalar"
+		ok := scalar
+		if h.vec {
+			ok = len(s) == 1 && s[0] == d || h.scalarOK && scalar
 		}
 		if !ok {
-			if h.vec {
-				want = fmt.Sprintf(want, d)
-			}
-			return &ShapeError{Op: op, Want: fmt.Sprintf("hyperparameter %d (%s) %s", j, h.name, want), Got: fmt.Sprintf("%v", s)}
+			return &ShapeError{Op: op, Want: fmt.Sprintf("hyperparameter %d (%s) %s", j, h.name, h.want(d)), Got: fmt.Sprintf("%v", s)}
 		}
 	}
 	return nil

@@ -34,8 +34,8 @@ const (
 // the tail average removes most of that jitter (it roughly halves the change of Probs after a warm-started refit).
 const postAverageFrom = 0.5
 
-// Jitter policy (ops.JitterPolicy) of Posterior.Subset and postRearrange, used only if the (sub-)covariance fails
-// to factorise.
+// Jitter policy (ops.JitterPolicy) of Posterior.Subset, used only if the sub-covariance (C Cᵀ)[idx,idx] fails to
+// factorise.
 const (
 	// postSubsetJitterRel is the first jitter, relative to the mean diagonal of the sub-covariance.
 	postSubsetJitterRel = 1e-12
@@ -274,12 +274,11 @@ func FitPosterior(L []float64, warm *Posterior, rng *rand.Rand, c PosteriorConfi
 // This matters when two kernels' ℒ_i* (nearly) tie: eq. 8 then has two optima, each giving almost all the mass
 // to one of the pair (moving one coordinate of g away from the prior costs less KL than moving two), and Adam
 // may end in the one that favours the smaller ℒ_i*, typically because the warm start of the previous fraction
-// did. The permuted C is the lower Cholesky factor of the permuted C Cᵀ; if that fails to factorise even with
-// jitter, the inputs are returned unchanged.
+// did. The permuted q(g) is Posterior.Subset over all K coordinates in the new order; if its covariance fails to
+// factorise even with jitter, the inputs are returned unchanged.
 func postRearrange(L, m, c, probs []float64) ([]float64, []float64, []float64) {
-	k := len(L)
 	byL, byProb := Rank(L), Rank(probs)
-	src := make([]int, k) // coordinate i of the result is coordinate src[i] of the input
+	src := make([]int, len(L)) // coordinate i of the result is coordinate src[i] of the input
 	for r, i := range byL {
 		src[i] = byProb[r]
 	}
@@ -290,22 +289,11 @@ func postRearrange(L, m, c, probs []float64) ([]float64, []float64, []float64) {
 	if !(gain > 0) {
 		return m, c, probs
 	}
-	cd := mat.NewDense(k, k, c)
-	var sigma mat.Dense
-	sigma.Mul(cd, cd.T())
-	perm := make([]float64, k*k)
-	m2, probs2 := make([]float64, k), make([]float64, k)
-	for i, si := range src {
-		m2[i], probs2[i] = m[si], probs[si]
-		for j, sj := range src {
-			perm[i*k+j] = sigma.At(si, sj)
-		}
-	}
-	c2 := make([]float64, k*k)
-	if _, err := ops.CholeskyLower(c2, perm, k, ops.JitterPolicy{Initial: postSubsetJitterRel, MaxTries: postSubsetJitterTries}); err != nil {
+	q := (&Posterior{M: m, C: c, Probs: probs}).Subset(src)
+	if q == nil {
 		return m, c, probs
 	}
-	return m2, c2, probs2
+	return q.M, q.C, q.Probs
 }
 
 // KernelProbs returns the kernel posterior of Teng et al. (2020), eq. 13,
