@@ -14,10 +14,13 @@ import (
 // the backward pass) and exposes the loss, the gradient of every trainable Param and the monitored values.
 // A Program is not safe for concurrent use.
 type Program struct {
-	g       *Graph
-	vm      G.VM
-	loss    *G.Node
-	lossV   G.Value
+	g    *Graph
+	vm   G.VM
+	loss *G.Node
+	// lossV receives the loss during a run. It is allocated apart from the Program: a read target inside the
+	// Program would make a reference cycle through the engine's machine, which carries a finalizer, and Go
+	// never collects a cycle through a finalized object (every compiled Program would leak, graph and buffers).
+	lossV   *G.Value
 	lossVal float64
 	outs    []*output
 	trained []*boundParam // params whose gradients are computed, in Graph order
@@ -54,7 +57,8 @@ func (g *Graph) Compile(loss *Node, outputs map[string]*Node) (*Program, error) 
 		return nil, err
 	}
 	p.loss = loss.n
-	p.reads = append(p.reads, G.Read(loss.n, &p.lossV))
+	p.lossV = new(G.Value)
+	p.reads = append(p.reads, G.Read(loss.n, p.lossV))
 	var wrt G.Nodes
 	for _, b := range g.params {
 		if b.p.trainable {
@@ -209,7 +213,7 @@ func (p *Program) Run() (err error) {
 	}
 	p.runs++
 	if p.loss != nil {
-		v, err := scalarOf(p.lossV)
+		v, err := scalarOf(*p.lossV)
 		if err != nil {
 			return err
 		}

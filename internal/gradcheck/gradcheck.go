@@ -88,7 +88,7 @@ type harness struct {
 	grads  G.Nodes
 	wrt    []int
 	vm     G.VM
-	lossV  G.Value
+	lossV  *G.Value // apart from the harness: a read target inside it would tie it to its machine (see graph.Program)
 }
 
 func newHarness(build Build, inputs []Input, rng *rand.Rand) (*harness, error) {
@@ -128,7 +128,8 @@ func newHarness(build Build, inputs []Input, rng *rand.Rand) (*harness, error) {
 	if h.loss, err = ops.Dot(wn, out); err != nil {
 		return nil, fmt.Errorf("loss: %w", err)
 	}
-	G.Read(h.loss, &h.lossV)
+	h.lossV = new(G.Value)
+	G.Read(h.loss, h.lossV)
 	if len(wrtNodes) > 0 {
 		if h.grads, err = G.Grad(h.loss, wrtNodes...); err != nil {
 			return nil, fmt.Errorf("grad: %w", err)
@@ -153,7 +154,7 @@ func (h *harness) run() (float64, error) {
 	if err := h.vm.RunAll(); err != nil {
 		return 0, err
 	}
-	return valueScalar(h.lossV)
+	return valueScalar(*h.lossV)
 }
 
 func valueScalar(v G.Value) (float64, error) {
