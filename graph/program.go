@@ -29,6 +29,7 @@ type Program struct {
 	mons    map[string][]float64
 	runs    int
 	reads   G.Nodes // the engine's read statements (values copied out during the run)
+	direct  bool    // the tape runs without the engine's thread lock (see runTape)
 }
 
 type output struct {
@@ -162,6 +163,7 @@ func (p *Program) finish() (err error) {
 		roots = append(roots, m.read)
 	}
 	p.vm = G.NewTapeMachine(p.g.g.ExactSubgraphRoots(roots...))
+	p.direct = directTape(p.vm)
 	return nil
 }
 
@@ -208,7 +210,7 @@ func (p *Program) Run() (err error) {
 		}
 	}
 	p.vm.Reset()
-	if err := p.vm.RunAll(); err != nil {
+	if err := runTape(p.vm, p.direct); err != nil {
 		return fmt.Errorf("graph: run: %w", ops.UnwrapVM(err))
 	}
 	p.runs++

@@ -13,7 +13,7 @@ import (
 // gather. Flops counted (leading terms): the Cholesky of Kuu M³/3 and its backward ≈ 5M³/3; L_u⁻¹K_uf M²B and
 // its backward 2M²B; L_Sᵀ·A M²B and its backward 2M²B; the kernel K_uf 2MBD and its backward ≈ 6MBD.
 func BenchmarkSVGPStep(b *testing.B) {
-	for _, c := range []struct{ m, batch int }{{100, 1024}, {200, 1024}, {500, 1024}} {
+	for _, c := range []struct{ m, batch int }{{16, 32}, {100, 1024}, {200, 1024}, {500, 1024}} {
 		b.Run(fmt.Sprintf("M=%d,B=%d", c.m, c.batch), func(b *testing.B) {
 			const d = 8
 			rng := rand.New(rand.NewPCG(1, 1))
