@@ -13,8 +13,8 @@ import (
 // gorgonia v0.9.18's TapeMachine.RunAll locks the calling goroutine to its OS thread (for CUDA, which this build
 // does not use) and executes the tape in a new goroutine. Each run thus costs two OS-thread hand-offs: the
 // locked thread sleeps, another runs the tape, and the locked one must be woken when the tape ends, with its
-// core idle meanwhile. Measured with BenchmarkProgramOverhead (graph/N=10): 60 µs per run through RunAll
-// against 20 µs through runTape; a VBKS run with 2 workers kept 1.37 of 2 cores busy through RunAll.
+// core idle meanwhile. Measured with BenchmarkProgramOverhead (graph/N=10): 40–61 µs per run through RunAll
+// against 17–18 µs through runTape; a VBKS run with 2 workers kept 1.37 of 2 cores busy through RunAll.
 //
 // Without CUDA and without a batched BLAS (gorgonia's own cgo BLAS, which this project never installs), RunAll
 // is exactly the unexported runall plus no-op flushes (ExternMetadata.DoWork with no batched BLAS; the closure

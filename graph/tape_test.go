@@ -37,8 +37,7 @@ func TestRunTapeIsDirect(t *testing.T) {
 	x := g.Input("x", 3, 3)
 	wn := g.Param(w)
 	// K = X + W·Wᵀ + I: a Cholesky, a triangular solve and a log-determinant, forward and backward.
-	k := g.AddConst(g.Add(x, g.MatMul(wn, wn, false, true)), 0)
-	k = g.AddDiag(k, g.Fill("one", 1, 3))
+	k := g.AddDiag(g.Add(x, g.MatMul(wn, wn, false, true)), g.Fill("one", 1, 3))
 	l := g.Cholesky(k)
 	a := g.TriSolve(l, wn, false, false)
 	loss := g.Add(g.LogDetChol(l), g.Sum(g.Square(a)))
