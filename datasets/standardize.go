@@ -43,25 +43,54 @@ func FitStandardizer(d *Dataset, standardizeY bool) (*Standardizer, error) {
 
 // columnStats returns the column means and population standard deviations
 // of m (two-pass), with 0 (or a non-finite result) replaced by 1.
+//
+// Any finite column gives finite statistics: each column is first scaled by
+// the power of two 2^e just above its largest magnitude, so the scaled values
+// lie in (−1, 1), their sum cannot overflow and their squares neither overflow
+// nor underflow before the column's spread does; the results are scaled back.
+// Scaling by a power of two is exact, so for data whose plain sums and squares
+// stay within range the statistics are bit for bit those of the unscaled
+// two-pass formulas.
 func columnStats(m *mat.Dense) (mean, std []float64) {
 	r, c := m.Dims()
 	mean, std = make([]float64, c), make([]float64, c)
+	exp := make([]int, c)     // e: 2^e ≥ max |m_ij| over column j (e = 0 for an all-zero column)
+	inv := make([]float64, c) // 2^−e when it is a normal float64 (multiplying by it is exact), else 0
 	for i := 0; i < r; i++ {
 		for j, v := range m.RawRowView(i) {
-			mean[j] += v
+			std[j] = max(std[j], math.Abs(v)) // std holds the largest magnitude for now
+		}
+	}
+	for j, a := range std {
+		_, exp[j] = math.Frexp(a) // a = f·2^e, f ∈ [0.5, 1)
+		if e := exp[j]; e > -1022 && e < 1022 {
+			inv[j] = math.Ldexp(1, -e)
+		}
+		std[j] = 0
+	}
+	scaled := func(v float64, j int) float64 { // v·2^−e, exactly
+		if inv[j] != 0 {
+			return v * inv[j]
+		}
+		return math.Ldexp(v, -exp[j])
+	}
+	for i := 0; i < r; i++ {
+		for j, v := range m.RawRowView(i) {
+			mean[j] += scaled(v, j)
 		}
 	}
 	for j := range mean {
-		mean[j] /= float64(r)
+		mean[j] /= float64(r) // the scaled mean, in (−1, 1)
 	}
 	for i := 0; i < r; i++ {
 		for j, v := range m.RawRowView(i) {
-			dv := v - mean[j]
+			dv := scaled(v, j) - mean[j]
 			std[j] += dv * dv
 		}
 	}
 	for j := range std {
-		std[j] = math.Sqrt(std[j] / float64(r))
+		mean[j] = math.Ldexp(mean[j], exp[j])
+		std[j] = math.Ldexp(math.Sqrt(std[j]/float64(r)), exp[j])
 		if !(std[j] > 0) || math.IsInf(std[j], 0) {
 			std[j] = 1
 		}
@@ -129,14 +158,22 @@ func (s *Standardizer) ApplyX(x *mat.Dense) (*mat.Dense, error) {
 	return affine(x, s.XMean, s.XStd), nil
 }
 
-// affine returns (m - mean) / std column-wise.
+// affine returns (m - mean) / std column-wise. A difference that overflows
+// (values of opposite signs near the largest float64) is computed as
+// m/std − mean/std instead, which is finite for any statistics of
+// columnStats.
 func affine(m *mat.Dense, mean, std []float64) *mat.Dense {
 	r, c := m.Dims()
 	out := mat.NewDense(r, c, nil)
 	for i := 0; i < r; i++ {
 		src, dst := m.RawRowView(i), out.RawRowView(i)
 		for j, v := range src {
-			dst[j] = (v - mean[j]) / std[j]
+			d := v - mean[j]
+			if math.IsInf(d, 0) {
+				dst[j] = v/std[j] - mean[j]/std[j]
+				continue
+			}
+			dst[j] = d / std[j]
 		}
 	}
 	return out
@@ -160,6 +197,18 @@ func (s *Standardizer) InverseVar(col int, v float64) float64 {
 		return math.NaN()
 	}
 	return v * s.YStd[col] * s.YStd[col]
+}
+
+// InverseStd maps a variance in standardised units of target column col to
+// the standard deviation in original units: √v·YStd[col]. Unlike
+// InverseVar's, the result is finite whenever the data are (a target of
+// magnitude 1e160 has a finite standard deviation but a variance beyond
+// float64). It returns NaN when col is out of range or s is nil.
+func (s *Standardizer) InverseStd(col int, v float64) float64 {
+	if s == nil || col < 0 || col >= len(s.YStd) {
+		return math.NaN()
+	}
+	return math.Sqrt(v) * s.YStd[col]
 }
 
 // LogDensityOffset returns −log(YStd[col]): adding it to a log density of

@@ -3,8 +3,11 @@ package datasets
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 func TestStandardizerRoundTrip(t *testing.T) {
@@ -78,5 +81,66 @@ func TestStandardizerRoundTrip(t *testing.T) {
 	cls, _ := ParseRaetsch(strings.NewReader("1,1\n2,-1\n"))
 	if _, err := FitStandardizer(cls, true); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("labels: %v", err)
+	}
+}
+
+// Any finite data standardise to finite values: a target of magnitude 1e158 (whose squares overflow), values
+// near ±MaxFloat64 (whose sums and differences overflow) and tiny ones (whose squares underflow) all come out
+// with mean 0 and variance 1, and the statistics of ordinary data are bit for bit the plain two-pass ones.
+func TestStandardizerExtremeMagnitudes(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		col   []float64
+		rough bool // subnormal statistics are not representable: only finiteness is required
+	}{
+		{"1e158", []float64{1e158, 3e158, -2e158, 5e157}, false},
+		{"near MaxFloat64", []float64{math.MaxFloat64, -math.MaxFloat64, 0.5 * math.MaxFloat64, math.MaxFloat64}, false},
+		{"1e-170", []float64{1e-170, 3e-170, -2e-170, 5e-171}, false},
+		{"subnormal", []float64{5e-324, 1e-323, 0, 2e-323}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := len(c.col)
+			d := &Dataset{X: mat.NewDense(n, 1, slices.Clone(c.col)), Y: mat.NewDense(n, 1, slices.Clone(c.col))}
+			s, err := FitStandardizer(d, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			z, err := s.Apply(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mean, sq := 0.0, 0.0
+			for _, v := range z.Y.RawMatrix().Data {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("standardised value %v (mean %v, std %v)", v, s.YMean[0], s.YStd[0])
+				}
+				mean += v / float64(n)
+				sq += v * v / float64(n)
+			}
+			if !c.rough && (math.Abs(mean) > 1e-12 || math.Abs(sq-1) > 1e-12) {
+				t.Errorf("standardised mean %v, variance %v (std %v)", mean, sq, s.YStd[0])
+			}
+			if sd := s.InverseStd(0, 1); math.IsInf(sd, 0) || math.Abs(sd/s.YStd[0]-1) > 1e-15 {
+				t.Errorf("InverseStd(1) = %v, YStd %v", sd, s.YStd[0])
+			}
+		})
+	}
+	// Ordinary data: the same bits as the unscaled two-pass formulas.
+	col := []float64{0.3, -1.7, 2.9, 11.5, 4.25, -0.125}
+	d := &Dataset{X: mat.NewDense(len(col), 1, col), Y: mat.NewDense(len(col), 1, col)}
+	s, err := FitStandardizer(d, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean, ss := 0.0, 0.0
+	for _, v := range col {
+		mean += v
+	}
+	mean /= float64(len(col))
+	for _, v := range col {
+		ss += (v - mean) * (v - mean)
+	}
+	if sd := math.Sqrt(ss / float64(len(col))); s.XMean[0] != mean || s.XStd[0] != sd {
+		t.Errorf("mean %v std %v, want exactly %v %v", s.XMean[0], s.XStd[0], mean, sd)
 	}
 }

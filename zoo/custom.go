@@ -88,6 +88,9 @@ func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d.N() < 2 {
+		return nil, fmt.Errorf("%w: %s has %d data row(s): training needs at least 2", ErrBadCustom, d.Name, d.N())
+	}
 	src := rand.NewPCG(c.Seed, 0xc5f)
 	rng := rand.New(src)
 	trRaw, teRaw := d, (*datasets.Dataset)(nil) // teRaw stays in original units: it is scored as a user's file would be
@@ -181,6 +184,18 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 	}
 	if (c.Family == "gpr" || c.Family == "sgpr") && (c.CheckpointDir != "" || c.Resume) {
 		return c, fmt.Errorf("%w: checkpoints are for Adam training, not %s's L-BFGS", ErrBadCustom, c.Family)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"Inducing", c.Inducing}, {"MeanBases", c.MeanBases}, {"Iters", c.Iters}, {"BatchSize", c.BatchSize},
+		{"Samples", c.Samples}, {"TestSamples", c.TestSamples}, {"CheckpointEvery", c.CheckpointEvery}} {
+		if f.v < 0 {
+			return c, fmt.Errorf("%w: %s %d is negative (0 means the default)", ErrBadCustom, f.name, f.v)
+		}
+	}
+	if c.LR < 0 || math.IsNaN(c.LR) || math.IsInf(c.LR, 0) {
+		return c, fmt.Errorf("%w: learning rate %g (want > 0; 0 means the default)", ErrBadCustom, c.LR)
 	}
 	if c.Inducing <= 0 {
 		c.Inducing = 100
@@ -401,20 +416,39 @@ func scoreCustom(res *Result, f *modelfile.File, te *datasets.Dataset, c CustomC
 		return nil
 	}
 	// Regression: RMSE of the predictive mean; LL of the Gaussian with the predictive mean and variance (exact for
-	// a Gaussian likelihood and a single-layer model; the moment-matched approximation otherwise).
-	se, ll := 0.0, 0.0
-	for i := 0; i < n; i++ {
-		y := te.Y.At(i, 0)
-		mu, v := p.Mean.At(i, 0), p.Var.At(i, 0)
-		se += (y - mu) * (y - mu)
-		ll += -0.5 * (math.Log(2*math.Pi*v) + (y-mu)*(y-mu)/v)
+	// a Gaussian likelihood and a single-layer model; the moment-matched approximation otherwise). Both are
+	// computed from the standard deviation and scaled residuals, so that they stay finite for any finite data
+	// (a target of magnitude 1e158 has squared residuals and variances beyond float64).
+	resid := make([]float64, n)
+	ll := 0.0
+	for i := range resid {
+		y, mu, sd := te.Y.At(i, 0), p.Mean.At(i, 0), p.Std.At(i, 0)
+		resid[i] = y - mu
+		z := resid[i] / sd
+		ll += -0.5*(math.Log(2*math.Pi)+z*z) - math.Log(sd)
 	}
-	rmse := math.Sqrt(se / float64(n))
+	rmse := rootMeanSquare(resid)
 	res.TestRMSE, res.TestLL = &rmse, ll/float64(n)
 	if c.Family == "dgp" || c.Likelihood != "gaussian" {
 		res.TestLLKind = "moment-matched Gaussian of the predictive distribution"
 	}
 	return nil
+}
+
+// rootMeanSquare returns √(Σ r_i² / n) without overflow or underflow: the squares are taken of r_i / max|r|.
+func rootMeanSquare(r []float64) float64 {
+	s := 0.0
+	for _, v := range r {
+		s = max(s, math.Abs(v))
+	}
+	if s == 0 || math.IsInf(s, 0) || len(r) == 0 {
+		return s
+	}
+	sum := 0.0
+	for _, v := range r {
+		sum += (v / s) * (v / s)
+	}
+	return s * math.Sqrt(sum/float64(len(r)))
 }
 
 // lastQ returns q(u) of a coupled layer (the one a natural-gradient hook may own).

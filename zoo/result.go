@@ -98,7 +98,7 @@ func (r *Result) Summary() string {
 	s += fmt.Sprintf("  data: %s  n_train=%d n_test=%d\n", r.DataSource, r.NTrain, r.NTest)
 	s += fmt.Sprintf("  train: %d iters (%s) in %.2fs (%.4fs/iter), objective/N = %.4f\n", r.Iters, r.Optimizer, r.TrainSeconds, r.SecondsPerIter, r.ELBOPerPoint)
 	if r.TestRMSE != nil {
-		s += fmt.Sprintf("  test RMSE = %.4f   test LL = %.4f\n", *r.TestRMSE, r.TestLL)
+		s += fmt.Sprintf("  test RMSE = %.5g   test LL = %.5g\n", *r.TestRMSE, r.TestLL)
 	}
 	if r.TestAccuracy != nil {
 		s += fmt.Sprintf("  test accuracy = %.4f   test LL = %.4f", *r.TestAccuracy, r.TestLL)

@@ -26,8 +26,9 @@ Usage:
 
 X.csv has a header row. A model trained by gpzoo train reads its feature columns by name (in any order; other
 columns are ignored); a model saved by gpzoo run --save reads every column, in order. Y.csv (default: standard
-output) has one row per input row: mean and variance of the target (columns mean, variance; mean_j, variance_j
-for several outputs) in the target's original units, or, for a classifier, the probability of every class (p_LABEL)
+output) has one row per input row: mean, variance and standard deviation of the target (columns mean, variance,
+std; mean_j, variance_j, std_j for several outputs) in the target's original units (std stays finite where the
+variance of a target beyond about 1e154 overflows), or, for a classifier, the probability of every class (p_LABEL)
 and the most probable label (label).
 
 Flags:
@@ -55,6 +56,17 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if *model == "" || *input == "" {
 		return errors.New("predict: --model FILE.gpz and --input X.csv are required (see gpzoo predict --help)")
+	}
+	if *samples < 0 {
+		return fmt.Errorf("predict: --samples %d: want a count of at least 1 (0: the model's default)", *samples)
+	}
+	if *out != "" && (sameFile(*out, *input) || sameFile(*out, *model)) {
+		return fmt.Errorf("predict: --out %s is the model or the input file: choose another output file", *out)
+	}
+	if *out != "" {
+		if err := modelfile.CheckSavePath(*out); err != nil {
+			return fmt.Errorf("predict: --out: %w", err)
+		}
 	}
 	f, err := modelfile.LoadFile(*model, gp.BuildOptions{Rand: rand.New(rand.NewPCG(*seed, 0xb1d))})
 	if err != nil {
@@ -151,7 +163,7 @@ func writePredictions(w io.Writer, p *modelfile.Prediction, labels string) error
 			}
 		}
 	} else {
-		if err := writeMeanVar(cw, p.Mean, p.Var, ff); err != nil {
+		if err := writeMeanVar(cw, p.Mean, p.Var, p.Std, ff); err != nil {
 			return err
 		}
 	}
@@ -159,22 +171,22 @@ func writePredictions(w io.Writer, p *modelfile.Prediction, labels string) error
 	return cw.Error()
 }
 
-func writeMeanVar(cw *csv.Writer, mean, variance *mat.Dense, ff func(float64) string) error {
+func writeMeanVar(cw *csv.Writer, mean, variance, sd *mat.Dense, ff func(float64) string) error {
 	n, q := mean.Dims()
-	header := []string{"mean", "variance"}
+	header := []string{"mean", "variance", "std"}
 	if q > 1 {
 		header = header[:0]
 		for j := 0; j < q; j++ {
-			header = append(header, fmt.Sprintf("mean_%d", j), fmt.Sprintf("variance_%d", j))
+			header = append(header, fmt.Sprintf("mean_%d", j), fmt.Sprintf("variance_%d", j), fmt.Sprintf("std_%d", j))
 		}
 	}
 	if err := cw.Write(header); err != nil {
 		return err
 	}
-	row := make([]string, 2*q)
+	row := make([]string, 3*q)
 	for i := 0; i < n; i++ {
 		for j := 0; j < q; j++ {
-			row[2*j], row[2*j+1] = ff(mean.At(i, j)), ff(variance.At(i, j))
+			row[3*j], row[3*j+1], row[3*j+2] = ff(mean.At(i, j)), ff(variance.At(i, j)), ff(sd.At(i, j))
 		}
 		if err := cw.Write(row); err != nil {
 			return err

@@ -3,6 +3,7 @@ package modelfile
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/gpzoo/gpzoo/gp"
@@ -35,8 +36,10 @@ type PredictOptions struct {
 // Prediction is the predictive distribution at test inputs, in the original units of the data.
 type Prediction struct {
 	// Mean and Var are the predictive mean and variance of y [N,P] (observation noise included), in original
-	// units: the standardised values v become v·YStd + YMean and variances v·YStd². nil for classifiers.
-	Mean, Var *mat.Dense
+	// units: the standardised values v become v·YStd + YMean and variances v·YStd². Std is the predictive
+	// standard deviation √Var, computed as √v·YStd: it stays finite where Var overflows float64 (targets of
+	// magnitude beyond about 1e154), so scores and users should prefer it. nil for classifiers.
+	Mean, Var, Std *mat.Dense
 	// Probs are the class probabilities [N,K] of a classifier (robust-max, softmax). A Bernoulli model gives
 	// [N,2P]: columns 2j and 2j+1 are p(y_j = 0) and p(y_j = 1) (so [N,2] for one label column). nil for
 	// regression.
@@ -140,10 +143,11 @@ func (f *File) Predict(x *mat.Dense, o PredictOptions) (*Prediction, error) {
 	case interface{ NumClasses() int }:
 		return &Prediction{Probs: mean}, nil
 	}
-	if err := f.unstandardize(mean, variance); err != nil {
+	sd, err := f.unstandardize(mean, variance)
+	if err != nil {
 		return nil, err
 	}
-	return &Prediction{Mean: mean, Var: variance}, nil
+	return &Prediction{Mean: mean, Var: variance, Std: sd}, nil
 }
 
 // predictInputDim returns the input dimension D of the model families Predict knows.
@@ -209,22 +213,30 @@ func bernoulliProbs(p1 *mat.Dense) *mat.Dense {
 	return out
 }
 
-// unstandardize maps the standardised predictive mean and variance [N,P] back to original units in place.
-func (f *File) unstandardize(mean, variance *mat.Dense) error {
+// unstandardize maps the standardised predictive mean and variance [N,P] back to original units in place, and
+// returns the standard deviations in original units.
+func (f *File) unstandardize(mean, variance *mat.Dense) (*mat.Dense, error) {
+	n, p := mean.Dims()
+	sd := mat.NewDense(n, p, nil)
 	s := f.Standardizer
 	if s == nil {
-		return nil
+		for i := 0; i < n; i++ {
+			for j, v := range variance.RawRowView(i) {
+				sd.Set(i, j, math.Sqrt(v))
+			}
+		}
+		return sd, nil
 	}
-	n, p := mean.Dims()
 	if len(s.YMean) != p || len(s.YStd) != p {
-		return &ops.ShapeError{Op: "modelfile.Predict", Want: fmt.Sprintf("a standardizer of %d target columns (the model's outputs)", p), Got: fmt.Sprintf("%d means, %d deviations", len(s.YMean), len(s.YStd))}
+		return nil, &ops.ShapeError{Op: "modelfile.Predict", Want: fmt.Sprintf("a standardizer of %d target columns (the model's outputs)", p), Got: fmt.Sprintf("%d means, %d deviations", len(s.YMean), len(s.YStd))}
 	}
 	for i := 0; i < n; i++ {
-		m, v := mean.RawRowView(i), variance.RawRowView(i)
+		m, v, d := mean.RawRowView(i), variance.RawRowView(i), sd.RawRowView(i)
 		for j := range m {
 			m[j] = s.InverseMean(j, m[j])
+			d[j] = s.InverseStd(j, v[j])
 			v[j] = s.InverseVar(j, v[j])
 		}
 	}
-	return nil
+	return sd, nil
 }
