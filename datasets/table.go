@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -42,6 +44,9 @@ type Table struct {
 	// Labels, for classification, holds the original label of each class:
 	// class k stands for the value Labels[k] (ascending). nil for regression.
 	Labels []float64
+	// Delimiter is the field separator detected from the header row: ',',
+	// ';' or '\t' (see DelimiterName).
+	Delimiter rune
 }
 
 // LabelValues maps predicted class indices back to the original label
@@ -62,8 +67,9 @@ func (t *Table) LabelValues(classes []int) ([]float64, error) {
 }
 
 // ReadTable reads a user's CSV table from r: a header row naming the
-// columns, then one row per point (RFC 4180 quoting, comma-separated, gzip
-// detected by its magic bytes, blank lines skipped). o.Target names the
+// columns, then one row per point (RFC 4180 quoting; fields separated by
+// commas, semicolons or tabs, whichever the header row holds most of, see
+// Table.Delimiter; gzip detected by its magic bytes; blank lines skipped). o.Target names the
 // column to predict and o.Features the inputs (nil: all other columns); only
 // these columns are parsed, so other columns may hold text.
 //
@@ -193,8 +199,9 @@ func readTable(r io.Reader, o TableOptions, name string) (*Table, error) {
 		y.Set(i, 0, row[d])
 	}
 	t := &Table{
-		Data:   &Dataset{X: x, Y: y, FeatureNames: slices.Clone(used[:d])},
-		Target: target,
+		Data:      &Dataset{X: x, Y: y, FeatureNames: slices.Clone(used[:d])},
+		Target:    target,
+		Delimiter: g.delim,
 	}
 	if o.Classify {
 		if err := t.encodeLabels(g, name); err != nil {
@@ -301,6 +308,7 @@ type grid struct {
 	values []float64 // [rows, len(cols)] row-major, in the order of cols
 	lines  []int     // file line of each data row
 	rows   int
+	delim  rune // the field separator detected from the header
 }
 
 // badValue is the first offending cell of a column.
@@ -310,14 +318,19 @@ type badValue struct {
 }
 
 // scanTable reads the header of a CSV (trimming names and a leading BOM),
-// lets pick choose the used columns, and parses those columns of every row.
+// detects the field separator (sniffDelimiter), lets pick choose the used
+// columns, and parses those columns of every row. A header error of pick
+// names the separator it was split with.
 func scanTable(r io.Reader, name string, pick func(header []string) ([]int, error)) (*grid, error) {
 	in, err := openInput(r, name)
 	if err != nil {
 		return nil, err
 	}
-	rec := &errRecorder{r: in}
+	br := bufio.NewReaderSize(in, sniffBytes)
+	delim := sniffDelimiter(br)
+	rec := &errRecorder{r: br}
 	cr := csv.NewReader(rec)
+	cr.Comma = delim
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	header, err := cr.Read()
@@ -332,13 +345,20 @@ func scanTable(r io.Reader, name string, pick func(header []string) ([]int, erro
 		if j == 0 {
 			h = strings.TrimPrefix(h, "\uFEFF")
 		}
+		if !utf8.ValidString(h) { // names are stored (model files, JSON) and matched as text
+			return nil, &FormatError{File: name, Line: 1, Msg: fmt.Sprintf("column %d's name %q is not valid UTF-8 text", j+1, h)}
+		}
 		names[j] = strings.TrimSpace(h)
 	}
 	cols, err := pick(names)
 	if err != nil {
+		var fe *FormatError
+		if errors.As(err, &fe) && fe.Line == 1 {
+			fe.Msg += fmt.Sprintf(" (the header was split at %s; gpzoo reads comma-, semicolon- or tab-separated files)", DelimiterName(delim))
+		}
 		return nil, err
 	}
-	g := &grid{}
+	g := &grid{delim: delim}
 	nonNumeric := make([]*badValue, len(cols))
 	var firstBad error // first empty cell or non-finite value
 	for {
@@ -406,6 +426,59 @@ func scanTable(r io.Reader, name string, pick func(header []string) ([]int, erro
 		return nil, withFile(fmt.Errorf("datasets: CSV has no data rows: %w", ErrEmpty), name)
 	}
 	return g, nil
+}
+
+// sniffBytes is how much of a table's start sniffDelimiter looks at.
+const sniffBytes = 64 << 10
+
+// sniffDelimiter returns the field separator of the CSV table that br starts
+// with: of comma, semicolon and tab, the one occurring most often outside
+// double quotes in the header row (ties and a header without any go to the
+// earlier of comma, semicolon, tab). It only peeks: br is not advanced.
+func sniffDelimiter(br *bufio.Reader) rune {
+	head, _ := br.Peek(sniffBytes) // fewer bytes at the end of the input; a read error surfaces in the CSV reader
+	var n [3]int
+	quoted := false
+	for _, c := range head {
+		if c == '"' {
+			quoted = !quoted
+		}
+		if quoted {
+			continue
+		}
+		if c == '\n' {
+			break
+		}
+		switch c {
+		case ',':
+			n[0]++
+		case ';':
+			n[1]++
+		case '\t':
+			n[2]++
+		}
+	}
+	best := 0
+	for k := 1; k < 3; k++ {
+		if n[k] > n[best] {
+			best = k
+		}
+	}
+	return [3]rune{',', ';', '\t'}[best]
+}
+
+// DelimiterName names a field separator for messages: "comma", "semicolon",
+// "tab", or the character quoted.
+func DelimiterName(r rune) string {
+	switch r {
+	case ',':
+		return "comma"
+	case ';':
+		return "semicolon"
+	case '\t':
+		return "tab"
+	}
+	return strconv.QuoteRune(r)
 }
 
 // csvError converts an encoding/csv error; a failure of the underlying

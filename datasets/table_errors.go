@@ -92,8 +92,27 @@ func (e *NonNumericError) Error() string {
 		b.WriteString(")")
 	}
 	b.WriteString("; encode them as numbers or drop them from the features (--features)")
+	for _, c := range e.Columns {
+		if decimalComma(c.Value) {
+			b.WriteString("; values such as ")
+			b.WriteString(strconv.Quote(truncate(c.Value)))
+			b.WriteString(" use a decimal comma: write numbers with a decimal point")
+			break
+		}
+	}
 	return b.String()
 }
 
 // Unwrap returns ErrCategorical.
 func (e *NonNumericError) Unwrap() error { return ErrCategorical }
+
+// decimalComma reports whether v is a number written with a decimal comma
+// (one comma, a valid number once it is a point), as spreadsheets in many
+// locales export them.
+func decimalComma(v string) bool {
+	if strings.Count(v, ",") != 1 {
+		return false
+	}
+	_, err := strconv.ParseFloat(strings.Replace(v, ",", ".", 1), 64)
+	return err == nil
+}
