@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -21,29 +22,85 @@ import (
 // inducing points in 20 dimensions take 8 MB).
 const EmbeddedMaxPayload = 64 << 20
 
-// Embedded is a NATS server running inside this process, listening on loopback.
-type Embedded struct {
-	srv *natsserver.Server
-	// URL is the server's client URL (nats://127.0.0.1:PORT).
-	URL string
+// EnvToken is the environment variable a worker reads the NATS token from (see Connect and WorkerFlags); a
+// token on the command line would show in every process listing.
+const EnvToken = "GPZOO_NATS_TOKEN"
+
+// ErrNoToken is returned by StartEmbedded for a server reachable from the network without a token.
+var ErrNoToken = errors.New("dist: a NATS server listening beyond loopback needs a token (clients must authenticate)")
+
+// EmbeddedConfig configures StartEmbedded.
+type EmbeddedConfig struct {
+	// Listen is the HOST:PORT the server listens on: "" means 127.0.0.1 on a free port; PORT 0 a free port.
+	// A host other than a loopback address (127.0.0.0/8, ::1, localhost) makes the server reachable from the
+	// network, and then Token is required.
+	Listen string
+	// Token, when set, is the secret every client must present (Connect's token): NATS token authentication.
+	Token string
 }
 
-// StartEmbedded starts a NATS server on a free loopback port (port 0) or the given one.
-func StartEmbedded(port int) (*Embedded, error) {
-	if port == 0 {
-		port = natsserver.RANDOM_PORT
+// Embedded is a NATS server running inside this process.
+type Embedded struct {
+	srv *natsserver.Server
+	// URL is the server's client URL (nats://HOST:PORT, without the token); for a server listening on every
+	// interface (0.0.0.0 or ::) HOST is this machine's host name.
+	URL string
+	// Loopback reports whether the server listens on loopback only.
+	Loopback bool
+}
+
+// StartEmbedded starts a NATS server as c says: on loopback by default, and beyond it only with a token
+// (ErrNoToken otherwise).
+func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
+	host, port := "127.0.0.1", natsserver.RANDOM_PORT
+	if c.Listen != "" {
+		h, p, err := net.SplitHostPort(c.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("dist: listen address %q: want HOST:PORT: %w", c.Listen, err)
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || n > 65535 {
+			return nil, fmt.Errorf("dist: listen address %q: port %q is not a number in 0–65535", c.Listen, p)
+		}
+		if h == "" {
+			return nil, fmt.Errorf("dist: listen address %q: name the host (127.0.0.1 for this machine only, 0.0.0.0 for every interface)", c.Listen)
+		}
+		host = h
+		if n != 0 {
+			port = n
+		}
 	}
-	srv, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: port, NoLog: true, NoSigs: true,
-		MaxPayload: EmbeddedMaxPayload, MaxPending: 4 * EmbeddedMaxPayload})
+	loopback := IsLoopback(host)
+	if !loopback && c.Token == "" {
+		return nil, fmt.Errorf("%w: listening on %s", ErrNoToken, net.JoinHostPort(host, strconv.Itoa(max(port, 0))))
+	}
+	srv, err := natsserver.NewServer(&natsserver.Options{Host: host, Port: port, NoLog: true, NoSigs: true,
+		MaxPayload: EmbeddedMaxPayload, MaxPending: 4 * EmbeddedMaxPayload, Authorization: c.Token})
 	if err != nil {
 		return nil, fmt.Errorf("dist: starting the embedded NATS server: %w", err)
 	}
 	go srv.Start()
 	if !srv.ReadyForConnections(10 * time.Second) {
 		srv.Shutdown()
-		return nil, errors.New("dist: the embedded NATS server did not start within 10 s")
+		return nil, fmt.Errorf("dist: the embedded NATS server did not start on %s within 10 s (is the port in use?)", net.JoinHostPort(host, strconv.Itoa(max(port, 0))))
 	}
-	return &Embedded{srv: srv, URL: srv.ClientURL()}, nil
+	url := srv.ClientURL()
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if name, err := os.Hostname(); err == nil {
+			url = "nats://" + net.JoinHostPort(name, strconv.Itoa(srv.Addr().(*net.TCPAddr).Port))
+		}
+	}
+	return &Embedded{srv: srv, URL: url, Loopback: loopback}, nil
+}
+
+// IsLoopback reports whether host (a name or an address) is this machine's loopback: localhost, 127.0.0.0/8
+// or ::1.
+func IsLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }
 
 // Shutdown stops the server.
@@ -52,18 +109,41 @@ func (e *Embedded) Shutdown() {
 	e.srv.WaitForShutdown()
 }
 
-// Connect opens a NATS connection to url for gpzoo (reconnecting for as long as it takes).
-func Connect(url, name string) (*nats.Conn, error) {
-	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond))
+// Connect opens a NATS connection to url for gpzoo (reconnecting for as long as it takes), presenting token
+// when it is not empty.
+func Connect(url, name, token string) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(200 * time.Millisecond)}
+	if token != "" {
+		opts = append(opts, nats.Token(token))
+	}
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("dist: connecting to NATS at %s: %w", url, err)
 	}
 	return nc, nil
 }
 
+// ReadToken returns the token held by file (surrounding white space removed), or, for file "", the value of
+// EnvToken ("" when unset).
+func ReadToken(file string) (string, error) {
+	if file == "" {
+		return os.Getenv(EnvToken), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("dist: reading the NATS token: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("dist: the token file %s is empty", file)
+	}
+	return tok, nil
+}
+
 // WorkerArgs tell a Spawner what to start.
 type WorkerArgs struct {
 	URL, Run  string
+	Token     string // NATS token ("" for a server without authentication)
 	Shard, Of int
 	Delay     time.Duration
 }
@@ -82,8 +162,10 @@ type Spawner func(a WorkerArgs) (Proc, error)
 type LocalConfig struct {
 	// Server configures the parameter server (its Conn is set by Local).
 	Server ServerConfig
-	// URL is an external NATS server ("" starts an embedded one on loopback).
-	URL string
+	// URL is an external NATS server ("" starts an embedded one on loopback); Token, when set, is presented by
+	// the server's and the workers' connections.
+	URL   string
+	Token string
 	// Spawn starts the workers (nil: goroutines in this process, each with its own connection, loading data
 	// with Loader).
 	Spawn  Spawner
@@ -98,14 +180,14 @@ type LocalConfig struct {
 func Local(model *advgp.Model, c LocalConfig) (*Result, error) {
 	url := c.URL
 	if url == "" {
-		e, err := StartEmbedded(0)
+		e, err := StartEmbedded(EmbeddedConfig{})
 		if err != nil {
 			return nil, err
 		}
 		defer e.Shutdown()
 		url = e.URL
 	}
-	nc, err := Connect(url, "gpzoo-advgp-server")
+	nc, err := Connect(url, "gpzoo-advgp-server", c.Token)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +208,7 @@ func Local(model *advgp.Model, c LocalConfig) (*Result, error) {
 	k := cfg.Job.Workers
 	procs := make([]Proc, 0, k)
 	for i := range k {
-		p, err := spawn(WorkerArgs{URL: url, Run: cfg.Job.Run, Shard: i, Of: k, Delay: c.Delay[i]})
+		p, err := spawn(WorkerArgs{URL: url, Token: c.Token, Run: cfg.Job.Run, Shard: i, Of: k, Delay: c.Delay[i]})
 		if err != nil {
 			stopAll(procs, 0)
 			return nil, fmt.Errorf("dist: starting worker %d/%d: %w", i, k, err)
@@ -165,7 +247,7 @@ func stopAll(procs []Proc, grace time.Duration) {
 // InProcess returns the Spawner of goroutine workers (each with its own NATS connection).
 func InProcess(load Loader) Spawner {
 	return func(a WorkerArgs) (Proc, error) {
-		nc, err := Connect(a.URL, fmt.Sprintf("gpzoo-advgp-worker-%d", a.Shard))
+		nc, err := Connect(a.URL, fmt.Sprintf("gpzoo-advgp-worker-%d", a.Shard), a.Token)
 		if err != nil {
 			return nil, err
 		}
@@ -195,7 +277,7 @@ func (p *goProc) Kill() error {
 
 // Command returns the Spawner of worker processes: name with args, then the worker's flags
 // --url URL --run RUN --shard i/k [--delay D] (what `gpzoo advgp work` takes), sharing this process's
-// standard error.
+// standard error; a token goes to the process in its environment (EnvToken), not on its command line.
 func Command(name string, args ...string) Spawner {
 	return func(a WorkerArgs) (Proc, error) {
 		full := append(append([]string(nil), args...), "--url", a.URL, "--run", a.Run,
@@ -205,6 +287,9 @@ func Command(name string, args ...string) Spawner {
 		}
 		cmd := exec.Command(name, full...)
 		cmd.Stderr = os.Stderr
+		if a.Token != "" {
+			cmd.Env = append(os.Environ(), EnvToken+"="+a.Token)
+		}
 		if err := cmd.Start(); err != nil {
 			return nil, err
 		}
@@ -221,11 +306,16 @@ func (p *cmdProc) Kill() error { return p.cmd.Process.Kill() }
 // returns the function that reads them after fs.Parse.
 func WorkerFlags(fs *flag.FlagSet) func() (WorkerArgs, error) {
 	url := fs.String("url", nats.DefaultURL, "NATS server URL")
+	tokenFile := fs.String("token-file", "", "file holding the NATS token (default: $"+EnvToken+")")
 	run := fs.String("run", "default", "training run name (the server's --run)")
 	shard := fs.String("shard", "", "this worker's shard `i/k` (0-based i)")
 	delay := fs.Duration("delay", 0, "artificial pause before every gradient (slow-worker studies)")
 	return func() (WorkerArgs, error) {
 		a := WorkerArgs{URL: *url, Run: *run, Delay: *delay}
+		var err error
+		if a.Token, err = ReadToken(*tokenFile); err != nil {
+			return a, err
+		}
 		i, k, ok := strings.Cut(*shard, "/")
 		var err1, err2 error
 		a.Shard, err1 = strconv.Atoi(i)

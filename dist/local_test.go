@@ -262,12 +262,12 @@ func TestStalledWorkerIsDroppedAndRejoins(t *testing.T) {
 
 // Messages a server cannot use are refused and counted, and training goes on.
 func TestInvalidGradientsRefused(t *testing.T) {
-	e, err := StartEmbedded(0)
+	e, err := StartEmbedded(EmbeddedConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Shutdown()
-	nc, err := Connect(e.URL, "test")
+	nc, err := Connect(e.URL, "test", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestInvalidGradientsRefused(t *testing.T) {
 	}
 	nan = make([]float64, s.size)
 	nan[3] = math.NaN()
-	wn, err := Connect(e.URL, "worker")
+	wn, err := Connect(e.URL, "worker", "")
 	if err != nil {
 		t.Fatal(err)
 	}
