@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/gpzoo/gpzoo/internal/atomicfile"
 )
 
 // maxLineBytes bounds one text line (a 784-pixel CSV row needs ~10 kB).
@@ -58,7 +60,7 @@ func openFile(path string) (*os.File, error) {
 	if path == "" {
 		return nil, fmt.Errorf("datasets: empty path: %w", ErrInvalid)
 	}
-	f, err := os.Open(path)
+	f, err := atomicfile.OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("datasets: %w", err)
 	}

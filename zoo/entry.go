@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gpzoo/gpzoo/dist"
+	"github.com/gpzoo/gpzoo/gp/modelfile"
 )
 
 // DefaultEntry is the entry `gpzoo run` runs without an argument: it needs only the data embedded in the binary
@@ -66,12 +67,14 @@ type Options struct {
 	// not counted as training time.
 	EvalEvery int
 	// Workers and Tau override the number of workers and the delay bound of ADVGP entries (Workers 0, Tau nil:
-	// the entry's); NATSURL is an external NATS server ("": an embedded one on loopback); Spawn starts the
-	// workers (nil: goroutines in this process; the CLI's `advgp local` starts processes).
-	Workers int
-	Tau     *int
-	NATSURL string
-	Spawn   dist.Spawner
+	// the entry's); NATSURL is an external NATS server ("": an embedded one on loopback) and NATSToken the token
+	// its clients present ("": none); Spawn starts the workers (nil: goroutines in this process; the CLI's
+	// `advgp local` starts processes).
+	Workers   int
+	Tau       *int
+	NATSURL   string
+	NATSToken string
+	Spawn     dist.Spawner
 	// NATSRun names the ADVGP run on the NATS server ("" = a fresh unique name); external workers join it.
 	NATSRun string
 	// Logger receives structured progress (nil: silent).
@@ -110,7 +113,7 @@ func (e *Entry) Run(o Options) (*Result, error) {
 	if o.Resume && o.CheckpointDir == "" {
 		return nil, fmt.Errorf("zoo: %s: resuming needs the checkpoint directory", e.Name)
 	}
-	if (o.Workers != 0 || o.Tau != nil || o.NATSURL != "" || o.Spawn != nil || o.NATSRun != "") && e.Model != "advgp" {
+	if (o.Workers != 0 || o.Tau != nil || o.NATSURL != "" || o.NATSToken != "" || o.Spawn != nil || o.NATSRun != "") && e.Model != "advgp" {
 		return nil, fmt.Errorf("zoo: %s: workers, τ and NATS settings are for ADVGP entries (*/advgp)", e.Name)
 	}
 	if o.Tau != nil && *o.Tau < 0 {
@@ -118,6 +121,14 @@ func (e *Entry) Run(o Options) (*Result, error) {
 	}
 	if o.CurvesOut != "" && !e.WritesCurves {
 		return nil, fmt.Errorf("zoo: %s: writes no training curves (CurvesOut %q)", e.Name, o.CurvesOut)
+	}
+	if o.Optimizer != "" && o.Optimizer != "lbfgs" && o.Optimizer != "adam" {
+		return nil, fmt.Errorf("zoo: %s: unknown optimizer %q (lbfgs or adam)", e.Name, o.Optimizer)
+	}
+	if o.SaveModel != "" {
+		if err := modelfile.CheckSavePath(o.SaveModel); err != nil {
+			return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
+		}
 	}
 	return e.run(e, o)
 }

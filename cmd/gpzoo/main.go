@@ -241,6 +241,18 @@ func runEntryWith(args []string, advgp func(o *zoo.Options, data string) (cleanu
 	if set["split"] && set["splits"] {
 		return fmt.Errorf("--split and --splits exclude each other (--splits %s --split %d)", *splits, *split)
 	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"iters", *iters}, {"inducing", *inducing}, {"batch", *batch}, {"test-samples", *testSamples},
+		{"checkpoint-every", *ckEvery}, {"eval-every", *evalEvery}, {"workers", *workers}} {
+		if set[c.name] && c.v < 1 {
+			return fmt.Errorf("--%s %d: want a count of at least 1", c.name, c.v)
+		}
+	}
+	if set["split"] && *split < 0 {
+		return fmt.Errorf("--split %d: want a split index ≥ 0", *split)
+	}
 	name := zoo.DefaultEntry
 	showcase := len(pos) == 0 && !set["split"] && !set["splits"]
 	if len(pos) == 1 {

@@ -28,7 +28,8 @@ const trainUsage = `gpzoo train: train a model on your own CSV file.
 Usage:
   gpzoo train --csv FILE --target COLUMN [flags]
 
-The CSV needs a header row. Every used column must be numeric (categorical columns are refused, by name).
+The CSV needs a header row; fields are separated by commas, semicolons or tabs (detected from the header and
+named in the first line printed). Every used column must be numeric (categorical columns are refused, by name).
 Inputs (and a regression target) are standardised on the training rows; a random test fraction is held out
 and scored; the model is saved (--save) for gpzoo predict.
 
@@ -50,7 +51,9 @@ Flags:
   --test-fraction F   share of rows held out and scored (default 0.1; 0: none)
   --seed S            seed of the split, initialisation and minibatches (default 1)
   --natgrad           natural-gradient steps on q(u) (svgp, orth; a dgp's coupled last layer)
-  --save FILE.gpz     where to save the model (default: the CSV's name with .gpz)
+  --save FILE.gpz     where to save the model, replacing FILE if it exists (default: the CSV's name with .gpz,
+                      which is never replaced: train refuses to start when it exists, unless --force)
+  --force             replace the default model file if it exists
   --out FILE.json     also write the metrics as JSON
   --plots DIR         draw the training curve, the reliability diagram (classifiers) and, for one input
                       column, the predictive mean ± 2σ with the data, as PNG and SVG
@@ -82,6 +85,7 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed")
 	natgrad := fs.Bool("natgrad", false, "natural gradients")
 	save := fs.String("save", "", "model file")
+	force := fs.Bool("force", false, "replace the default model file")
 	out := fs.String("out", "", "JSON result")
 	plotDir := fs.String("plots", "", "directory for the figures")
 	ckDir := fs.String("checkpoint", "", "checkpoint directory")
@@ -97,8 +101,33 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	if *csvPath == "" || *target == "" {
 		return errors.New("train: --csv FILE and --target COLUMN are required (see gpzoo train --help)")
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := checkTrainFlags(set, *family, *iters, *inducing, *meanBases, *batch, *ckEvery, *lr, *testFrac); err != nil {
+		return err
+	}
+	if *resume && *ckDir == "" {
+		return errors.New("train: --resume needs --checkpoint DIR (the folder of the checkpoint to continue from)")
+	}
+	if *save != "" && sameFile(*save, *csvPath) {
+		return fmt.Errorf("train: --save %s is the data file --csv %s: choose another model file", *save, *csvPath)
+	}
+	if *save != "" {
+		if err := modelfile.CheckSavePath(*save); err != nil {
+			return fmt.Errorf("train: --save: %w", err)
+		}
+	}
 	if zoo.ClassLikelihood(*lik) {
 		*classify = true
+	}
+	// The default model file is derived from the CSV's name, so a second run on the same file (another --model,
+	// say) would silently replace the first model: refuse before training, unless asked to (--save, --force).
+	savePath := *save
+	if savePath == "" {
+		savePath = strings.TrimSuffix(filepath.Base(*csvPath), filepath.Ext(*csvPath)) + ".gpz"
+		if err := refuseExisting(savePath, *force); err != nil {
+			return err
+		}
 	}
 	tbl, err := datasets.LoadTable(*csvPath, datasets.TableOptions{Target: *target, Features: splitList(*features), Classify: *classify})
 	if err != nil {
@@ -129,7 +158,8 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	if tbl.Data.NumClasses > 0 {
 		kind = fmt.Sprintf("classification, %d classes", tbl.Data.NumClasses)
 	}
-	fmt.Fprintf(stdout, "gpzoo train %s: %d rows, %d features, target %q (%s), model %s\n", *csvPath, tbl.Data.N(), tbl.Data.D(), *target, kind, *family)
+	fmt.Fprintf(stdout, "gpzoo train %s: %d rows, %d features, target %q (%s), %s-separated, model %s\n", *csvPath, tbl.Data.N(),
+		tbl.Data.D(), *target, kind, datasets.DelimiterName(tbl.Delimiter), *family)
 	run, err := zoo.TrainCustom(tbl.Data, c)
 	if err != nil {
 		return err
@@ -140,15 +170,17 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 		labels, _ := json.Marshal(tbl.Labels)
 		f.Meta["labels"] = string(labels)
 	}
-	if *save == "" {
-		*save = strings.TrimSuffix(filepath.Base(*csvPath), filepath.Ext(*csvPath)) + ".gpz"
+	if *save == "" { // checked again: the file may have appeared while training
+		if err := refuseExisting(savePath, *force); err != nil {
+			return err
+		}
 	}
-	if err := modelfile.SaveFile(*save, f); err != nil {
+	if err := modelfile.SaveFile(savePath, f); err != nil {
 		return err
 	}
-	run.Result.ModelFile = *save
+	run.Result.ModelFile = savePath
 	fmt.Fprint(stdout, run.Result.Summary())
-	fmt.Fprintf(stdout, "  saved the model to %s (gpzoo predict --model %s --input X.csv --out Y.csv)\n", *save, *save)
+	fmt.Fprintf(stdout, "  saved the model to %s (gpzoo predict --model %s --input X.csv --out Y.csv)\n", savePath, savePath)
 	if *plotDir != "" {
 		files, err := run.Result.WritePlots(*plotDir)
 		if err != nil {
@@ -168,6 +200,54 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stdout, "  wrote %s\n", *out)
+	}
+	return nil
+}
+
+// checkTrainFlags refuses flag values train cannot honour, naming the flag: counts below 1 where a count is
+// needed (a flag left unset keeps its default), a learning rate outside (0, 1], a test fraction outside [0, 1),
+// and Adam's flags given to the L-BFGS families (gpr, sgpr), where they would be silently ignored.
+func checkTrainFlags(set map[string]bool, family string, iters, inducing, meanBases, batch, ckEvery int, lr, testFrac float64) error {
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"iters", iters}, {"inducing", inducing}, {"mean-bases", meanBases}, {"batch", batch}, {"checkpoint-every", ckEvery}} {
+		if set[c.name] && c.v < 1 {
+			return fmt.Errorf("train: --%s %d: want a count of at least 1", c.name, c.v)
+		}
+	}
+	if set["lr"] && !(lr > 0 && lr <= 1) {
+		return fmt.Errorf("train: --lr %g: want a learning rate in (0, 1] (Adam moves every raw parameter by up to lr a step; 0.001–0.1 is usual)", lr)
+	}
+	if !(testFrac >= 0 && testFrac < 1) {
+		return fmt.Errorf("train: --test-fraction %g: want a share in [0, 1) (0: no held-out rows)", testFrac)
+	}
+	if f := strings.ToLower(family); f == "gpr" || f == "sgpr" {
+		for _, name := range []string{"lr", "batch", "natgrad", "checkpoint", "checkpoint-every", "resume", "layers", "layer-family", "mean-bases"} {
+			if set[name] {
+				return fmt.Errorf("train: --%s does not apply to --model %s (full-batch L-BFGS on the exact objective)", name, family)
+			}
+		}
+	}
+	return nil
+}
+
+// sameFile reports whether paths a and b name one existing file.
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// refuseExisting returns an error naming path when something exists there and force is not set.
+func refuseExisting(path string, force bool) error {
+	if force {
+		return nil
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("train: %s exists (the default model file for this CSV): pass --save FILE to write another file, or --force to replace it", path)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("train: checking the default model file: %w", err)
 	}
 	return nil
 }

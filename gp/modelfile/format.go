@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime/debug"
 	"slices"
 
@@ -215,9 +214,18 @@ func Load(r io.Reader, o gp.BuildOptions) (*File, error) {
 	return decode(body.Bytes(), o)
 }
 
+// CheckSavePath returns an error when SaveFile(path, …) would certainly fail because path's folder is missing or
+// path is a directory: callers check before training rather than after.
+func CheckSavePath(path string) error {
+	if err := atomicfile.CheckWritable(path); err != nil {
+		return fmt.Errorf("modelfile: %w", err)
+	}
+	return nil
+}
+
 // LoadFile loads the model file at path (see Load); bytes after the checksum are ErrCorrupt.
 func LoadFile(path string, o gp.BuildOptions) (*File, error) {
-	fh, err := os.Open(path)
+	fh, err := atomicfile.OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("modelfile: %w", err)
 	}

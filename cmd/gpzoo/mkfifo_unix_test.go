@@ -1,0 +1,8 @@
+//go:build unix
+
+package main
+
+import "syscall"
+
+// mkfifo makes a named pipe at path.
+func mkfifo(path string) error { return syscall.Mkfifo(path, 0o644) }
