@@ -68,19 +68,33 @@ func TestErrorNonFinite(t *testing.T) {
 }
 
 func TestErrorIndex(t *testing.T) {
-	dir := filepath.Join(dataDir(t), "uci-regression-dropout", "yacht")
-	_, _, err := UCISplit(dir, 20)
+	// A UCI folder of 20 splits and an Evans folder of 10 folds, written here.
+	uci, evans := t.TempDir(), t.TempDir()
+	files := map[string]string{"data.txt": "1 2\n3 4\n5 6\n", "index_features.txt": "0\n", "index_target.txt": "1\n", "n_splits.txt": "20\n"}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(uci, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mask := strings.Repeat("1,0,0,0,0,0,0,0,0,0\n", 3)
+	if err := os.WriteFile(filepath.Join(evans, "data.csv.gz"), gz([]byte("1,2\n3,4\n5,6\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(evans, "test_mask.csv.gz"), gz([]byte(mask)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := UCISplit(uci, 20)
 	var ie *IndexError
 	if !errors.Is(err, ErrIndex) || !errors.As(err, &ie) || ie.Index != 20 || ie.Len != 20 {
 		t.Fatalf("UCISplit(20): %v", err)
 	}
-	_, _, err = EvansSplit(filepath.Join(dataDir(t), "uci-regression-evans", "servo"), -1)
+	_, _, err = EvansSplit(evans, -1)
 	if !errors.As(err, &ie) || ie.Index != -1 || ie.Len != 10 {
 		t.Fatalf("EvansSplit(-1): %v", err)
 	}
 	// A split file naming a row past the end of the data.
 	tmp := t.TempDir()
-	files := map[string]string{
+	files = map[string]string{
 		"data.txt": "1 2\n3 4\n5 6\n", "index_features.txt": "0\n", "index_target.txt": "1\n", "n_splits.txt": "1\n",
 		"index_train_0.txt": "0\n1\n", "index_test_0.txt": "3\n",
 	}

@@ -5,29 +5,8 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 )
-
-// dataDir returns the shared benchmark data folder, failing the test when it
-// is missing.
-func dataDir(t testing.TB) string {
-	t.Helper()
-	cands := []string{}
-	if d := os.Getenv(EnvDataDir); d != "" {
-		cands = append(cands, d)
-	}
-	cands = append(cands, filepath.Join("..", "..", "shared", "data"))
-	for _, d := range cands {
-		if _, err := os.Stat(filepath.Join(d, "MANIFEST.tsv")); err == nil {
-			return d
-		}
-	}
-	wd, _ := os.Getwd()
-	t.Fatalf("benchmark data folder not found: tried %v from %s (set %s to the folder holding MANIFEST.tsv)", cands, wd, EnvDataDir)
-	return ""
-}
 
 // sentinels lists every sentinel error of the package.
 var sentinels = []error{ErrEmpty, ErrRagged, ErrNonFinite, ErrIndex, ErrFormat, ErrCategorical, ErrShape, ErrInvalid, ErrNotFound, ErrNoSource, ErrChecksum}

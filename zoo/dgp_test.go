@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpzoo/gpzoo/internal/datatest"
 	"github.com/gpzoo/gpzoo/zoo"
 )
 
@@ -56,7 +57,7 @@ func TestDGPEntriesShort(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.o.DataDir, c.o.Seed = sharedData, 4
+			c.o.DataDir, c.o.Seed = datatest.Fake(t, e.Dataset), 4
 			r, err := e.Run(c.o)
 			if err != nil {
 				t.Fatal(err)
@@ -93,13 +94,14 @@ func TestDGPOptionsRefused(t *testing.T) {
 		entry string
 		o     zoo.Options
 	}{
-		{"kin8nm/dgp-decoupled-1", zoo.Options{DataDir: sharedData, Iters: 1, Inducing: 4, NatGrad: true}},
-		{"kin8nm/dgp-coupled-1", zoo.Options{DataDir: sharedData, Iters: 1, Inducing: 4, Optimizer: "lbfgs"}},
+		{"kin8nm/dgp-decoupled-1", zoo.Options{Iters: 1, Inducing: 4, NatGrad: true}},
+		{"kin8nm/dgp-coupled-1", zoo.Options{Iters: 1, Inducing: 4, Optimizer: "lbfgs"}},
 	} {
 		e, err := zoo.Lookup(c.entry)
 		if err != nil {
 			t.Fatal(err)
 		}
+		c.o.DataDir = datatest.Fake(t, e.Dataset) // the data is there: the refusal is the options'
 		if _, err := e.Run(c.o); err == nil {
 			t.Errorf("%s with %+v: no error", c.entry, c.o)
 		}

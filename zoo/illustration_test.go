@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpzoo/gpzoo/internal/datatest"
 	"github.com/gpzoo/gpzoo/zoo"
 )
 
@@ -27,7 +28,7 @@ func TestIllustrationEntryTiny(t *testing.T) {
 		t.Fatalf("%s: WritesCurves %v, published %q", e.Name, e.WritesCurves, e.Published)
 	}
 	path := filepath.Join(t.TempDir(), "curves.csv")
-	r, err := e.Run(zoo.Options{DataDir: sharedData, Iters: iters, Inducing: bases, Seed: 1, CurvesOut: path})
+	r, err := e.Run(zoo.Options{DataDir: datatest.Fake(t, "ringnorm"), Iters: iters, Inducing: bases, Seed: 1, CurvesOut: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestIllustrationEntryTiny(t *testing.T) {
 	if c.BestELBO != best || reached == 0 {
 		t.Errorf("best ELBO %v (want %v); %d methods within tolerance (the best one at least)", c.BestELBO, best, reached)
 	}
-	if r.NTest != 0 || r.TestRMSE != nil || r.TestAccuracy != nil || r.NTrain != 6660 || r.Iters != iters ||
+	if r.NTest != 0 || r.TestRMSE != nil || r.TestAccuracy != nil || r.NTrain != datatest.Rows*9/10 || r.Iters != iters ||
 		!finite(r.ELBOPerPoint) || r.ELBOPerPoint != best/float64(r.NTrain) || !(r.TrainSeconds > 0) {
 		t.Errorf("result %+v", r)
 	}
@@ -125,12 +126,13 @@ func TestIllustrationEntryRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "c.csv")
+	data := datatest.Fake(t, "ringnorm", "boston")
 	for _, o := range []zoo.Options{
 		{Optimizer: "lbfgs"},
 		{BatchSize: 100},
 		{NatGrad: true},
 	} {
-		o.DataDir, o.Iters, o.Inducing, o.CurvesOut = sharedData, 1, 5, path
+		o.DataDir, o.Iters, o.Inducing, o.CurvesOut = data, 1, 5, path
 		if _, err := e.Run(o); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
@@ -142,7 +144,7 @@ func TestIllustrationEntryRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Run(zoo.Options{DataDir: sharedData, Iters: 1, CurvesOut: path}); err == nil || g.WritesCurves {
+	if _, err := g.Run(zoo.Options{DataDir: data, Iters: 1, CurvesOut: path}); err == nil || g.WritesCurves {
 		t.Errorf("boston/gpr accepted CurvesOut")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpzoo/gpzoo/internal/datatest"
 	"github.com/gpzoo/gpzoo/zoo"
 )
 
@@ -61,7 +62,7 @@ func TestODVGPEntriesShort(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := e.Run(zoo.Options{DataDir: sharedData, Iters: 3, Inducing: 8, BatchSize: 128, Seed: 2})
+			r, err := e.Run(zoo.Options{DataDir: datatest.Fake(t, e.Dataset), Iters: 3, Inducing: 8, BatchSize: 128, Seed: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,14 +99,15 @@ func TestODVGPOptionsRefused(t *testing.T) {
 		entry string
 		o     zoo.Options
 	}{
-		{"pol/orth", zoo.Options{DataDir: sharedData, Iters: 1, Inducing: 4, NatGrad: true}},
-		{"pol/decoupled", zoo.Options{DataDir: sharedData, Iters: 1, Inducing: 4, Optimizer: "lbfgs"}},
-		{"pendigits/orth", zoo.Options{DataDir: sharedData, Iters: 1, Inducing: 4, Split: 1}},
+		{"pol/orth", zoo.Options{Iters: 1, Inducing: 4, NatGrad: true}},
+		{"pol/decoupled", zoo.Options{Iters: 1, Inducing: 4, Optimizer: "lbfgs"}},
+		{"pendigits/orth", zoo.Options{Iters: 1, Inducing: 4, Split: 1}},
 	} {
 		e, err := zoo.Lookup(c.entry)
 		if err != nil {
 			t.Fatal(err)
 		}
+		c.o.DataDir = datatest.Fake(t, e.Dataset) // the data is there: the refusal is the options'
 		if _, err := e.Run(c.o); err == nil {
 			t.Errorf("%s with %+v: no error", c.entry, c.o)
 		}
@@ -118,7 +120,8 @@ func TestIllustrateTiny(t *testing.T) {
 	t.Parallel()
 	const iters = 6
 	var buf bytes.Buffer
-	if err := zoo.Illustrate(zoo.IllustrationOptions{DataDir: sharedData, Iters: iters, Bases: 10, Seed: 3, Out: &buf}); err != nil {
+	data := datatest.Fake(t, "ringnorm", "pol")
+	if err := zoo.Illustrate(zoo.IllustrationOptions{DataDir: data, Iters: iters, Bases: 10, Seed: 3, Out: &buf}); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()
@@ -157,10 +160,10 @@ func TestIllustrateTiny(t *testing.T) {
 	if !(last["ORTHNAT"] > last["ORTH"]) || !(last["COUPLEDNAT"] > last["COUPLED"]) {
 		t.Errorf("natural gradients not ahead after %d steps: %v", iters, last)
 	}
-	if err := zoo.Illustrate(zoo.IllustrationOptions{DataDir: sharedData, Iters: 1, Bases: 5, Methods: []string{"sgd"}, Out: &buf}); err == nil {
+	if err := zoo.Illustrate(zoo.IllustrationOptions{DataDir: data, Iters: 1, Bases: 5, Methods: []string{"sgd"}, Out: &buf}); err == nil {
 		t.Error("unknown method accepted")
 	}
-	if err := zoo.Illustrate(zoo.IllustrationOptions{DataDir: sharedData, Dataset: "pol", Iters: 1, Bases: 5, Out: &buf}); err == nil {
+	if err := zoo.Illustrate(zoo.IllustrationOptions{DataDir: data, Dataset: "pol", Iters: 1, Bases: 5, Out: &buf}); err == nil {
 		t.Error("regression data set accepted")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gpzoo/gpzoo/internal/datatest"
 	"github.com/gpzoo/gpzoo/zoo"
 )
 
@@ -40,7 +41,7 @@ func TestWritePlots(t *testing.T) {
 		t.Errorf("%d files, want 12: %v", len(files), files)
 	}
 	c, _ := zoo.Lookup("banana/svgp-bernoulli")
-	cr, err := c.Run(zoo.Options{DataDir: sharedData, Iters: 20, Inducing: 10})
+	cr, err := c.Run(zoo.Options{DataDir: datatest.Fake(t, "banana"), Iters: 20, Inducing: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

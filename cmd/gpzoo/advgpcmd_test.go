@@ -4,21 +4,24 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/gpzoo/gpzoo/internal/datatest"
 )
 
 func TestADVGPCommandErrors(t *testing.T) {
+	data := datatest.Fake(t, "kin40k") // the data is there: each refusal is the arguments'
 	var out, errb bytes.Buffer
 	if err := run([]string{"advgp", "help"}, &out, &errb); err != nil || !strings.Contains(out.String(), "gpzoo advgp work") {
 		t.Fatalf("advgp help: %v\n%s", err, out.String())
 	}
 	for _, args := range [][]string{
 		{"advgp", "frobnicate"},
-		{"advgp", "serve", "kin40k/advgp", "--data", sharedDataDir},                         // no --run
-		{"advgp", "work", "--shard", "4/4"},                                                 // shard out of range
-		{"advgp", "work", "--shard", "x"},                                                   // not i/k
-		{"run", "airfoil/svgp", "--workers", "2", "--iters", "1"},                           // not an ADVGP entry
-		{"advgp", "local", "kin40k/advgp", "--data", sharedDataDir, "--tau", "-1"},          // negative τ
-		{"advgp", "serve", "kin40k/advgp", "--data", sharedDataDir, "--run", "r", "--port"}, // --port without a value
+		{"advgp", "serve", "kin40k/advgp", "--data", data},                         // no --run
+		{"advgp", "work", "--shard", "4/4"},                                        // shard out of range
+		{"advgp", "work", "--shard", "x"},                                          // not i/k
+		{"run", "airfoil/svgp", "--workers", "2", "--iters", "1"},                  // not an ADVGP entry
+		{"advgp", "local", "kin40k/advgp", "--data", data, "--tau", "-1"},          // negative τ
+		{"advgp", "serve", "kin40k/advgp", "--data", data, "--run", "r", "--port"}, // --port without a value
 	} {
 		out.Reset()
 		errb.Reset()
@@ -27,5 +30,3 @@ func TestADVGPCommandErrors(t *testing.T) {
 		}
 	}
 }
-
-const sharedDataDir = "../../../shared/data"

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/gpzoo/gpzoo/internal/datatest"
 	"github.com/gpzoo/gpzoo/zoo"
 )
 
@@ -163,12 +164,11 @@ func TestRunDefaultShort(t *testing.T) {
 	}
 }
 
-const sharedData = "../../../shared/data"
-
 // The illustration entry writes its CSV next to --out by default and to --curves when given; `gpzoo illustrate`
 // is the same run with --bases and --out (the CSV) renamed; other entries refuse --curves.
 func TestRunIllustrationCurves(t *testing.T) {
 	dir := t.TempDir()
+	data := datatest.Fake(t, "ringnorm", "twonorm") // generated data in the benchmark layout
 	readRows := func(path string) int {
 		t.Helper()
 		b, err := os.ReadFile(path)
@@ -180,7 +180,7 @@ func TestRunIllustrationCurves(t *testing.T) {
 	const want = 1 + 6*2 // header, six methods × two iterations
 	var out, errb bytes.Buffer
 	jsonPath := filepath.Join(dir, "r.json")
-	if err := run([]string{"run", "ringnorm/odvgp-illustration", "--data", sharedData, "--inducing", "5", "--iters", "2",
+	if err := run([]string{"run", "ringnorm/odvgp-illustration", "--data", data, "--inducing", "5", "--iters", "2",
 		"--quiet", "--out", jsonPath}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
@@ -203,7 +203,7 @@ func TestRunIllustrationCurves(t *testing.T) {
 	}
 
 	explicit := filepath.Join(dir, "explicit.csv")
-	if err := run([]string{"run", "ringnorm/odvgp-illustration", "--data", sharedData, "--inducing=5", "--iters", "2",
+	if err := run([]string{"run", "ringnorm/odvgp-illustration", "--data", data, "--inducing=5", "--iters", "2",
 		"--quiet", "--curves", explicit}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
@@ -212,14 +212,14 @@ func TestRunIllustrationCurves(t *testing.T) {
 	}
 
 	alias := filepath.Join(dir, "alias.csv")
-	if err := run([]string{"illustrate", "ringnorm", "--data", sharedData, "--bases", "5", "--iters", "2", "--quiet",
+	if err := run([]string{"illustrate", "ringnorm", "--data", data, "--bases", "5", "--iters", "2", "--quiet",
 		"--out=" + alias}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	if n := readRows(alias); n != want {
 		t.Errorf("illustrate --out: %d lines, want %d", n, want)
 	}
-	if err := run([]string{"illustrate", "twonorm", "--data", sharedData}, &out, &errb); err == nil {
+	if err := run([]string{"illustrate", "twonorm", "--data", data}, &out, &errb); err == nil {
 		t.Error("illustrate twonorm accepted")
 	}
 	if err := run([]string{"run", "airfoil/gpr", "--data", "", "--iters", "1", "--quiet", "--curves", filepath.Join(dir, "x.csv")}, &out, &errb); err == nil {

@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"internal/gradcheck":  {"ops", "graph"},
 	"internal/archtest":   {},
 	"internal/atomicfile": {},
+	"internal/datatest":   {"datasets"},
 }
 
 // engineAllowed are the only packages whose non-test code may import the engine (gorgonia) directly.

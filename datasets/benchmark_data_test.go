@@ -1,12 +1,19 @@
-package datasets
+package datasets_test
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
+
+	. "github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/internal/datatest"
 )
 
+// Integration tests of the loaders on the benchmark files themselves (their subject is the data): they need the
+// benchmark data folder and skip without it (datatest.Dir).
+
 func TestLoadUCI(t *testing.T) {
-	root := filepath.Join(dataDir(t), "uci-regression-dropout")
+	root := filepath.Join(datatest.Dir(t, "boston", "kin8nm", "naval", "power", "protein", "yacht"), "uci-regression-dropout")
 	cases := []struct {
 		name         string
 		n, d, splits int
@@ -40,7 +47,7 @@ func TestLoadUCI(t *testing.T) {
 				if err != nil {
 					t.Fatalf("split %d: %v", k, err)
 				}
-				checkPartition(t, d.N(), train, test)
+				partition(t, d.N(), train, test)
 				if f := float64(len(test)) / float64(d.N()); f < 0.09 || f > 0.11 {
 					t.Fatalf("split %d: test fraction %v", k, f)
 				}
@@ -58,7 +65,7 @@ func TestLoadUCI(t *testing.T) {
 }
 
 func TestLoadEvans(t *testing.T) {
-	root := filepath.Join(dataDir(t), "uci-regression-evans")
+	root := filepath.Join(datatest.Dir(t, "airfoil", "autompg", "bike", "keggdirected", "kin40k", "pendulum", "pol", "pumadyn32nm", "servo", "tamielectric"), "uci-regression-evans")
 	cases := []struct {
 		name string
 		n, d int
@@ -104,7 +111,7 @@ func TestLoadEvans(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					checkPartition(t, d.N(), train, test)
+					partition(t, d.N(), train, test)
 				}
 			}
 		})
@@ -112,7 +119,7 @@ func TestLoadEvans(t *testing.T) {
 }
 
 func TestLoadClassification(t *testing.T) {
-	root := dataDir(t)
+	root := datatest.Dir(t, "breast-cancer-wisc-diag", "iris", "letter", "magic", "pendigits", "ringnorm", "landsat", "twonorm", "waveform", "banana", "german", "image", "splice", "thyroid", "titanic")
 	delgado := []struct {
 		file    string
 		n, d, k int
@@ -170,7 +177,7 @@ func TestLoadClassification(t *testing.T) {
 }
 
 func TestLoadMNISTTest(t *testing.T) {
-	dir := filepath.Join(dataDir(t), "mnist")
+	dir := filepath.Join(datatest.Dir(t, "mnist"), "mnist")
 	d, err := LoadMNIST(filepath.Join(dir, "t10k-images-idx3-ubyte.gz"), filepath.Join(dir, "t10k-labels-idx1-ubyte.gz"))
 	if err != nil {
 		t.Fatal(err)
@@ -193,47 +200,58 @@ func TestLoadMNISTTest(t *testing.T) {
 		t.Fatalf("pixel range [%v, %v]", lo, hi)
 	}
 	// Training labels (small file): 60000 labels 0..9.
-	labels, err := withOpen(filepath.Join(dir, "train-labels-idx1-ubyte.gz"), ParseIDXLabels)
+	f, err := os.Open(filepath.Join(dir, "train-labels-idx1-ubyte.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	labels, err := ParseIDXLabels(f)
 	if err != nil || len(labels) != 60000 {
 		t.Fatalf("train labels: %d, %v", len(labels), err)
 	}
 }
 
-func TestEmbedded(t *testing.T) {
-	if got := EmbeddedNames(); len(got) != 1 || got[0] != "airfoil" {
-		t.Fatalf("EmbeddedNames = %v", got)
+
+// partition checks that train and test split 0..n−1, each strictly increasing and non-empty.
+func partition(t *testing.T, n int, train, test []int) {
+	t.Helper()
+	for k := 1; k < len(test); k++ {
+		if test[k-1] >= test[k] {
+			t.Fatalf("test rows not strictly increasing at %d", k)
+		}
 	}
-	d, err := Embedded("airfoil")
+	all, err := Complement(n, test)
+	if err != nil || len(train) == 0 || len(test) == 0 || len(all) != len(train) {
+		t.Fatalf("train (%d rows) and test (%d rows) do not split %d rows: %v", len(train), len(test), n, err)
+	}
+	for k := range train {
+		if train[k] != all[k] {
+			t.Fatalf("train row %d is %d, the complement of test has %d", k, train[k], all[k])
+		}
+	}
+}
+
+// The embedded manifest is the data directory's, byte for byte.
+func TestEmbeddedManifestIsTheDataDirs(t *testing.T) {
+	dir := datatest.Dir(t)
+	shared, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.N() != 1503 || d.D() != 5 || d.Name != "airfoil" {
-		t.Fatalf("got %d×%d %q", d.N(), d.D(), d.Name)
+	entries, from, err := DirManifest(dir)
+	if err != nil || from != filepath.Join(dir, ManifestFile) {
+		t.Fatalf("DirManifest read %q: %v", from, err)
 	}
-	// Same content as the shared copy.
-	ref, err := LoadEvans(filepath.Join(dataDir(t), "uci-regression-evans", "airfoil"))
+	embedded, err := EmbeddedManifest()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < d.N(); i++ {
-		if d.X.At(i, 3) != ref.X.At(i, 3) || d.Y.At(i, 0) != ref.Y.At(i, 0) {
-			t.Fatalf("row %d differs from shared data", i)
-		}
+	if len(entries) != len(embedded) || len(shared) == 0 {
+		t.Fatalf("the data directory's manifest has %d entries, the embedded one %d", len(entries), len(embedded))
 	}
-	count := make([]int, d.N())
-	for f := 0; f < 10; f++ {
-		train, test, err := EmbeddedFold("airfoil", f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkPartition(t, d.N(), train, test)
-		for _, i := range test {
-			count[i]++
-		}
-	}
-	for i, c := range count {
-		if c != 1 {
-			t.Fatalf("row %d in %d folds", i, c)
+	for i := range entries {
+		if entries[i] != embedded[i] {
+			t.Fatalf("entry %d differs: %+v, embedded %+v: copy %s into datasets/embed again", i, entries[i], embedded[i], ManifestFile)
 		}
 	}
 }
