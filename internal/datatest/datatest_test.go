@@ -83,9 +83,15 @@ type fakeT struct {
 	msg             string
 }
 
-func (f *fakeT) Helper()               {}
-func (f *fakeT) Skip(args ...any)      { f.skipped, f.msg = true, strings.TrimSpace(fmtArgs(args)); panic("skip") }
-func (f *fakeT) Fatal(args ...any)     { f.failed, f.msg = true, strings.TrimSpace(fmtArgs(args)); panic("fatal") }
+func (f *fakeT) Helper() {}
+func (f *fakeT) Skip(args ...any) {
+	f.skipped, f.msg = true, strings.TrimSpace(fmtArgs(args))
+	panic("skip")
+}
+func (f *fakeT) Fatal(args ...any) {
+	f.failed, f.msg = true, strings.TrimSpace(fmtArgs(args))
+	panic("fatal")
+}
 func (f *fakeT) Fatalf(string, ...any) { f.failed = true; panic("fatal") }
 
 func fmtArgs(args []any) string {
