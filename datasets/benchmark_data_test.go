@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	. "github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/internal/datatest"
 )
 
@@ -28,7 +28,7 @@ func TestLoadUCI(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(root, c.name)
-			d, err := LoadUCI(dir)
+			d, err := datasets.LoadUCI(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -38,12 +38,12 @@ func TestLoadUCI(t *testing.T) {
 			if err := d.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			ns, err := NumUCISplits(dir)
+			ns, err := datasets.NumUCISplits(dir)
 			if err != nil || ns != c.splits {
-				t.Fatalf("NumUCISplits = %d, %v; want %d", ns, err, c.splits)
+				t.Fatalf("datasets.NumUCISplits = %d, %v; want %d", ns, err, c.splits)
 			}
 			for k := 0; k < ns; k++ {
-				train, test, err := UCISplit(dir, k)
+				train, test, err := datasets.UCISplit(dir, k)
 				if err != nil {
 					t.Fatalf("split %d: %v", k, err)
 				}
@@ -55,7 +55,7 @@ func TestLoadUCI(t *testing.T) {
 		})
 	}
 	// Boston: first row, last column is the target 24.0.
-	d, err := LoadUCI(filepath.Join(root, "bostonHousing"))
+	d, err := datasets.LoadUCI(filepath.Join(root, "bostonHousing"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestLoadEvans(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(root, c.name)
-			d, err := LoadEvans(dir)
+			d, err := datasets.LoadEvans(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,7 @@ func TestLoadEvans(t *testing.T) {
 			if err := d.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			folds, err := LoadFoldMask(filepath.Join(dir, "test_mask.csv.gz"), d.N())
+			folds, err := datasets.LoadFoldMask(filepath.Join(dir, "test_mask.csv.gz"), d.N())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,9 +105,9 @@ func TestLoadEvans(t *testing.T) {
 					t.Fatalf("row %d in %d test folds", i, c)
 				}
 			}
-			if c.n < 20000 { // EvansSplit re-reads the files; the big sets are covered by the mask check.
+			if c.n < 20000 { // datasets.EvansSplit re-reads the files; the big sets are covered by the mask check.
 				for f := 0; f < 10; f++ {
-					train, test, err := EvansSplit(dir, f)
+					train, test, err := datasets.EvansSplit(dir, f)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -131,7 +131,7 @@ func TestLoadClassification(t *testing.T) {
 	}
 	for _, c := range delgado {
 		t.Run("delgado/"+c.file, func(t *testing.T) {
-			d, err := LoadDelgado(filepath.Join(root, "classification-delgado", c.file+".csv"))
+			d, err := datasets.LoadDelgado(filepath.Join(root, "classification-delgado", c.file+".csv"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +153,7 @@ func TestLoadClassification(t *testing.T) {
 	}
 	for _, c := range raetsch {
 		t.Run("raetsch/"+c.file, func(t *testing.T) {
-			d, err := LoadRaetsch(filepath.Join(root, "classification-raetsch", c.file+".csv"))
+			d, err := datasets.LoadRaetsch(filepath.Join(root, "classification-raetsch", c.file+".csv"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +178,7 @@ func TestLoadClassification(t *testing.T) {
 
 func TestLoadMNISTTest(t *testing.T) {
 	dir := filepath.Join(datatest.Dir(t, "mnist"), "mnist")
-	d, err := LoadMNIST(filepath.Join(dir, "t10k-images-idx3-ubyte.gz"), filepath.Join(dir, "t10k-labels-idx1-ubyte.gz"))
+	d, err := datasets.LoadMNIST(filepath.Join(dir, "t10k-images-idx3-ubyte.gz"), filepath.Join(dir, "t10k-labels-idx1-ubyte.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,12 +205,11 @@ func TestLoadMNISTTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	labels, err := ParseIDXLabels(f)
+	labels, err := datasets.ParseIDXLabels(f)
 	if err != nil || len(labels) != 60000 {
 		t.Fatalf("train labels: %d, %v", len(labels), err)
 	}
 }
-
 
 // partition checks that train and test split 0..n−1, each strictly increasing and non-empty.
 func partition(t *testing.T, n int, train, test []int) {
@@ -220,7 +219,7 @@ func partition(t *testing.T, n int, train, test []int) {
 			t.Fatalf("test rows not strictly increasing at %d", k)
 		}
 	}
-	all, err := Complement(n, test)
+	all, err := datasets.Complement(n, test)
 	if err != nil || len(train) == 0 || len(test) == 0 || len(all) != len(train) {
 		t.Fatalf("train (%d rows) and test (%d rows) do not split %d rows: %v", len(train), len(test), n, err)
 	}
@@ -234,15 +233,15 @@ func partition(t *testing.T, n int, train, test []int) {
 // The embedded manifest is the data directory's, byte for byte.
 func TestEmbeddedManifestIsTheDataDirs(t *testing.T) {
 	dir := datatest.Dir(t)
-	shared, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	shared, err := os.ReadFile(filepath.Join(dir, datasets.ManifestFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, from, err := DirManifest(dir)
-	if err != nil || from != filepath.Join(dir, ManifestFile) {
-		t.Fatalf("DirManifest read %q: %v", from, err)
+	entries, from, err := datasets.DirManifest(dir)
+	if err != nil || from != filepath.Join(dir, datasets.ManifestFile) {
+		t.Fatalf("datasets.DirManifest read %q: %v", from, err)
 	}
-	embedded, err := EmbeddedManifest()
+	embedded, err := datasets.EmbeddedManifest()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +250,7 @@ func TestEmbeddedManifestIsTheDataDirs(t *testing.T) {
 	}
 	for i := range entries {
 		if entries[i] != embedded[i] {
-			t.Fatalf("entry %d differs: %+v, embedded %+v: copy %s into datasets/embed again", i, entries[i], embedded[i], ManifestFile)
+			t.Fatalf("entry %d differs: %+v, embedded %+v: copy %s into datasets/embed again", i, entries[i], embedded[i], datasets.ManifestFile)
 		}
 	}
 }
