@@ -43,4 +43,5 @@ func init() {
 	lapack64.Use(openLAPACK{})
 }
 
-const tunedLevel3 = false // OpenBLAS's own dtrsm/dtrmm/dpotrf are blocked and threaded (see linalg.go)
+// BLAS names the level-3 kernel in use: "openblas" in this build.
+func BLAS() string { return "openblas" }

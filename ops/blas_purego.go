@@ -2,8 +2,22 @@
 
 package ops
 
-// Build names the BLAS/LAPACK implementation compiled in: gonum's pure-Go one by default ("purego"); the
-// openblas build tag switches to OpenBLAS through gonum.org/v1/netlib (cgo).
+import (
+	"github.com/gpzoo/gpzoo/internal/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+)
+
+// Build names the BLAS/LAPACK build compiled in: "purego" by default, gpzoo's own level-3 BLAS (internal/blas:
+// packed, register-tiled Go assembly micro-kernels) over gonum; the openblas build tag switches to OpenBLAS
+// through gonum.org/v1/netlib (cgo).
 const Build = "purego"
 
-const tunedLevel3 = true // parallel triangular solves/products and recursive Cholesky of linalg.go (see there)
+// BLAS names the level-3 kernel in use: "avx512", "avx2" or "generic" (internal/blas.Kernel) in this build,
+// "openblas" in the openblas build. Results report it beside Build.
+func BLAS() string { return blas.Kernel() }
+
+func init() {
+	blas64.Use(blas.Implementation{})
+	lapack64.Use(blas.LAPACK{})
+}

@@ -3,10 +3,8 @@ package ops
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -161,7 +159,7 @@ func CholeskyLower(dst, a []float64, n int, p JitterPolicy) (CholInfo, error) {
 			jitter = initial * math.Pow(10, float64(k-1)) * scale
 		}
 		symLowerTo(dst, a, n, jitter)
-		if potrfLower(dst, n) {
+		if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: dst}); ok {
 			zeroUpper(dst, n)
 			// +Inf on the diagonal of A factorises "successfully" (L_jj = +Inf): catch it here.
 			if !finiteDiag(dst, n) {
@@ -257,7 +255,7 @@ func TriSolveTo(dst, t, b []float64, n, m int, upper, trans bool) {
 	if !sameStart(dst, b) {
 		copy(dst, b)
 	}
-	trsm(blas.Left, blasTrans(trans), triangular(t, n, upper), dense(dst, n, m))
+	blas64.Trsm(blas.Left, blasTrans(trans), 1, triangular(t, n, upper), dense(dst, n, m))
 }
 
 // TriSolveBackward computes the gradients of a loss through X = op(T)⁻¹·B (see TriSolveTo), given T, the solution
@@ -311,8 +309,8 @@ func CholSolveTo(dst, l, b []float64, n, m int) {
 		copy(dst, b)
 	}
 	lt, d := triangular(l, n, false), dense(dst, n, m)
-	trsm(blas.Left, blas.NoTrans, lt, d)
-	trsm(blas.Left, blas.Trans, lt, d)
+	blas64.Trsm(blas.Left, blas.NoTrans, 1, lt, d)
+	blas64.Trsm(blas.Left, blas.Trans, 1, lt, d)
 }
 
 // CholSolveBackward computes the gradients of a loss through X = (L·Lᵀ)⁻¹·B, given L, X and gx = ∂loss/∂X:
@@ -343,7 +341,7 @@ func CholSolveBackward(dL, dB, l, x, gx []float64, n, m int) {
 	// C = dB·Xᵀ + X·dBᵀ (lower triangle), mirrored to a full matrix, then C·L, negated and masked.
 	blas64.Syr2k(blas.NoTrans, 1, dense(dB, n, m), dense(x, n, m), 0, blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: dL})
 	mirrorLower(dL, n)
-	trmm(blas.Right, blas.NoTrans, -1, triangular(l, n, false), dense(dL, n, n))
+	blas64.Trmm(blas.Right, blas.NoTrans, -1, triangular(l, n, false), dense(dL, n, n))
 	zeroUpper(dL, n)
 }
 
@@ -368,8 +366,7 @@ func mirrorLower(a []float64, n int) {
 // Ā is symmetric, so perturbing a single entry A_ij (which moves S_ij and S_ji by half) is matched.
 // A jitter added by the forward is a constant shift of the diagonal and does not change the gradient.
 //
-// dst may alias lbar but not l. Cost: n³ (dtrmm) + 2·n³ (two dtrsm) = 3n³ flops, all BLAS-3; 5n³/3 flops with the
-// pure-Go BLAS, which skips the known zeros of the triangular intermediates (see cholBackwardTri).
+// dst may alias lbar but not l. Cost: n³ (dtrmm) + 2·n³ (two dtrsm) = 3n³ flops, all BLAS-3.
 func CholeskyBackward(dst, l, lbar []float64, n int) {
 	checkLen("CholeskyBackward", "l", len(l), n*n)
 	checkLen("CholeskyBackward", "lbar", len(lbar), n*n)
@@ -382,18 +379,14 @@ func CholeskyBackward(dst, l, lbar []float64, n int) {
 	}
 	zeroUpper(dst, n)
 	lt, d := triangular(l, n, false), dense(dst, n, n)
-	if tunedLevel3 {
-		cholBackwardTri(dst, l, n)
-	} else {
-		trmm(blas.Left, blas.Trans, 1, lt, d) // P = Lᵀ·tril(L̄)
-		for i := 0; i < n; i++ {              // Φ
-			clear(dst[i*n+i+1 : i*n+n])
-			dst[i*n+i] *= 0.5
-		}
-		trsm(blas.Left, blas.Trans, lt, d)    // L⁻ᵀ·P
-		trsm(blas.Right, blas.NoTrans, lt, d) // ·L⁻¹
+	blas64.Trmm(blas.Left, blas.Trans, 1, lt, d) // P = Lᵀ·tril(L̄)
+	for i := 0; i < n; i++ {                     // Φ
+		clear(dst[i*n+i+1 : i*n+n])
+		dst[i*n+i] *= 0.5
 	}
-	for i := 0; i < n; i++ { // (M+Mᵀ)/2
+	blas64.Trsm(blas.Left, blas.Trans, 1, lt, d)    // L⁻ᵀ·P
+	blas64.Trsm(blas.Right, blas.NoTrans, 1, lt, d) // ·L⁻¹
+	for i := 0; i < n; i++ {                        // (M+Mᵀ)/2
 		for j := 0; j < i; j++ {
 			s := 0.5 * (dst[i*n+j] + dst[j*n+i])
 			dst[i*n+j], dst[j*n+i] = s, s
@@ -412,99 +405,6 @@ func CholLogDet(l []float64, n int) float64 {
 	return 2 * s
 }
 
-// Level-3 routines tuned for gonum's pure-Go BLAS (used when tunedLevel3, i.e. in the default build; see
-// blas_purego.go and blas_openblas.go).
-//
-// gonum v0.17's Dtrsm and Dtrmm are unblocked and sequential: one AxpyUnitary (or DotUnitary) per row, i.e. per
-// right-hand side. Its Dgemm is blocked and parallel, but its kernel is itself a loop of AxpyUnitary calls of
-// length ≤ 64, which on one core runs SLOWER than Dtrsm's long axpys (measured on the 2-core reference machine,
-// best of several runs, n = 1000: Dtrsm 8–9 GFLOP/s, Dgemm NN/NT 5.8, Dgemm TN 5.6). A recursive triangular
-// solve or product whose off-diagonal blocks go to Dgemm (tried with base blocks of 64 to 256) was therefore never
-// faster than simply running the unblocked routine on all cores: the right-hand sides of a triangular solve or
-// product are independent, so trsm/trmm below split them into GOMAXPROCS chunks run concurrently (parRHS), which
-// was the fastest option for every side/uplo/trans combination (1.2–2.1× the sequential routine on a loaded
-// machine). The Cholesky factorisation, whose trailing update needs a true matrix product, is recursive:
-// potrfLowerRec (Gustavson 1997) puts its O(n³) work into that parallel triangular solve and Dgemm.
-
-const (
-	// parMinRHS is the least number of right-hand sides (columns of B for side Left, rows for side Right) given
-	// to each goroutine by parRHS; with fewer the solve is memory-bound and is run sequentially.
-	parMinRHS = 64
-	// cholRecMin: matrices of order below this are factorised by the plain lapack64.Potrf (gonum's blocked
-	// dpotrf), which is as fast at that size.
-	cholRecMin = 320
-	// cholBlock: the recursion of potrfLowerRec stops at diagonal blocks of at most this order (lapack64.Potrf).
-	cholBlock = 96
-	// syrkBlock: syrkLowerRec computes diagonal blocks of at most this order with the plain Dsyrk.
-	syrkBlock = 64
-)
-
-// trsm solves op(T)·X = B (side Left) or X·op(T) = B (side Right) in place in b: blas64.Trsm with alpha = 1, run on
-// all cores when tunedLevel3.
-func trsm(s blas.Side, tA blas.Transpose, t blas64.Triangular, b blas64.General) {
-	if tunedLevel3 {
-		parRHS(s, b, func(b blas64.General) { blas64.Trsm(s, tA, 1, t, b) })
-		return
-	}
-	blas64.Trsm(s, tA, 1, t, b)
-}
-
-// trmm computes B = alpha·op(T)·B (side Left) or B = alpha·B·op(T) (side Right) in place: blas64.Trmm, run on all
-// cores when tunedLevel3.
-func trmm(s blas.Side, tA blas.Transpose, alpha float64, t blas64.Triangular, b blas64.General) {
-	if tunedLevel3 {
-		parRHS(s, b, func(b blas64.General) { blas64.Trmm(s, tA, alpha, t, b) })
-		return
-	}
-	blas64.Trmm(s, tA, alpha, t, b)
-}
-
-// potrfLower factorises in place the n×n row-major matrix whose lower triangle is stored in a, overwriting the
-// lower triangle with its Cholesky factor L (the strictly upper triangle is not read but may be overwritten): it
-// is lapack64.Potrf, made recursive (potrfLowerRec) for large n when tunedLevel3. It reports false exactly when
-// Potrf does: when a leading minor is not (numerically) positive definite.
-func potrfLower(a []float64, n int) bool {
-	if tunedLevel3 && n >= cholRecMin {
-		return potrfLowerRec(a, n, n)
-	}
-	_, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: a})
-	return ok
-}
-
-// parRHS applies f — a triangular solve or product, which treats the right-hand sides of b independently — to b
-// split into up to GOMAXPROCS chunks of right-hand sides (columns for side Left, rows for side Right), run
-// concurrently. Each chunk gets at least parMinRHS right-hand sides; f(b) is called directly when that leaves one.
-func parRHS(s blas.Side, b blas64.General, f func(blas64.General)) {
-	rhs := b.Cols
-	if s == blas.Right {
-		rhs = b.Rows
-	}
-	w := min(runtime.GOMAXPROCS(0), rhs/parMinRHS)
-	if w <= 1 {
-		f(b)
-		return
-	}
-	var wg sync.WaitGroup
-	for k := 0; k < w-1; k++ {
-		c := rhsChunk(s, b, k*rhs/w, (k+1)*rhs/w)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(c)
-		}()
-	}
-	f(rhsChunk(s, b, (w-1)*rhs/w, rhs))
-	wg.Wait()
-}
-
-// rhsChunk returns the right-hand sides lo ≤ k < hi of b: columns for side Left, rows for side Right.
-func rhsChunk(s blas.Side, b blas64.General, lo, hi int) blas64.General {
-	if s == blas.Left {
-		return subGeneral(b, 0, lo, b.Rows, hi-lo)
-	}
-	return subGeneral(b, lo, 0, hi-lo, b.Cols)
-}
-
 // subGeneral returns the r×c sub-matrix of g starting at (i, j).
 func subGeneral(g blas64.General, i, j, r, c int) blas64.General {
 	if r == 0 || c == 0 {
@@ -514,119 +414,11 @@ func subGeneral(g blas64.General, i, j, r, c int) blas64.General {
 }
 
 // recSplit returns the order of the leading diagonal block when a recursion splits an order-n triangle: about
-// n/2, rounded to a multiple of 32 to keep the Dgemm operands aligned with gonum's 64-blocking.
+// n/2, rounded to a multiple of 32 (cache-friendly operand widths).
 func recSplit(n int) int {
 	n1 := (n/2 + 16) &^ 31
 	if n1 <= 0 || n1 >= n {
 		n1 = n / 2
 	}
 	return n1
-}
-
-// syrkLowerRec computes the lower triangle (diagonal included) of C = alpha·A·Aᵀ + beta·C for A n×k: the
-// off-diagonal blocks by Dgemm (blocked, parallel), the diagonal blocks of order ≤ syrkBlock by the plain Dsyrk
-// (gonum's is unblocked and sequential). The strictly upper triangle of C is not referenced.
-func syrkLowerRec(alpha float64, a blas64.General, beta float64, c blas64.Symmetric) {
-	n := c.N
-	if n <= syrkBlock {
-		blas64.Syrk(blas.NoTrans, alpha, a, beta, c)
-		return
-	}
-	n1 := recSplit(n)
-	n2 := n - n1
-	a1, a2 := subGeneral(a, 0, 0, n1, a.Cols), subGeneral(a, n1, 0, n2, a.Cols)
-	syrkLowerRec(alpha, a1, beta, blas64.Symmetric{Uplo: blas.Lower, N: n1, Stride: c.Stride, Data: c.Data})
-	cg := blas64.General{Rows: n, Cols: n, Stride: c.Stride, Data: c.Data}
-	blas64.Gemm(blas.NoTrans, blas.Trans, alpha, a2, a1, beta, subGeneral(cg, n1, 0, n2, n1))
-	syrkLowerRec(alpha, a2, beta, blas64.Symmetric{Uplo: blas.Lower, N: n2, Stride: c.Stride, Data: c.Data[n1*c.Stride+n1:]})
-}
-
-// potrfLowerRec is a recursive Cholesky factorisation (Gustavson 1997): it factorises in place the symmetric
-// positive definite matrix whose lower triangle is stored in a (order n, row stride lda) as L·Lᵀ, overwriting the
-// lower triangle with L; the strictly upper triangle is neither read nor written. With A = [A11 ·; A21 A22]:
-//
-//	L11 = chol(A11),   L21 = A21·L11⁻ᵀ (parallel Dtrsm),   L22 = chol(A22 − L21·L21ᵀ) (syrkLowerRec),
-//
-// recursively, down to diagonal blocks of order ≤ cholBlock factorised by lapack64.Potrf. Like dpotrf it reports
-// false when a leading minor is not positive definite — a non-positive or NaN pivot in any diagonal block, which
-// stops the factorisation; the content of a is then unspecified.
-func potrfLowerRec(a []float64, n, lda int) bool {
-	if n <= cholBlock {
-		_, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: lda, Data: a})
-		return ok
-	}
-	n1 := recSplit(n)
-	n2 := n - n1
-	if !potrfLowerRec(a, n1, lda) {
-		return false
-	}
-	l11 := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n1, Stride: lda, Data: a}
-	a21 := subGeneral(blas64.General{Rows: n, Cols: n, Stride: lda, Data: a}, n1, 0, n2, n1)
-	parRHS(blas.Right, a21, func(b blas64.General) { blas64.Trsm(blas.Right, blas.Trans, 1, l11, b) })
-	a22 := a[n1*lda+n1:]
-	syrkLowerRec(-1, a21, 1, blas64.Symmetric{Uplo: blas.Lower, N: n2, Stride: lda, Data: a22})
-	return potrfLowerRec(a22, n2, lda)
-}
-
-// cholBlockCols is the width of the column/row panels of cholBackwardTri.
-const cholBlockCols = 64
-
-// cholBackwardTri overwrites dst, which holds tril(L̄) (zero strictly upper triangle), with M = L⁻ᵀ·Φ(Lᵀ·tril(L̄))·L⁻¹
-// (see CholeskyBackward) in 5n³/3 flops instead of 3n³, by skipping the zero blocks of the triangular operands:
-//
-//   - P = Φ(Lᵀ·tril(L̄)) is lower triangular, so for the columns lo ≤ j < hi only the rows ≥ lo are needed, and
-//     there tril(L̄) is zero above row lo: P[lo:, lo:hi] = L[lo:, lo:]ᵀ·L̄[lo:, lo:hi] (dtrmm of order n−lo; n³/3 in
-//     all instead of n³);
-//   - Y = P·L⁻¹ (the right-side solve is done first): rows lo ≤ i < hi of P are zero from column hi on, and so
-//     are those of Y (X·L = P is solved from the last column), so Y[lo:hi, :hi] = P[lo:hi, :hi]·L[:hi, :hi]⁻¹
-//     (n³/3 instead of n³);
-//   - M = L⁻ᵀ·Y, a full solve (n³).
-//
-// The panels are independent and run on all cores, largest first (gonum's Dtrsm/Dtrmm are sequential).
-func cholBackwardTri(dst, l []float64, n int) {
-	lg, d := dense(l, n, n), dense(dst, n, n)
-	tri := func(lo, hi int) blas64.Triangular { // L[lo:hi, lo:hi]
-		return blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: hi - lo, Stride: n, Data: lg.Data[lo*n+lo:]}
-	}
-	panels := (n + cholBlockCols - 1) / cholBlockCols
-	parFor(panels, func(k int) { // P, panel k of columns (the widest triangles first)
-		lo, hi := k*cholBlockCols, min((k+1)*cholBlockCols, n)
-		blas64.Trmm(blas.Left, blas.Trans, 1, tri(lo, n), subGeneral(d, lo, lo, n-lo, hi-lo))
-		for i := lo; i < hi; i++ { // Φ on the diagonal block (the rows below it are strictly lower)
-			clear(dst[i*n+i+1 : i*n+hi])
-			dst[i*n+i] *= 0.5
-		}
-	})
-	parFor(panels, func(k int) { // Y = P·L⁻¹, panel of rows (the last rows, widest, first)
-		lo, hi := (panels-1-k)*cholBlockCols, min((panels-k)*cholBlockCols, n)
-		blas64.Trsm(blas.Right, blas.NoTrans, 1, tri(0, hi), subGeneral(d, lo, 0, hi-lo, hi))
-	})
-	trsm(blas.Left, blas.Trans, tri(0, n), d) // M = L⁻ᵀ·Y
-}
-
-// parFor calls f(0), …, f(k−1) on up to GOMAXPROCS goroutines, handing the indices out in increasing order.
-func parFor(k int, f func(int)) {
-	w := min(runtime.GOMAXPROCS(0), k)
-	if w <= 1 {
-		for i := 0; i < k; i++ {
-			f(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	work := func() {
-		for i := int(next.Add(1)) - 1; i < k; i = int(next.Add(1)) - 1 {
-			f(i)
-		}
-	}
-	wg.Add(w - 1)
-	for g := 0; g < w-1; g++ {
-		go func() {
-			defer wg.Done()
-			work()
-		}()
-	}
-	work()
-	wg.Wait()
 }

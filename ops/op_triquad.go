@@ -6,7 +6,6 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/floats"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -97,14 +96,14 @@ func (k triQuadK) outShape(in []tensor.Shape) (tensor.Shape, error) {
 	return tensor.Shape{a[1], k.p}, nil
 }
 
-// triMul computes B = op(L)·B in place for L [m,m] lower triangular (on all cores: see trmm).
+// triMul computes B = op(L)·B in place for L [m,m] lower triangular.
 //
 // TriQuadCols runs its outputs one after another, each BLAS call on all cores. Running the outputs concurrently
 // instead (one core each) was measured on the 2-core reference machine (M = 100 and 200, N = 1024, P = 8 and 30):
 // with OpenBLAS it was about twice as slow (concurrent calls into its threaded dtrmm/dgemm oversubscribe the
-// cores), and with the pure-Go BLAS it took the same CPU time (both forms are fully parallel) for no gain.
+// cores), and with a parallel pure-Go BLAS it took the same CPU time for no gain.
 func triMul(tr blas.Transpose, l []float64, b []float64, m, n int) {
-	trmm(blas.Left, tr, 1, triangular(l, m, false), dense(b, m, n))
+	blas64.Trmm(blas.Left, tr, 1, triangular(l, m, false), dense(b, m, n))
 }
 
 func (k triQuadK) forward(in []arg, out []float64) error {
@@ -202,42 +201,14 @@ func (k triQuadK) grads(w *triQuadWork, in []arg, g arg, dst [][]float64) error 
 }
 
 // lowerABt writes tril(A·Gᵀ) into the m×m matrix c (strictly upper triangle zeroed) for A, G [m,n] with n ≥ 1,
-// in about m²n flops instead of the 2m²n of a full product: by lowerABtDots with the pure-Go BLAS, by
-// lowerABtRec with OpenBLAS. Measured single-threaded (CPU time, m = 200, n = 1024): gonum's Dgemm of this shape
-// (NT, inner dimension n) runs at only ~4 GFLOP/s, so the recursive form takes 9–12 ms and the m(m+1)/2 dot
-// products 6–9 ms; OpenBLAS's dgemm makes the recursive form 1.6 ms against 4.2 ms for the dots.
-func lowerABt(c, a, gm blas64.General) {
-	if tunedLevel3 {
-		lowerABtDots(c, a, gm)
-		return
-	}
-	lowerABtRec(c, a, gm)
-}
+// in about m²n flops instead of the 2m²n of a full product: the off-diagonal blocks of a recursive split of the
+// triangle by Gemm, the diagonal blocks of order ≤ triQuadBlock by one full Gemm each (discarding their strictly
+// upper part), about m²n + triQuadBlock·m·n flops. (Measured single-threaded, m = 200, n = 1024: with gonum's
+// Dgemm, whose NT kernel ran at ~4 GFLOP/s, m(m+1)/2 dot products were faster; with gpzoo's and OpenBLAS's
+// Dgemm this form is.)
+func lowerABt(c, a, gm blas64.General) { lowerABtRec(c, a, gm) }
 
-// lowerABtRows is the number of rows of c per task of lowerABtDots.
-const lowerABtRows = 8
-
-// lowerABtDots computes each entry of the lower triangle as one dot product of a row of A and a row of G
-// (gonum's assembly kernel), in tasks of lowerABtRows rows spread over the cores, the longest rows first.
-func lowerABtDots(c, a, gm blas64.General) {
-	m, n := c.Rows, a.Cols
-	tasks := (m + lowerABtRows - 1) / lowerABtRows
-	parFor(tasks, func(t int) {
-		lo := (tasks - 1 - t) * lowerABtRows
-		for i := lo; i < min(lo+lowerABtRows, m); i++ {
-			x := a.Data[i*a.Stride : i*a.Stride+n]
-			row := c.Data[i*c.Stride : i*c.Stride+m]
-			for j := 0; j <= i; j++ {
-				row[j] = floats.Dot(x, gm.Data[j*gm.Stride:j*gm.Stride+n])
-			}
-			clear(row[i+1:])
-		}
-	})
-}
-
-// lowerABtRec computes the off-diagonal blocks of a recursive split of the triangle by Gemm and the diagonal
-// blocks of order ≤ triQuadBlock by one full Gemm each (discarding their strictly upper part): about
-// m²n + triQuadBlock·m·n flops.
+// lowerABtRec is lowerABt.
 func lowerABtRec(c, a, gm blas64.General) {
 	m := c.Rows
 	if m <= triQuadBlock {

@@ -11,7 +11,7 @@ const module = "github.com/gpzoo/gpzoo"
 // allowed lists, for each package of the module, the module packages it may import (non-test code).
 // Packages under cmd/ and examples/ may import anything; nothing may import them.
 var allowed = map[string][]string{
-	"ops":                 {},
+	"ops":                 {"internal/blas"},
 	"graph":               {"ops"},
 	"gp":                  {"graph", "ops"},
 	"gp/gptest":           {"gp", "graph", "ops", "internal/gradcheck"},
@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"internal/archtest":   {},
 	"internal/atomicfile": {},
 	"internal/datatest":   {"datasets"},
+	"internal/blas":       {},
 }
 
 // engineAllowed are the only packages whose non-test code may import the engine (gorgonia) directly.

@@ -1,0 +1,41 @@
+// Package blas is gpzoo's level-3 BLAS and Cholesky factorisation for the default (pure-Go) build: gonum's
+// blas.Float64 and lapack.Float64 with Dgemm, Dsyrk, Dtrsm, Dtrmm and Dpotrf replaced by blocked, packed,
+// register-tiled routines (the other routines are gonum's, by embedding).
+//
+// # Design
+//
+// After BLIS (Van Zee & van de Geijn, "BLIS: A Framework for Rapidly Instantiating BLAS Functionality", ACM TOMS
+// 2015) and GotoBLAS (Goto & van de Geijn, "Anatomy of High-Performance Matrix Multiplication", ACM TOMS 2008):
+// C += αAB is computed over blocks of kc columns of A (rows of B); each block of B (kc × nc) is packed into
+// micro-panels of nr columns and each block of A (mc × kc) into micro-panels of mr rows, both contiguous in the
+// order the micro-kernel reads them; the micro-kernel keeps an mr × nr tile of C in registers for the whole kc
+// loop. Matrices are row-major (gonum's convention), so a tile row of C is nr contiguous values: the vectors run
+// along the columns of C and B, and A's values are broadcast.
+//
+// Micro-kernels, chosen once at start-up from golang.org/x/sys/cpu (Kernel reports which):
+//
+//	avx512  12 × 16 tile in 24 zmm accumulators (Go assembly, AVX-512F)
+//	avx2     6 × 8  tile in 12 ymm accumulators (Go assembly, AVX2 + FMA)
+//	generic  4 × 4  tile, portable Go (math.FMA), for other CPUs and as a reference
+//
+// The environment variable GPZOO_BLAS=generic|avx2|avx512 forces one (an unsupported choice falls back to the
+// best available), for tests and for bisecting a numerical difference; SetKernel does the same from Go.
+//
+// Every kernel accumulates each entry of C in the same order — one fused multiply-add per k, k ascending within
+// a kc block, then C ← α·acc + C fused — and kc is the same for all, so the three kernels give the same bits:
+// results do not depend on the CPU. They differ from gonum's reference in the last bits (fused multiply-adds,
+// another summation order).
+//
+// Triangular solves and products (Dtrsm, Dtrmm) run on the same micro-kernel: the triangle is packed in
+// micro-panels of mr rows; for each panel the micro-kernel applies the already-computed rows (a GEMM update
+// with k up to the panel) and a small kernel finishes the mr × mr diagonal block by substitution (division by
+// the diagonal, never an inverse). Right-side cases transpose B. Dsyrk computes the diagonal blocks of C into
+// a scratch tile and the off-diagonal ones in place. Dpotrf (lower) is right-looking and blocked: an unblocked
+// factorisation of each diagonal block, then Dtrsm and Dsyrk on the rest.
+//
+// # Parallelism
+//
+// Large calls split C into stripes of rows or columns (whichever is longer) run on up to GOMAXPROCS goroutines;
+// calls below about 2·10⁶ flops run on the calling goroutine. Callers that already run calls on several
+// goroutines (gpzoo's ops) need no coordination: the goroutines share GOMAXPROCS threads.
+package blas

@@ -1,0 +1,219 @@
+package blas
+
+import (
+	"runtime"
+	"sync"
+)
+
+// parallelFlops is the work (2·m·n·k) below which a call runs on the calling goroutine: about 25 µs of work at
+// one core's speed, well above the cost of starting and joining goroutines.
+const parallelFlops = 2e6
+
+// matrix is a row-major operand with a transpose flag: op(M)[i,j] = M[i,j], or M[j,i] when t.
+type matrix struct {
+	data []float64
+	ld   int
+	t    bool
+}
+
+// at returns op(M)[i,j].
+func (m matrix) at(i, j int) float64 {
+	if m.t {
+		return m.data[j*m.ld+i]
+	}
+	return m.data[i*m.ld+j]
+}
+
+// sub returns the operand whose op starts at op(M)[i,j].
+func (m matrix) sub(i, j int) matrix {
+	if m.t {
+		i, j = j, i
+	}
+	if len(m.data) == 0 {
+		return m
+	}
+	return matrix{data: m.data[i*m.ld+j:], ld: m.ld, t: m.t}
+}
+
+// scaleC sets C[0:m,0:n] = beta·C; beta = 0 overwrites (NaN included), as reference BLAS does.
+func scaleC(m, n int, beta float64, c []float64, ldc int) {
+	if beta == 1 {
+		return
+	}
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}
+
+// gemm computes C = alpha·op(A)·op(B) + beta·C for op(A) [m,k], op(B) [k,n], C [m,n] (row-major, stride ldc).
+// Arguments are not checked (Dgemm does that).
+func gemm(m, n, k int, alpha float64, a, b matrix, beta float64, c []float64, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	scaleC(m, n, beta, c, ldc)
+	if alpha == 0 || k == 0 {
+		return
+	}
+	kern := active.Load()
+	parallel(m, n, 2*float64(m)*float64(n)*float64(k), kern, func(i0, i1, j0, j1 int) {
+		gemmSerial(kern, i1-i0, j1-j0, k, alpha, a.sub(i0, 0), b.sub(0, j0), c[i0*ldc+j0:], ldc)
+	})
+}
+
+// parallel splits the [m,n] output into stripes along its longer side, aligned to the kernel's tile, and calls
+// f(i0, i1, j0, j1) on each, on up to GOMAXPROCS goroutines when the call's work (flops) is large enough.
+func parallel(m, n int, flops float64, kern *microKernel, f func(i0, i1, j0, j1 int)) {
+	w := min(runtime.GOMAXPROCS(0), int(flops/parallelFlops))
+	byRows := m >= n
+	step := kern.nr
+	if byRows {
+		step = kern.mr
+	}
+	long := n
+	if byRows {
+		long = m
+	}
+	w = min(w, (long+step-1)/step)
+	if w <= 1 {
+		f(0, m, 0, n)
+		return
+	}
+	tiles := (long + step - 1) / step
+	var wg sync.WaitGroup
+	for s := 0; s < w; s++ {
+		lo, hi := s*tiles/w*step, min((s+1)*tiles/w*step, long)
+		run := func() {
+			if byRows {
+				f(lo, hi, 0, n)
+			} else {
+				f(0, m, lo, hi)
+			}
+		}
+		if s == w-1 {
+			run()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run()
+		}()
+	}
+	wg.Wait()
+}
+
+// buffers recycles packing buffers.
+var buffers sync.Pool
+
+func getBuf(n int) *[]float64 {
+	if p, ok := buffers.Get().(*[]float64); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]float64, n)
+	return &s
+}
+
+// gemmSerial is the blocked product C += alpha·op(A)·op(B) on the calling goroutine (C already scaled).
+func gemmSerial(kern *microKernel, m, n, k int, alpha float64, a, b matrix, c []float64, ldc int) {
+	mr, nr := kern.mr, kern.nr
+	nc := min(kern.nc, roundUp(n, nr))
+	mc := min(kern.mc, roundUp(m, mr))
+	pa, pb := getBuf(mc*kc), getBuf(kc*nc)
+	defer func() { buffers.Put(pa); buffers.Put(pb) }()
+	ap, bp := *pa, *pb
+	var tmp [16 * 16]float64 // an edge tile (mr, nr ≤ 16)
+	for jc := 0; jc < n; jc += nc {
+		ncb := min(nc, n-jc)
+		for pc := 0; pc < k; pc += kc {
+			kcb := min(kc, k-pc)
+			packB(bp, b, pc, jc, kcb, ncb, nr)
+			for ic := 0; ic < m; ic += mc {
+				mcb := min(mc, m-ic)
+				packA(ap, a, ic, pc, mcb, kcb, mr)
+				for jr := 0; jr < ncb; jr += nr {
+					bj := bp[jr*kcb : (jr+nr)*kcb]
+					nv := min(nr, ncb-jr)
+					for ir := 0; ir < mcb; ir += mr {
+						ai := ap[ir*kcb : (ir+mr)*kcb]
+						mv := min(mr, mcb-ir)
+						ct := c[(ic+ir)*ldc+jc+jr:]
+						if mv == mr && nv == nr {
+							kern.fn(kcb, alpha, ai, bj, ct, ldc)
+							continue
+						}
+						t := tmp[:mr*nr]
+						clear(t)
+						for i := 0; i < mv; i++ {
+							copy(t[i*nr:i*nr+nv], ct[i*ldc:i*ldc+nv])
+						}
+						kern.fn(kcb, alpha, ai, bj, t, nr)
+						for i := 0; i < mv; i++ {
+							copy(ct[i*ldc:i*ldc+nv], t[i*nr:i*nr+nv])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func roundUp(x, to int) int { return (x + to - 1) / to * to }
+
+// packA packs op(A)[i0:i0+mcb, p0:p0+kcb] into micro-panels of mr rows: panel r holds, for each p, the mr values
+// op(A)[i0+r·mr+i, p0+p] (zero below row mcb).
+func packA(dst []float64, a matrix, i0, p0, mcb, kcb, mr int) {
+	for ir := 0; ir < mcb; ir += mr {
+		panel := dst[ir*kcb : (ir+mr)*kcb]
+		mv := min(mr, mcb-ir)
+		if mv < mr {
+			clear(panel)
+		}
+		if !a.t {
+			for i := 0; i < mv; i++ {
+				row := a.data[(i0+ir+i)*a.ld+p0:]
+				for p := 0; p < kcb; p++ {
+					panel[p*mr+i] = row[p]
+				}
+			}
+			continue
+		}
+		for p := 0; p < kcb; p++ { // op(A)[i,p] = A[p,i]: row p of A holds the panel's values contiguously
+			src := a.data[(p0+p)*a.ld+i0+ir:]
+			copy(panel[p*mr:p*mr+mv], src[:mv])
+		}
+	}
+}
+
+// packB packs op(B)[p0:p0+kcb, j0:j0+ncb] into micro-panels of nr columns: panel s holds, for each p, the nr
+// values op(B)[p0+p, j0+s·nr+j] (zero beyond column ncb).
+func packB(dst []float64, b matrix, p0, j0, kcb, ncb, nr int) {
+	for jr := 0; jr < ncb; jr += nr {
+		panel := dst[jr*kcb : (jr+nr)*kcb]
+		nv := min(nr, ncb-jr)
+		if nv < nr {
+			clear(panel)
+		}
+		if !b.t {
+			for p := 0; p < kcb; p++ {
+				src := b.data[(p0+p)*b.ld+j0+jr:]
+				copy(panel[p*nr:p*nr+nv], src[:nv])
+			}
+			continue
+		}
+		for j := 0; j < nv; j++ { // op(B)[p,j] = B[j,p]
+			row := b.data[(j0+jr+j)*b.ld+p0:]
+			for p := 0; p < kcb; p++ {
+				panel[p*nr+j] = row[p]
+			}
+		}
+	}
+}

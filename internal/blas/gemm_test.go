@@ -1,0 +1,197 @@
+package blas
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+var ref gonum.Implementation
+
+// canary fills the padding of an operand (the columns beyond its width in every row, and rows beyond its height)
+// with a value that exposes any write outside the matrix.
+const canary = -123456.75
+
+// operand returns an r×c row-major matrix with leading dimension ld ≥ c (canaries in the padding) and random
+// entries in [−1, 1).
+func operand(rng *rand.Rand, r, c, ld int) []float64 {
+	if r == 0 {
+		return nil
+	}
+	d := make([]float64, (r-1)*ld+c+3) // 3 trailing canaries
+	for i := range d {
+		d[i] = canary
+	}
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			d[i*ld+j] = 2*rng.Float64() - 1
+		}
+	}
+	return d
+}
+
+// closeTo compares got with want entrywise: values inside the matrix to a relative tolerance, padding exactly.
+func closeTo(t *testing.T, what string, got, want []float64, r, c, ld int, tol float64) {
+	t.Helper()
+	for i := range want {
+		inside := i/ld < r && i%ld < c && i < (r-1)*ld+c
+		if !inside {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%s: padding entry %d changed: %v, want %v", what, i, got[i], want[i])
+			}
+			continue
+		}
+		if d := math.Abs(got[i] - want[i]); !(d <= tol*math.Max(1, math.Abs(want[i]))) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
+			t.Fatalf("%s: entry (%d,%d) = %v, reference %v (diff %.3g)", what, i/ld, i%ld, got[i], want[i], d)
+		}
+	}
+}
+
+// eachKernel runs f with every micro-kernel this CPU runs forced in turn.
+func eachKernel(t *testing.T, f func(t *testing.T)) {
+	prev := Kernel()
+	defer SetKernel(prev)
+	for _, k := range Kernels() {
+		SetKernel(k)
+		t.Run(k, f)
+	}
+}
+
+func trans(t bool) blas.Transpose {
+	if t {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+func TestDgemm(t *testing.T) {
+	var impl Implementation
+	eachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		sizes := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 17, 23, 24, 25, 31, 32, 33}
+		if testing.Short() {
+			sizes = []int{0, 1, 5, 12, 17, 33}
+		}
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				for _, m := range sizes {
+					for _, n := range sizes {
+						for _, k := range []int{0, 1, 3, 17, 33, 300} {
+							checkGemm(t, impl, rng, tA, tB, m, n, k, 1.5, 0.5)
+						}
+					}
+				}
+			}
+		}
+		for _, s := range [][3]int{{97, 257, 511}, {300, 201, 1001}, {1001, 97, 65}, {64, 64, 64}} {
+			for _, ab := range [][2]float64{{1, 0}, {-1, 1}, {0.3, -1}, {0, 2}} {
+				checkGemm(t, impl, rng, true, false, s[0], s[1], s[2], ab[0], ab[1])
+				checkGemm(t, impl, rng, false, true, s[0], s[1], s[2], ab[0], ab[1])
+			}
+		}
+	})
+}
+
+func checkGemm(t *testing.T, impl Implementation, rng *rand.Rand, tA, tB bool, m, n, k int, alpha, beta float64) {
+	t.Helper()
+	ar, ac := m, k
+	if tA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if tB {
+		br, bc = n, k
+	}
+	lda, ldb, ldc := max(ac, 1)+2, max(bc, 1)+1, max(n, 1)+3
+	a, b := operand(rng, ar, ac, lda), operand(rng, br, bc, ldb)
+	c := operand(rng, m, n, ldc)
+	want := append([]float64(nil), c...)
+	impl.Dgemm(trans(tA), trans(tB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	ref.Dgemm(trans(tA), trans(tB), m, n, k, alpha, a, lda, b, ldb, beta, want, ldc)
+	closeTo(t, fmt.Sprintf("Dgemm(%v,%v) %dx%dx%d α=%v β=%v", tA, tB, m, n, k, alpha, beta), c, want, m, n, ldc, 1e-13*float64(k+1))
+}
+
+// β = 0 overwrites NaN in C; α = 0 reads neither A nor B (NaN there does not reach C), as reference BLAS does.
+func TestDgemmSpecialValues(t *testing.T) {
+	var impl Implementation
+	eachKernel(t, func(t *testing.T) {
+		m, n, k := 13, 9, 7
+		a, b := make([]float64, m*k), make([]float64, k*n)
+		for i := range a {
+			a[i] = math.NaN()
+		}
+		for i := range b {
+			b[i] = 1
+		}
+		c := make([]float64, m*n)
+		for i := range c {
+			c[i] = math.NaN()
+		}
+		impl.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 0, a, k, b, n, 0, c, n)
+		for i, v := range c {
+			if v != 0 {
+				t.Fatalf("α = β = 0: C[%d] = %v, want 0", i, v)
+			}
+		}
+		for i := range a {
+			a[i] = 1
+		}
+		for i := range c {
+			c[i] = math.NaN()
+		}
+		impl.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 2, a, k, b, n, 0, c, n)
+		for i, v := range c {
+			if v != 2*float64(k) {
+				t.Fatalf("β = 0 over NaN: C[%d] = %v, want %v", i, v, 2*float64(k))
+			}
+		}
+	})
+}
+
+// Every kernel gives the same bits: results do not depend on the CPU.
+func TestKernelsAgreeBitwise(t *testing.T) {
+	var impl Implementation
+	prev := Kernel()
+	defer SetKernel(prev)
+	rng := rand.New(rand.NewPCG(5, 6))
+	m, n, k := 203, 151, 700
+	a, b := operand(rng, m, k, k), operand(rng, k, n, n)
+	var first []float64
+	for _, name := range Kernels() {
+		SetKernel(name)
+		c := operand(rand.New(rand.NewPCG(7, 8)), m, n, n)
+		impl.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 0.7, a, k, b, n, 0.3, c, n)
+		if first == nil {
+			first = c
+			continue
+		}
+		for i := range c {
+			if math.Float64bits(c[i]) != math.Float64bits(first[i]) {
+				t.Fatalf("kernel %s: C[%d] = %v, kernel %s gave %v", name, i, c[i], Kernels()[0], first[i])
+			}
+		}
+	}
+}
+
+func TestDgemmPanics(t *testing.T) {
+	var impl Implementation
+	for name, f := range map[string]func(){
+		"transpose": func() { impl.Dgemm('x', blas.NoTrans, 1, 1, 1, 1, []float64{1}, 1, []float64{1}, 1, 0, []float64{1}, 1) },
+		"m":         func() { impl.Dgemm(blas.NoTrans, blas.NoTrans, -1, 1, 1, 1, []float64{1}, 1, []float64{1}, 1, 0, []float64{1}, 1) },
+		"lda":       func() { impl.Dgemm(blas.NoTrans, blas.NoTrans, 2, 2, 2, 1, make([]float64, 4), 1, make([]float64, 4), 2, 0, make([]float64, 4), 2) },
+		"short c":   func() { impl.Dgemm(blas.NoTrans, blas.NoTrans, 2, 2, 2, 1, make([]float64, 4), 2, make([]float64, 4), 2, 0, make([]float64, 3), 2) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}

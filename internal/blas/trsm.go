@@ -1,0 +1,379 @@
+package blas
+
+import (
+	"math"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// panelRows is the height of the row panels of the triangular routines. It is a multiple of every kernel's mr
+// and the same for all kernels, so that, as for Dgemm, every kernel gives the same bits.
+const panelRows = 12
+
+// tri describes a triangular operand in processing order: the routines sweep its rows p = 0, 1, …, order−1,
+// and at row p use only the columns q ≤ p. row(p) maps processing row p to the row of op(T) and of B it stands
+// for (p itself for a lower-triangular op(T), order−1−p for an upper one, whose sweep runs from the bottom).
+type tri struct {
+	t       []float64
+	ld      int
+	order   int
+	trans   bool // op(T) = Tᵀ
+	reverse bool // op(T) is upper triangular: sweep from the last row
+	unit    bool // the diagonal is taken as 1 and not read
+}
+
+func newTri(ul blas.Uplo, tA blas.Transpose, d blas.Diag, order int, t []float64, ld int) tri {
+	trans := tA != blas.NoTrans
+	lowerOp := (ul == blas.Lower) != trans
+	return tri{t: t, ld: ld, order: order, trans: trans, reverse: !lowerOp, unit: d == blas.Unit}
+}
+
+// row maps processing row p to the row of op(T) (and of B).
+func (tr tri) row(p int) int {
+	if tr.reverse {
+		return tr.order - 1 - p
+	}
+	return p
+}
+
+// at returns L'[p][q] = op(T)[row(p), row(q)] for q ≤ p (1 on the diagonal of a unit triangle).
+func (tr tri) at(p, q int) float64 {
+	if p == q && tr.unit {
+		return 1
+	}
+	i, j := tr.row(p), tr.row(q)
+	if tr.trans {
+		i, j = j, i
+	}
+	return tr.t[i*tr.ld+j]
+}
+
+// pack writes the triangle in row panels of panelRows rows, each made of micro-panels of mr rows as the kernel
+// reads them: panel P (processing rows p0 = P·panelRows, …) holds the columns q < p0 + panelRows, the entries
+// above the diagonal and beyond the last row being zero. offsets[P] is where panel P starts. The buffer comes
+// from the pool: give it back with buffers.Put(buf).
+func (tr tri) pack(mr int) (buf *[]float64, offsets []int) {
+	panels := (tr.order + panelRows - 1) / panelRows
+	offsets = make([]int, panels+1)
+	for P := 0; P < panels; P++ {
+		offsets[P+1] = offsets[P] + panelRows*(P+1)*panelRows
+	}
+	buf = getBuf(offsets[panels])
+	packed := *buf
+	clear(packed)
+	for P := 0; P < panels; P++ {
+		p0 := P * panelRows
+		k := p0 + panelRows
+		dst := packed[offsets[P]:offsets[P+1]]
+		for s := 0; s < panelRows/mr; s++ { // micro-panel s: rows p0 + s·mr + r
+			mp := dst[s*mr*k : (s+1)*mr*k]
+			for r := 0; r < mr; r++ {
+				p := p0 + s*mr + r
+				if p >= tr.order {
+					break
+				}
+				tr.packRow(mp[r:], mr, p)
+			}
+		}
+	}
+	return buf, offsets
+}
+
+// packRow writes L'[p][q] for q ≤ p into dst[q·stride].
+func (tr tri) packRow(dst []float64, stride, p int) {
+	i := tr.row(p)
+	switch {
+	case !tr.trans && !tr.reverse: // L'[p][q] = T[p][q]: row p of T, forward
+		for q, v := range tr.t[i*tr.ld : i*tr.ld+p+1] {
+			dst[q*stride] = v
+		}
+	case !tr.trans: // upper op(T) = T, reversed: L'[p][q] = T[i][order−1−q], q ≤ p ↔ columns i … order−1
+		row := tr.t[i*tr.ld:]
+		for q := 0; q <= p; q++ {
+			dst[q*stride] = row[tr.order-1-q]
+		}
+	default:
+		for q := 0; q <= p; q++ {
+			dst[q*stride] = tr.at(p, q)
+		}
+		return
+	}
+	if tr.unit {
+		dst[p*stride] = 1
+	}
+}
+
+// rhsTiles runs f on the column tiles [j0, j1) of n columns, split over up to GOMAXPROCS goroutines when the work
+// (flops) is large enough; tiles are multiples of nr columns.
+func rhsTiles(n, nr int, flops float64, f func(j0, j1 int)) {
+	tiles := (n + nr - 1) / nr
+	w := min(runtime.GOMAXPROCS(0), int(flops/parallelFlops), tiles)
+	if w <= 1 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for s := 0; s < w; s++ {
+		lo, hi := s*tiles/w*nr, min((s+1)*tiles/w*nr, n)
+		if s == w-1 {
+			f(lo, hi)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(lo, hi)
+		}()
+	}
+	wg.Wait()
+}
+
+// trsmLeft solves op(T)·X = alpha·B for X in place in B (order × n, stride ldb). zeros, when not nil, reports
+// for the column tile [j0, j1) how many leading rows in processing order are known to be zero in B: their
+// solution is zero, and the solve skips them (fewer flops, the same bits: the skipped terms are exact zeros).
+func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int, zeros func(j0, j1 int) int) {
+	m := tr.order
+	if alpha != 1 {
+		scaleC(m, n, alpha, b, ldb)
+	}
+	if alpha == 0 {
+		return
+	}
+	kern := active.Load()
+	mr, nr := kern.mr, kern.nr
+	pk, offsets := tr.pack(mr)
+	defer buffers.Put(pk)
+	packed := *pk
+	diag := make([]float64, m)
+	for p := range diag {
+		diag[p] = tr.at(p, p)
+	}
+	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), func(j0, j1 int) {
+		px := getBuf(roundUp(m, panelRows) * nr)
+		defer buffers.Put(px)
+		xp := *px // solved rows, packed: row q at xp[q·nr:]
+		var tile [panelRows * 16]float64
+		var lb [panelRows * panelRows]float64 // the diagonal block of the panel, row-major
+		var db [panelRows]float64             // its diagonal
+		for jr := j0; jr < j1; jr += nr {
+			nv := min(nr, j1-jr)
+			s0 := 0 // leading processing rows known zero
+			if zeros != nil {
+				s0 = min(max(zeros(jr, jr+nv), 0), m)
+			}
+			for P := s0 / panelRows; P*panelRows < m; P++ {
+				p0 := P * panelRows
+				mv := min(panelRows, m-p0)
+				t := tile[:panelRows*nr]
+				clear(t)
+				for r := 0; r < mv; r++ {
+					copy(t[r*nr:r*nr+nv], b[tr.row(p0+r)*ldb+jr:][:nv])
+				}
+				if p0 > s0 { // t −= L'[panel, s0:p0]·X[s0:p0]
+					k := p0 + panelRows
+					for s := 0; s < panelRows/mr; s++ {
+						kern.fn(p0-s0, -1, packed[offsets[P]+s*mr*k+s0*mr:], xp[s0*nr:], t[s*mr*nr:], nr)
+					}
+				}
+				for r := 0; r < panelRows; r++ { // the diagonal block, by substitution
+					for q := 0; q < r; q++ {
+						lb[r*panelRows+q] = 0
+						if r < mv {
+							lb[r*panelRows+q] = tr.at(p0+r, p0+q)
+						}
+					}
+					db[r] = 1
+					if r < mv {
+						db[r] = diag[p0+r]
+					}
+				}
+				diagSolve(kern, lb[:], db[:], t, nr)
+				copy(xp[p0*nr:], t[:mv*nr])
+				for r := 0; r < mv; r++ {
+					copy(b[tr.row(p0+r)*ldb+jr:][:nv], t[r*nr:r*nr+nv])
+				}
+			}
+		}
+	})
+}
+
+// diagSolve solves the lower-triangular block l (panelRows × panelRows, row-major; only the strictly lower part
+// is read) with diagonal d against the tile t (panelRows × nr) in place: row r becomes
+// (t[r] − Σ_{s<r} l[r][s]·t[s]) / d[r], with one rounding per multiply-add, by the kernel's vector code when it
+// has some (the same bits).
+func diagSolve(kern *microKernel, l, d, t []float64, nr int) {
+	if kern.diag != nil {
+		kern.diag(l, d, t)
+		return
+	}
+	for r := 0; r < panelRows; r++ {
+		row := t[r*nr : r*nr+nr]
+		for s := 0; s < r; s++ {
+			ls, src := l[r*panelRows+s], t[s*nr:s*nr+nr]
+			for j := range row {
+				row[j] = math.FMA(-ls, src[j], row[j])
+			}
+		}
+		for j := range row {
+			row[j] /= d[r]
+		}
+	}
+}
+
+// trmmLeft computes B = alpha·op(T)·B in place (B order × n, stride ldb). rows, when not nil, reports for the
+// column tile [j0, j1) how many leading rows in processing order are wanted: the others are neither computed
+// nor written (and must not be read afterwards).
+func trmmLeft(tr tri, n int, alpha float64, b []float64, ldb int, rows func(j0, j1 int) int) {
+	m := tr.order
+	if alpha == 0 {
+		scaleC(m, n, 0, b, ldb)
+		return
+	}
+	kern := active.Load()
+	mr, nr := kern.mr, kern.nr
+	pk, offsets := tr.pack(mr)
+	defer buffers.Put(pk)
+	packed := *pk
+	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), func(j0, j1 int) {
+		px := getBuf(roundUp(m, panelRows) * nr)
+		defer buffers.Put(px)
+		xp := *px // the original rows, packed in processing order
+		var tile [panelRows * 16]float64
+		for jr := j0; jr < j1; jr += nr {
+			nv := min(nr, j1-jr)
+			me := m // rows wanted
+			if rows != nil {
+				me = min(max(rows(jr, jr+nv), 0), m)
+			}
+			for p := 0; p < roundUp(me, panelRows); p++ {
+				row := xp[p*nr : p*nr+nr]
+				clear(row[nv:])
+				if p >= me {
+					clear(row)
+					continue
+				}
+				copy(row, b[tr.row(p)*ldb+jr:][:nv])
+			}
+			for P := 0; P*panelRows < me; P++ {
+				p0 := P * panelRows
+				mv := min(panelRows, me-p0)
+				k := p0 + panelRows
+				t := tile[:panelRows*nr]
+				clear(t)
+				for s := 0; s < panelRows/mr; s++ {
+					kern.fn(k, alpha, packed[offsets[P]+s*mr*k:], xp, t[s*mr*nr:], nr)
+				}
+				for r := 0; r < mv; r++ {
+					copy(b[tr.row(p0+r)*ldb+jr:][:nv], t[r*nr:r*nr+nv])
+				}
+			}
+		}
+	})
+}
+
+// transpose writes the transpose of the r×c matrix a (stride lda) into dst (c×r, stride ldd): eight rows of a at
+// a time, so that each write fills 64 contiguous bytes (a cache line) of a row of dst while the eight reads stream.
+func transpose(dst []float64, ldd int, a []float64, r, c, lda int) {
+	i := 0
+	for ; i+8 <= r; i += 8 {
+		a0, a1, a2, a3 := a[i*lda:i*lda+c], a[(i+1)*lda:(i+1)*lda+c], a[(i+2)*lda:(i+2)*lda+c], a[(i+3)*lda:(i+3)*lda+c]
+		a4, a5, a6, a7 := a[(i+4)*lda:(i+4)*lda+c], a[(i+5)*lda:(i+5)*lda+c], a[(i+6)*lda:(i+6)*lda+c], a[(i+7)*lda:(i+7)*lda+c]
+		for j := range a0 {
+			d := dst[j*ldd+i : j*ldd+i+8]
+			d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7] = a0[j], a1[j], a2[j], a3[j], a4[j], a5[j], a6[j], a7[j]
+		}
+	}
+	for ; i < r; i++ {
+		for j, v := range a[i*lda : i*lda+c] {
+			dst[j*ldd+i] = v
+		}
+	}
+}
+
+// rightSide runs a left-side routine on the transpose: B·op(T) = op(T)ᵀ-from-the-left on Bᵀ.
+func rightSide(m, n int, b []float64, ldb int, left func(bt []float64, ldbt int)) {
+	p := getBuf(m * n)
+	defer buffers.Put(p)
+	bt := *p // Bᵀ: n × m
+	transpose(bt, m, b, m, n, ldb)
+	left(bt, m)
+	transpose(b, ldb, bt, n, m, m)
+}
+
+// flip returns the opposite transpose.
+func flip(t blas.Transpose) blas.Transpose {
+	if t == blas.NoTrans {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+// Dtrsm solves op(A)·X = alpha·B (side Left) or X·op(A) = alpha·B (side Right) for X, in place in B (m × n).
+func (Implementation) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	k := checkTri("Dtrsm", s, ul, tA, d, m, n, a, lda, b, ldb)
+	if m == 0 || n == 0 {
+		return
+	}
+	if s == blas.Left {
+		trsmLeft(newTri(ul, tA, d, k, a, lda), n, alpha, b, ldb, nil)
+		return
+	}
+	rightSide(m, n, b, ldb, func(bt []float64, ldbt int) {
+		trsmLeft(newTri(ul, flip(tA), d, k, a, lda), m, alpha, bt, ldbt, nil)
+	})
+}
+
+// Dtrmm computes B = alpha·op(A)·B (side Left) or B = alpha·B·op(A) (side Right) in place (B m × n).
+func (Implementation) Dtrmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	k := checkTri("Dtrmm", s, ul, tA, d, m, n, a, lda, b, ldb)
+	if m == 0 || n == 0 {
+		return
+	}
+	if s == blas.Left {
+		trmmLeft(newTri(ul, tA, d, k, a, lda), n, alpha, b, ldb, nil)
+		return
+	}
+	rightSide(m, n, b, ldb, func(bt []float64, ldbt int) {
+		trmmLeft(newTri(ul, flip(tA), d, k, a, lda), m, alpha, bt, ldbt, nil)
+	})
+}
+
+// checkTri checks the arguments of Dtrsm and Dtrmm as gonum does and returns the triangle's order.
+func checkTri(_ string, s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, a []float64, lda int, b []float64, ldb int) int {
+	switch {
+	case s != blas.Left && s != blas.Right:
+		panic(badSide)
+	case ul != blas.Lower && ul != blas.Upper:
+		panic(badUplo)
+	case tA != blas.NoTrans && tA != blas.Trans && tA != blas.ConjTrans:
+		panic(badTranspose)
+	case d != blas.NonUnit && d != blas.Unit:
+		panic(badDiag)
+	case m < 0:
+		panic(mLT0)
+	case n < 0:
+		panic(nLT0)
+	}
+	k := n
+	if s == blas.Left {
+		k = m
+	}
+	switch {
+	case lda < max(1, k):
+		panic(badLdA)
+	case ldb < max(1, n):
+		panic(badLdB)
+	}
+	if m == 0 || n == 0 {
+		return k
+	}
+	switch {
+	case len(a) < lda*(k-1)+k:
+		panic(shortA)
+	case len(b) < ldb*(m-1)+n:
+		panic(shortB)
+	}
+	return k
+}
