@@ -180,10 +180,18 @@ func TestKernelsAgreeBitwise(t *testing.T) {
 func TestDgemmPanics(t *testing.T) {
 	var impl Implementation
 	for name, f := range map[string]func(){
-		"transpose": func() { impl.Dgemm('x', blas.NoTrans, 1, 1, 1, 1, []float64{1}, 1, []float64{1}, 1, 0, []float64{1}, 1) },
-		"m":         func() { impl.Dgemm(blas.NoTrans, blas.NoTrans, -1, 1, 1, 1, []float64{1}, 1, []float64{1}, 1, 0, []float64{1}, 1) },
-		"lda":       func() { impl.Dgemm(blas.NoTrans, blas.NoTrans, 2, 2, 2, 1, make([]float64, 4), 1, make([]float64, 4), 2, 0, make([]float64, 4), 2) },
-		"short c":   func() { impl.Dgemm(blas.NoTrans, blas.NoTrans, 2, 2, 2, 1, make([]float64, 4), 2, make([]float64, 4), 2, 0, make([]float64, 3), 2) },
+		"transpose": func() {
+			impl.Dgemm('x', blas.NoTrans, 1, 1, 1, 1, []float64{1}, 1, []float64{1}, 1, 0, []float64{1}, 1)
+		},
+		"m": func() {
+			impl.Dgemm(blas.NoTrans, blas.NoTrans, -1, 1, 1, 1, []float64{1}, 1, []float64{1}, 1, 0, []float64{1}, 1)
+		},
+		"lda": func() {
+			impl.Dgemm(blas.NoTrans, blas.NoTrans, 2, 2, 2, 1, make([]float64, 4), 1, make([]float64, 4), 2, 0, make([]float64, 4), 2)
+		},
+		"short c": func() {
+			impl.Dgemm(blas.NoTrans, blas.NoTrans, 2, 2, 2, 1, make([]float64, 4), 2, make([]float64, 4), 2, 0, make([]float64, 3), 2)
+		},
 	} {
 		func() {
 			defer func() {

@@ -28,6 +28,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"go/format"
 	"os"
 	"strings"
 )
@@ -84,7 +85,9 @@ func main() {
 	}
 	fmt.Fprintf(&g, "}\n")
 	must(os.WriteFile("kernel_amd64.s", s.Bytes(), 0o644))
-	must(os.WriteFile("kernel_amd64.go", g.Bytes(), 0o644))
+	src, err := format.Source(g.Bytes())
+	must(err)
+	must(os.WriteFile("kernel_amd64.go", src, 0o644))
 }
 
 func must(err error) {
@@ -169,7 +172,9 @@ func log2(x int) int {
 // diagRows is the order of the diagonal blocks of the triangular solves (package blas's panelRows).
 const diagRows = 12
 
-func diagName(k kernel) string { return fmt.Sprintf("trsmDiag%dx%d%s", diagRows, k.nr, strings.ToUpper(k.tag)) }
+func diagName(k kernel) string {
+	return fmt.Sprintf("trsmDiag%dx%d%s", diagRows, k.nr, strings.ToUpper(k.tag))
+}
 
 // genDiag writes the substitution kernel of the triangular solves' diagonal blocks: for each vector column of
 // the tile, the diagRows rows are loaded into registers (R0–R11), then for r = 0, 1, …: R_r −= L[r][s]·R_s for
@@ -184,7 +189,7 @@ func genDiag(s *bytes.Buffer, k kernel) {
 	w("MOVQ l+0(FP), SI")
 	w("MOVQ d+8(FP), DI")
 	w("MOVQ t+16(FP), DX")
-	bc := k.r(diagRows)    // broadcast register
+	bc := k.r(diagRows) // broadcast register
 	bc2 := k.r(diagRows + 1)
 	for v := 0; v < k.nr/k.vec; v++ {
 		off := v * k.vec * 8

@@ -29,12 +29,16 @@ func trsmDiag12x16AVX512(l, d, t *float64)
 func addArchKernels() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		kernels["avx2"] = &microKernel{name: "avx2", mr: 6, nr: 8, mc: 144, nc: 2048,
-			fn: func(k int, alpha float64, a, b, c []float64, ldc int) { gemm6x8AVX2(k, alpha, &a[0], &b[0], &c[0], ldc) },
+			fn: func(k int, alpha float64, a, b, c []float64, ldc int) {
+				gemm6x8AVX2(k, alpha, &a[0], &b[0], &c[0], ldc)
+			},
 			diag: func(l, d, t []float64) { trsmDiag12x8AVX2(&l[0], &d[0], &t[0]) }}
 	}
 	if cpu.X86.HasAVX512F {
 		kernels["avx512"] = &microKernel{name: "avx512", mr: 12, nr: 16, mc: 144, nc: 2048,
-			fn: func(k int, alpha float64, a, b, c []float64, ldc int) { gemm12x16AVX512(k, alpha, &a[0], &b[0], &c[0], ldc) },
+			fn: func(k int, alpha float64, a, b, c []float64, ldc int) {
+				gemm12x16AVX512(k, alpha, &a[0], &b[0], &c[0], ldc)
+			},
 			diag: func(l, d, t []float64) { trsmDiag12x16AVX512(&l[0], &d[0], &t[0]) }}
 	}
 }

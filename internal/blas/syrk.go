@@ -40,8 +40,8 @@ func (Implementation) Dsyrk(ul blas.Uplo, tA blas.Transpose, n, k int, alpha flo
 	case len(c) < (n-1)*ldc+n:
 		panic(shortC)
 	}
-	A := matrix{a, lda, at}             // op(A): n × k
-	At := matrix{a, lda, !at}           // op(A)ᵀ: k × n
+	A := matrix{a, lda, at}   // op(A): n × k
+	At := matrix{a, lda, !at} // op(A)ᵀ: k × n
 	tile := make([]float64, syrkBlock*syrkBlock)
 	for i0 := 0; i0 < n; i0 += syrkBlock {
 		nb := min(syrkBlock, n-i0)
