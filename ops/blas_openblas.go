@@ -45,3 +45,16 @@ func init() {
 
 // BLAS names the level-3 kernel in use: "openblas" in this build.
 func BLAS() string { return "openblas" }
+
+// cholBackwardCore overwrites w, which holds tril(L̄), with M = L⁻ᵀ·Φ(Lᵀ·tril(L̄))·L⁻¹ (see CholeskyBackward) by
+// three full level-3 calls: OpenBLAS's are threaded and blocked.
+func cholBackwardCore(w, l []float64, n int) {
+	lt, d := triangular(l, n, false), dense(w, n, n)
+	blas64.Trmm(blas.Left, blas.Trans, 1, lt, d) // P = Lᵀ·tril(L̄)
+	for i := 0; i < n; i++ {                     // Φ
+		clear(w[i*n+i+1 : i*n+n])
+		w[i*n+i] *= 0.5
+	}
+	blas64.Trsm(blas.Left, blas.Trans, 1, lt, d)    // L⁻ᵀ·P
+	blas64.Trsm(blas.Right, blas.NoTrans, 1, lt, d) // ·L⁻¹
+}

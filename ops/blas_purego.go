@@ -21,3 +21,7 @@ func init() {
 	blas64.Use(blas.Implementation{})
 	lapack64.Use(blas.LAPACK{})
 }
+
+// cholBackwardCore overwrites w, which holds tril(L̄), with M = L⁻ᵀ·Φ(Lᵀ·tril(L̄))·L⁻¹ (see CholeskyBackward), in
+// 5n³/3 flops instead of 3n³ (internal/blas.CholeskyBackwardCore skips the known zero blocks).
+func cholBackwardCore(w, l []float64, n int) { blas.CholeskyBackwardCore(w, l, n) }
