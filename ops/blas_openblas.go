@@ -58,3 +58,31 @@ func cholBackwardCore(w, l []float64, n int) {
 	blas64.Trsm(blas.Left, blas.Trans, 1, lt, d)    // L⁻ᵀ·P
 	blas64.Trsm(blas.Right, blas.NoTrans, 1, lt, d) // ·L⁻¹
 }
+
+// gemmt computes the ul triangle of C = alpha·A·Bᵀ (A, B [m,n]) by a recursive split into OpenBLAS Dgemm calls
+// (its dgemmt is not bound by gonum.org/v1/netlib); the other triangle gets junk in the diagonal blocks.
+func gemmt(ul blas.Uplo, alpha float64, a, b, c blas64.General) { gemmtRec(ul, alpha, a, b, c) }
+
+// gemmtBlock: gemmtRec computes diagonal blocks of at most this order with one plain Gemm (and discards their
+// other triangle); larger triangles are split recursively so that the wasted part stays small.
+const gemmtBlock = 64
+
+// gemmtRec computes the ul triangle of C = alpha·A·Bᵀ (A, B [m,n]; the other triangle is overwritten with junk
+// in the diagonal blocks) by Gemm calls: the off-diagonal blocks of a recursive split of the triangle, the
+// diagonal blocks of order ≤ gemmtBlock whole. About m²n + gemmtBlock·m·n flops.
+func gemmtRec(ul blas.Uplo, alpha float64, a, b, c blas64.General) {
+	m := c.Rows
+	if m <= gemmtBlock {
+		blas64.Gemm(blas.NoTrans, blas.Trans, alpha, a, b, 0, c)
+		return
+	}
+	m1 := recSplit(m)
+	m2 := m - m1
+	gemmtRec(ul, alpha, subGeneral(a, 0, 0, m1, a.Cols), subGeneral(b, 0, 0, m1, b.Cols), subGeneral(c, 0, 0, m1, m1))
+	if ul == blas.Lower {
+		blas64.Gemm(blas.NoTrans, blas.Trans, alpha, subGeneral(a, m1, 0, m2, a.Cols), subGeneral(b, 0, 0, m1, b.Cols), 0, subGeneral(c, m1, 0, m2, m1))
+	} else {
+		blas64.Gemm(blas.NoTrans, blas.Trans, alpha, subGeneral(a, 0, 0, m1, a.Cols), subGeneral(b, m1, 0, m2, b.Cols), 0, subGeneral(c, 0, m1, m1, m2))
+	}
+	gemmtRec(ul, alpha, subGeneral(a, m1, 0, m2, a.Cols), subGeneral(b, m1, 0, m2, b.Cols), subGeneral(c, m1, m1, m2, m2))
+}

@@ -4,6 +4,7 @@ package ops
 
 import (
 	"github.com/gpzoo/gpzoo/internal/blas"
+	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 )
@@ -25,3 +26,9 @@ func init() {
 // cholBackwardCore overwrites w, which holds tril(L̄), with M = L⁻ᵀ·Φ(Lᵀ·tril(L̄))·L⁻¹ (see CholeskyBackward), in
 // 5n³/3 flops instead of 3n³ (internal/blas.CholeskyBackwardCore skips the known zero blocks).
 func cholBackwardCore(w, l []float64, n int) { blas.CholeskyBackwardCore(w, l, n) }
+
+// gemmt computes the ul triangle of C = alpha·A·Bᵀ (A, B [m,n]) with gpzoo's Dgemmt: micro-tiles outside the
+// triangle are skipped.
+func gemmt(ul gblas.Uplo, alpha float64, a, b, c blas64.General) {
+	blas.Implementation{}.Dgemmt(ul, gblas.NoTrans, gblas.Trans, c.Rows, a.Cols, alpha, a.Data, a.Stride, b.Data, b.Stride, 0, c.Data, c.Stride)
+}

@@ -19,10 +19,6 @@ import (
 // product saves a quarter of the time rather than half; gonum's pure-Go dtrmm is about as fast per flop as its
 // dgemm. BenchmarkTriQuadCols compares the op with the composition it replaces.
 
-// triQuadBlock: lowerABtRec computes diagonal blocks of at most this order with one plain Gemm (and discards their
-// strictly upper part); larger triangles are split recursively so that the wasted upper part stays small.
-const triQuadBlock = 64
-
 // triQuadK computes out[n,p] = ‖L_pᵀa_n‖² = Σ_i (L_pᵀA)[i,n]² for A [M,N] (operand 0) and P lower-triangular
 // L_p [M,M] (operands 1..P; their strictly upper triangles are not read). Output [N,P].
 type triQuadK struct {
@@ -201,32 +197,8 @@ func (k triQuadK) grads(w *triQuadWork, in []arg, g arg, dst [][]float64) error 
 }
 
 // lowerABt writes tril(A·Gᵀ) into the m×m matrix c (strictly upper triangle zeroed) for A, G [m,n] with n ≥ 1,
-// in about m²n flops instead of the 2m²n of a full product: the off-diagonal blocks of a recursive split of the
-// triangle by Gemm, the diagonal blocks of order ≤ triQuadBlock by one full Gemm each (discarding their strictly
-// upper part), about m²n + triQuadBlock·m·n flops. (Measured single-threaded, m = 200, n = 1024: with gonum's
-// Dgemm, whose NT kernel ran at ~4 GFLOP/s, m(m+1)/2 dot products were faster; with gpzoo's and OpenBLAS's
-// Dgemm this form is.)
-func lowerABt(c, a, gm blas64.General) { lowerABtRec(c, a, gm) }
-
-// lowerABtRec is lowerABt.
-func lowerABtRec(c, a, gm blas64.General) {
-	m := c.Rows
-	if m <= triQuadBlock {
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, gm, 0, c)
-		for i := 0; i < m; i++ {
-			clear(c.Data[i*c.Stride+i+1 : i*c.Stride+m])
-		}
-		return
-	}
-	m1 := recSplit(m)
-	m2 := m - m1
-	lowerABtRec(subGeneral(c, 0, 0, m1, m1), subGeneral(a, 0, 0, m1, a.Cols), subGeneral(gm, 0, 0, m1, gm.Cols))
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1, subGeneral(a, m1, 0, m2, a.Cols), subGeneral(gm, 0, 0, m1, gm.Cols), 0, subGeneral(c, m1, 0, m2, m1))
-	for i := 0; i < m1; i++ {
-		clear(c.Data[i*c.Stride+m1 : i*c.Stride+m])
-	}
-	lowerABtRec(subGeneral(c, m1, m1, m2, m2), subGeneral(a, m1, 0, m2, a.Cols), subGeneral(gm, m1, 0, m2, gm.Cols))
-}
+// in about m²n flops instead of the 2m²n of a full product (gemmTri).
+func lowerABt(c, a, gm blas64.General) { gemmTri(false, 1, a, gm, c) }
 
 // TriQuadCols returns the [N,P] matrix out[n,p] = ‖L_pᵀa_n‖² = Σ_i (L_pᵀA)_{in}² for A [M,N] (columns a_n) and
 // P ≥ 1 lower-triangular factors ls[p] [M,M]: the column sums of squares of L_pᵀA, e.g. the q-covariance term

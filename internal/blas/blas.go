@@ -67,5 +67,5 @@ func (Implementation) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a
 	case len(c) < (m-1)*ldc+n:
 		panic(shortC)
 	}
-	gemm(m, n, k, alpha, matrix{a, lda, at}, matrix{b, ldb, bt}, beta, c, ldc)
+	gemm(m, n, k, alpha, matrix{a, lda, at}, matrix{b, ldb, bt}, beta, c, ldc, full)
 }

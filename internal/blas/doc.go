@@ -28,10 +28,12 @@
 //
 // Triangular solves and products (Dtrsm, Dtrmm) run on the same micro-kernel: the triangle is packed in
 // micro-panels of mr rows; for each panel the micro-kernel applies the already-computed rows (a GEMM update
-// with k up to the panel) and a small kernel finishes the mr × mr diagonal block by substitution (division by
-// the diagonal, never an inverse). Right-side cases transpose B. Dsyrk computes the diagonal blocks of C into
-// a scratch tile and the off-diagonal ones in place. Dpotrf (lower) is right-looking and blocked: an unblocked
-// factorisation of each diagonal block, then Dtrsm and Dsyrk on the rest.
+// with k up to the panel) and a small kernel finishes the mr × mr diagonal block by substitution (multiplying by
+// the reciprocals of the diagonal, as OpenBLAS does; never an inverse matrix). Right-side cases transpose B.
+// Dgemmt (one triangle of a product; Dsyrk is Dgemmt with B = A) skips the micro-tiles outside the triangle and
+// computes those across the diagonal in a scratch tile. Dpotrf (lower) is recursive (Gustavson 1997): Dtrsm and
+// Dsyrk on the off-diagonal blocks, an unblocked factorisation of diagonal blocks of order ≤ 32.
+// CholeskyBackwardCore is the backward pass of the factorisation on the same routines, skipping known zeros.
 //
 // # Parallelism
 //

@@ -35,13 +35,22 @@ func (m matrix) sub(i, j int) matrix {
 	return matrix{data: m.data[i*m.ld+j:], ld: m.ld, t: m.t}
 }
 
-// scaleC sets C[0:m,0:n] = beta·C; beta = 0 overwrites (NaN included), as reference BLAS does.
-func scaleC(m, n int, beta float64, c []float64, ldc int) {
+// scaleC sets C[0:m,0:n] = beta·C in the part pt; beta = 0 overwrites (NaN included), as reference BLAS does.
+func scaleC(m, n int, beta float64, c []float64, ldc int, pt part) {
 	if beta == 1 {
 		return
 	}
 	for i := 0; i < m; i++ {
-		row := c[i*ldc : i*ldc+n]
+		lo, hi := 0, n
+		if pt.lower {
+			hi = min(n, max(0, i+pt.off+1))
+		} else if pt.upper {
+			lo = min(n, max(0, i+pt.off))
+		}
+		if lo >= hi {
+			continue
+		}
+		row := c[i*ldc+lo : i*ldc+hi]
 		if beta == 0 {
 			clear(row)
 			continue
@@ -52,20 +61,114 @@ func scaleC(m, n int, beta float64, c []float64, ldc int) {
 	}
 }
 
-// gemm computes C = alpha·op(A)·op(B) + beta·C for op(A) [m,k], op(B) [k,n], C [m,n] (row-major, stride ldc).
-// Arguments are not checked (Dgemm does that).
-func gemm(m, n, k int, alpha float64, a, b matrix, beta float64, c []float64, ldc int) {
+// part restricts a product to one triangle of C: entry (i, j) of the call's C is computed only where
+// j ≤ i + off (lower) or j ≥ i + off (upper); the other entries are neither read nor written. The zero part
+// (upper and lower false) is the whole matrix.
+type part struct {
+	lower, upper bool
+	off          int
+}
+
+// full is the whole matrix.
+var full part
+
+// keep reports whether entry (i, j) is in the part.
+func (p part) keep(i, j int) bool {
+	switch {
+	case p.lower:
+		return j <= i+p.off
+	case p.upper:
+		return j >= i+p.off
+	}
+	return true
+}
+
+// shift returns the part as seen from the sub-matrix that starts at (i0, j0).
+func (p part) shift(i0, j0 int) part {
+	p.off += i0 - j0
+	return p
+}
+
+// tile classifies the r × c tile at (i, j): skip (no entry in the part), whole (every entry in it) or neither.
+func (p part) tile(i, j, r, c int) (skip, whole bool) {
+	switch {
+	case p.lower:
+		return j > i+r-1+p.off, j+c-1 <= i+p.off
+	case p.upper:
+		return j+c-1 < i+p.off, j >= i+r-1+p.off
+	}
+	return false, true
+}
+
+// gemm computes C = alpha·op(A)·op(B) + beta·C for op(A) [m,k], op(B) [k,n], C [m,n] (row-major, stride ldc),
+// restricted to the part pt of C. Arguments are not checked (Dgemm does that).
+func gemm(m, n, k int, alpha float64, a, b matrix, beta float64, c []float64, ldc int, pt part) {
 	if m == 0 || n == 0 {
 		return
 	}
-	scaleC(m, n, beta, c, ldc)
+	scaleC(m, n, beta, c, ldc, pt)
 	if alpha == 0 || k == 0 {
 		return
 	}
 	kern := active.Load()
-	parallel(m, n, 2*float64(m)*float64(n)*float64(k), kern, func(i0, i1, j0, j1 int) {
-		gemmSerial(kern, i1-i0, j1-j0, k, alpha, a.sub(i0, 0), b.sub(0, j0), c[i0*ldc+j0:], ldc)
-	})
+	work := func(i0, i1, j0, j1 int) {
+		gemmSerial(kern, i1-i0, j1-j0, k, alpha, a.sub(i0, 0), b.sub(0, j0), c[i0*ldc+j0:], ldc, pt.shift(i0, j0))
+	}
+	if pt != full {
+		parallelTriangle(m, n, k, kern, pt, work)
+		return
+	}
+	parallel(m, n, 2*float64(m)*float64(n)*float64(k), kern, work)
+}
+
+// parallelTriangle splits a triangular part of an [m,n] output into stripes of rows of about equal area, aligned
+// to the kernel's tile, run on up to GOMAXPROCS goroutines when the work is large enough.
+func parallelTriangle(m, n, k int, kern *microKernel, pt part, f func(i0, i1, j0, j1 int)) {
+	// width(i): the number of entries of row i in the part.
+	width := func(i int) float64 {
+		lo, hi := 0, n
+		if pt.lower {
+			hi = min(n, max(0, i+pt.off+1))
+		} else {
+			lo = min(n, max(0, i+pt.off))
+		}
+		return float64(hi - lo)
+	}
+	var area float64
+	for i := 0; i < m; i++ {
+		area += width(i)
+	}
+	w := min(runtime.GOMAXPROCS(0), int(2*area*float64(k)/parallelFlops), (m+kern.mr-1)/kern.mr)
+	if w <= 1 {
+		f(0, m, 0, n)
+		return
+	}
+	bounds := make([]int, 0, w+1)
+	bounds = append(bounds, 0)
+	var acc float64
+	for i := 0; i < m && len(bounds) < w; i++ {
+		acc += width(i)
+		if acc >= area*float64(len(bounds))/float64(w) {
+			if b := roundUp(i+1, kern.mr); b > bounds[len(bounds)-1] && b < m {
+				bounds = append(bounds, b)
+			}
+		}
+	}
+	bounds = append(bounds, m)
+	var wg sync.WaitGroup
+	for s := 0; s+1 < len(bounds); s++ {
+		lo, hi := bounds[s], bounds[s+1]
+		if s+2 == len(bounds) {
+			f(lo, hi, 0, n)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(lo, hi, 0, n)
+		}()
+	}
+	wg.Wait()
 }
 
 // parallel splits the [m,n] output into stripes along its longer side, aligned to the kernel's tile, and calls
@@ -122,8 +225,10 @@ func getBuf(n int) *[]float64 {
 	return &s
 }
 
-// gemmSerial is the blocked product C += alpha·op(A)·op(B) on the calling goroutine (C already scaled).
-func gemmSerial(kern *microKernel, m, n, k int, alpha float64, a, b matrix, c []float64, ldc int) {
+// gemmSerial is the blocked product C += alpha·op(A)·op(B) on the calling goroutine (C already scaled),
+// restricted to the part pt of C: tiles outside it are skipped, tiles across its border computed in a scratch
+// tile of which only the entries in the part are written back.
+func gemmSerial(kern *microKernel, m, n, k int, alpha float64, a, b matrix, c []float64, ldc int, pt part) {
 	mr, nr := kern.mr, kern.nr
 	nc := min(kern.nc, roundUp(n, nr))
 	mc := min(kern.mc, roundUp(m, mr))
@@ -145,8 +250,12 @@ func gemmSerial(kern *microKernel, m, n, k int, alpha float64, a, b matrix, c []
 					for ir := 0; ir < mcb; ir += mr {
 						ai := ap[ir*kcb : (ir+mr)*kcb]
 						mv := min(mr, mcb-ir)
+						skip, whole := pt.tile(ic+ir, jc+jr, mv, nv)
+						if skip {
+							continue
+						}
 						ct := c[(ic+ir)*ldc+jc+jr:]
-						if mv == mr && nv == nr {
+						if mv == mr && nv == nr && whole {
 							kern.fn(kcb, alpha, ai, bj, ct, ldc)
 							continue
 						}
@@ -156,8 +265,18 @@ func gemmSerial(kern *microKernel, m, n, k int, alpha float64, a, b matrix, c []
 							copy(t[i*nr:i*nr+nv], ct[i*ldc:i*ldc+nv])
 						}
 						kern.fn(kcb, alpha, ai, bj, t, nr)
+						if whole {
+							for i := 0; i < mv; i++ {
+								copy(ct[i*ldc:i*ldc+nv], t[i*nr:i*nr+nv])
+							}
+							continue
+						}
 						for i := 0; i < mv; i++ {
-							copy(ct[i*ldc:i*ldc+nv], t[i*nr:i*nr+nv])
+							for j := 0; j < nv; j++ {
+								if pt.keep(ic+ir+i, jc+jr+j) {
+									ct[i*ldc+j] = t[i*nr+j]
+								}
+							}
 						}
 					}
 				}

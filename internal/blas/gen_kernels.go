@@ -72,7 +72,7 @@ func main() {
 		fmt.Fprintf(&g, "// %s is the %s micro-kernel (%d × %d); see gen_kernels.go.\n//\n//go:noescape\n", k.name, k.tag, k.mr, k.nr)
 		fmt.Fprintf(&g, "func %s(k int, alpha float64, a, b, c *float64, ldc int)\n\n", k.name)
 		fmt.Fprintf(&g, "// %s solves the %d × %d lower-triangular block L (row-major) against a %d × %d tile T (row-major) in\n", diagName(k), diagRows, diagRows, diagRows, k.nr)
-		fmt.Fprintf(&g, "// place: row r becomes (T[r] − Σ_{s<r} L[r][s]·T[s]) / d[r]; see gen_kernels.go.\n//\n//go:noescape\n")
+		fmt.Fprintf(&g, "// place: row r becomes (T[r] − Σ_{s<r} L[r][s]·T[s])·d[r], d the reciprocals of the diagonal; see gen_kernels.go.\n//\n//go:noescape\n")
 		fmt.Fprintf(&g, "func %s(l, d, t *float64)\n\n", diagName(k))
 	}
 	fmt.Fprintf(&g, "func addArchKernels() {\n")
@@ -178,7 +178,8 @@ func diagName(k kernel) string {
 
 // genDiag writes the substitution kernel of the triangular solves' diagonal blocks: for each vector column of
 // the tile, the diagRows rows are loaded into registers (R0–R11), then for r = 0, 1, …: R_r −= L[r][s]·R_s for
-// s < r in increasing s (VFNMADD231PD: one rounding, as math.FMA(−L, x, y)), R_r /= d[r] (VDIVPD), exactly the
+// s < r in increasing s (VFNMADD231PD: one rounding, as math.FMA(−L, x, y)), R_r ·= d[r] (VMULPD; d holds the reciprocals of the diagonal, as OpenBLAS's packed triangles do: a division costs
+// about ten multiplications), exactly the
 // order of the Go loop, so that the bits are the same. Arguments: l+0 (the block, row-major 12 × 12), d+8 (the
 // diagonal), t+16 (the tile, row-major 12 × nr).
 func genDiag(s *bytes.Buffer, k kernel) {
@@ -206,7 +207,7 @@ func genDiag(s *bytes.Buffer, k kernel) {
 				w("VFNMADD231PD %s, %s, %s", k.r(q), b, k.r(r))
 			}
 			w("VBROADCASTSD %d(DI), %s", r*8, bc)
-			w("VDIVPD %s, %s, %s", bc, k.r(r), k.r(r))
+			w("VMULPD %s, %s, %s", bc, k.r(r), k.r(r))
 		}
 		for r := 0; r < diagRows; r++ {
 			w("VMOVUPD %s, %d(DX)", k.r(r), r*k.nr*8+off)

@@ -10,7 +10,7 @@ import "golang.org/x/sys/cpu"
 func gemm6x8AVX2(k int, alpha float64, a, b, c *float64, ldc int)
 
 // trsmDiag12x8AVX2 solves the 12 × 12 lower-triangular block L (row-major) against a 12 × 8 tile T (row-major) in
-// place: row r becomes (T[r] − Σ_{s<r} L[r][s]·T[s]) / d[r]; see gen_kernels.go.
+// place: row r becomes (T[r] − Σ_{s<r} L[r][s]·T[s])·d[r], d the reciprocals of the diagonal; see gen_kernels.go.
 //
 //go:noescape
 func trsmDiag12x8AVX2(l, d, t *float64)
@@ -21,7 +21,7 @@ func trsmDiag12x8AVX2(l, d, t *float64)
 func gemm12x16AVX512(k int, alpha float64, a, b, c *float64, ldc int)
 
 // trsmDiag12x16AVX512 solves the 12 × 12 lower-triangular block L (row-major) against a 12 × 16 tile T (row-major) in
-// place: row r becomes (T[r] − Σ_{s<r} L[r][s]·T[s]) / d[r]; see gen_kernels.go.
+// place: row r becomes (T[r] − Σ_{s<r} L[r][s]·T[s])·d[r], d the reciprocals of the diagonal; see gen_kernels.go.
 //
 //go:noescape
 func trsmDiag12x16AVX512(l, d, t *float64)

@@ -2,32 +2,36 @@ package blas
 
 import "gonum.org/v1/gonum/blas"
 
-// syrkBlock is the order of the diagonal blocks Dsyrk computes through a scratch tile.
-const syrkBlock = 96
-
 // Dsyrk computes the ul triangle of C = alpha·A·Aᵀ + beta·C (tA = NoTrans, A n × k) or alpha·Aᵀ·A + beta·C
-// (A k × n); the other triangle of C is neither read nor written. Off-diagonal blocks of the triangle are
-// Dgemm calls in place; each diagonal block is computed whole in a scratch tile (the triangle copied in, the
-// result's triangle copied out), so every entry is computed as Dgemm computes it.
-func (Implementation) Dsyrk(ul blas.Uplo, tA blas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
+// (A k × n); the other triangle of C is neither read nor written. It is Dgemmt with B = A: every entry is
+// computed as Dgemm computes it.
+func (im Implementation) Dsyrk(ul blas.Uplo, tA blas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
 	switch {
 	case ul != blas.Lower && ul != blas.Upper:
 		panic(badUplo)
 	case tA != blas.Trans && tA != blas.NoTrans && tA != blas.ConjTrans:
 		panic(badTranspose)
+	}
+	im.Dgemmt(ul, tA, flip(tA), n, k, alpha, a, lda, a, lda, beta, c, ldc)
+}
+
+// Dgemmt computes the ul triangle of C = alpha·op(A)·op(B) + beta·C for op(A) n × k, op(B) k × n (the BLAS
+// extension of that name in OpenBLAS and MKL); the other triangle of C is neither read nor written. It costs
+// about half a Dgemm: micro-tiles outside the triangle are skipped, those across the diagonal computed in a
+// scratch tile. Arguments are checked as Dgemm checks them, with the same panics.
+func (Implementation) Dgemmt(ul blas.Uplo, tA, tB blas.Transpose, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	at, bt := transposed(tA), transposed(tB)
+	switch {
+	case ul != blas.Lower && ul != blas.Upper:
+		panic(badUplo)
 	case n < 0:
 		panic(nLT0)
 	case k < 0:
 		panic(kLT0)
-	}
-	at := tA != blas.NoTrans
-	row, col := n, k
-	if at {
-		row, col = k, n
-	}
-	switch {
-	case lda < max(1, col):
+	case at && lda < max(1, n) || !at && lda < max(1, k):
 		panic(badLdA)
+	case bt && ldb < max(1, k) || !bt && ldb < max(1, n):
+		panic(badLdB)
 	case ldc < max(1, n):
 		panic(badLdC)
 	}
@@ -35,40 +39,12 @@ func (Implementation) Dsyrk(ul blas.Uplo, tA blas.Transpose, n, k int, alpha flo
 		return
 	}
 	switch {
-	case len(a) < (row-1)*lda+col:
+	case at && len(a) < (k-1)*lda+n || !at && len(a) < (n-1)*lda+k:
 		panic(shortA)
+	case bt && len(b) < (n-1)*ldb+k || !bt && len(b) < (k-1)*ldb+n:
+		panic(shortB)
 	case len(c) < (n-1)*ldc+n:
 		panic(shortC)
 	}
-	A := matrix{a, lda, at}   // op(A): n × k
-	At := matrix{a, lda, !at} // op(A)ᵀ: k × n
-	tile := make([]float64, syrkBlock*syrkBlock)
-	for i0 := 0; i0 < n; i0 += syrkBlock {
-		nb := min(syrkBlock, n-i0)
-		// Off-diagonal: the rows i0.. of the lower triangle left of the block, or of the upper one right of it.
-		if ul == blas.Lower && i0 > 0 {
-			gemm(nb, i0, k, alpha, A.sub(i0, 0), At, beta, c[i0*ldc:], ldc)
-		}
-		if ul == blas.Upper && i0+nb < n {
-			gemm(nb, n-i0-nb, k, alpha, A.sub(i0, 0), At.sub(0, i0+nb), beta, c[i0*ldc+i0+nb:], ldc)
-		}
-		// Diagonal block through the tile.
-		t := tile[:nb*nb]
-		clear(t)
-		for i := 0; i < nb; i++ {
-			lo, hi := 0, i+1 // lower: columns 0..i
-			if ul == blas.Upper {
-				lo, hi = i, nb
-			}
-			copy(t[i*nb+lo:i*nb+hi], c[(i0+i)*ldc+i0+lo:(i0+i)*ldc+i0+hi])
-		}
-		gemm(nb, nb, k, alpha, A.sub(i0, 0), At.sub(0, i0), beta, t, nb)
-		for i := 0; i < nb; i++ {
-			lo, hi := 0, i+1
-			if ul == blas.Upper {
-				lo, hi = i, nb
-			}
-			copy(c[(i0+i)*ldc+i0+lo:(i0+i)*ldc+i0+hi], t[i*nb+lo:i*nb+hi])
-		}
-	}
+	gemm(n, n, k, alpha, matrix{a, lda, at}, matrix{b, ldb, bt}, beta, c, ldc, part{lower: ul == blas.Lower, upper: ul == blas.Upper})
 }

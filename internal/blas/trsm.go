@@ -63,6 +63,23 @@ func (tr tri) pack(mr int) (buf *[]float64, offsets []int) {
 	buf = getBuf(offsets[panels])
 	packed := *buf
 	clear(packed)
+	if tr.trans { // L'[p][q] = T[row(q)][row(p)]: for each q, row row(q) of T read along p
+		for q := 0; q < tr.order; q++ {
+			src := tr.t[tr.row(q)*tr.ld:]
+			for p := q; p < tr.order; p++ {
+				P, r := p/panelRows, p%panelRows
+				k := (P + 1) * panelRows
+				packed[offsets[P]+(r/mr)*mr*k+q*mr+r%mr] = src[tr.row(p)]
+			}
+		}
+		if tr.unit {
+			for p := 0; p < tr.order; p++ {
+				P, r := p/panelRows, p%panelRows
+				packed[offsets[P]+(r/mr)*mr*(P+1)*panelRows+p*mr+r%mr] = 1
+			}
+		}
+		return buf, offsets
+	}
 	for P := 0; P < panels; P++ {
 		p0 := P * panelRows
 		k := p0 + panelRows
@@ -81,7 +98,7 @@ func (tr tri) pack(mr int) (buf *[]float64, offsets []int) {
 	return buf, offsets
 }
 
-// packRow writes L'[p][q] for q ≤ p into dst[q·stride].
+// packRow writes L'[p][q] for q ≤ p into dst[q·stride] (op(T) = T; pack handles transposed triangles).
 func (tr tri) packRow(dst []float64, stride, p int) {
 	i := tr.row(p)
 	switch {
@@ -95,10 +112,7 @@ func (tr tri) packRow(dst []float64, stride, p int) {
 			dst[q*stride] = row[tr.order-1-q]
 		}
 	default:
-		for q := 0; q <= p; q++ {
-			dst[q*stride] = tr.at(p, q)
-		}
-		return
+		panic("blas: packRow of a transposed triangle")
 	}
 	if tr.unit {
 		dst[p*stride] = 1
@@ -136,7 +150,7 @@ func rhsTiles(n, nr int, flops float64, f func(j0, j1 int)) {
 func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int, zeros func(j0, j1 int) int) {
 	m := tr.order
 	if alpha != 1 {
-		scaleC(m, n, alpha, b, ldb)
+		scaleC(m, n, alpha, b, ldb, full)
 	}
 	if alpha == 0 {
 		return
@@ -146,54 +160,60 @@ func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int, zeros func(j0,
 	pk, offsets := tr.pack(mr)
 	defer buffers.Put(pk)
 	packed := *pk
-	diag := make([]float64, m)
-	for p := range diag {
-		diag[p] = tr.at(p, p)
+	// The diagonal blocks of the panels, once: block P (row-major, panelRows × panelRows, strictly lower part;
+	// identity rows beyond the triangle) at lbs[P·panelRows²], the reciprocals of its diagonal at dbs[P·panelRows].
+	panels := (m + panelRows - 1) / panelRows
+	lbs, dbs := make([]float64, panels*panelRows*panelRows), make([]float64, panels*panelRows)
+	for P := 0; P < panels; P++ {
+		p0 := P * panelRows
+		lb, db := lbs[P*panelRows*panelRows:], dbs[P*panelRows:]
+		for r := 0; r < panelRows; r++ {
+			db[r] = 1
+			if p0+r >= m {
+				continue
+			}
+			for q := 0; q < r; q++ {
+				lb[r*panelRows+q] = tr.at(p0+r, p0+q)
+			}
+			db[r] = 1 / tr.at(p0+r, p0+r) // the reciprocal: the substitution multiplies
+		}
 	}
+	mPad := panels * panelRows
 	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), func(j0, j1 int) {
-		px := getBuf(roundUp(m, panelRows) * nr)
+		px := getBuf(mPad * nr)
 		defer buffers.Put(px)
-		xp := *px // solved rows, packed: row q at xp[q·nr:]
-		var tile [panelRows * 16]float64
-		var lb [panelRows * panelRows]float64 // the diagonal block of the panel, row-major
-		var db [panelRows]float64             // its diagonal
+		xp := *px // the column tile's rows, packed (row q at xp[q·nr:]), solved in place panel by panel
 		for jr := j0; jr < j1; jr += nr {
 			nv := min(nr, j1-jr)
 			s0 := 0 // leading processing rows known zero
 			if zeros != nil {
 				s0 = min(max(zeros(jr, jr+nv), 0), m)
 			}
-			for P := s0 / panelRows; P*panelRows < m; P++ {
-				p0 := P * panelRows
-				mv := min(panelRows, m-p0)
-				t := tile[:panelRows*nr]
-				clear(t)
-				for r := 0; r < mv; r++ {
-					copy(t[r*nr:r*nr+nv], b[tr.row(p0+r)*ldb+jr:][:nv])
+			first := s0 / panelRows * panelRows
+			for p := first; p < mPad; p++ {
+				row := xp[p*nr : p*nr+nr]
+				if p >= m {
+					clear(row)
+					continue
 				}
+				copy(row, b[tr.row(p)*ldb+jr:][:nv])
+				if nv < nr {
+					clear(row[nv:])
+				}
+			}
+			for P := first / panelRows; P < panels; P++ {
+				p0 := P * panelRows
+				t := xp[p0*nr : (p0+panelRows)*nr]
 				if p0 > s0 { // t −= L'[panel, s0:p0]·X[s0:p0]
 					k := p0 + panelRows
 					for s := 0; s < panelRows/mr; s++ {
 						kern.fn(p0-s0, -1, packed[offsets[P]+s*mr*k+s0*mr:], xp[s0*nr:], t[s*mr*nr:], nr)
 					}
 				}
-				for r := 0; r < panelRows; r++ { // the diagonal block, by substitution
-					for q := 0; q < r; q++ {
-						lb[r*panelRows+q] = 0
-						if r < mv {
-							lb[r*panelRows+q] = tr.at(p0+r, p0+q)
-						}
-					}
-					db[r] = 1
-					if r < mv {
-						db[r] = diag[p0+r]
-					}
-				}
-				diagSolve(kern, lb[:], db[:], t, nr)
-				copy(xp[p0*nr:], t[:mv*nr])
-				for r := 0; r < mv; r++ {
-					copy(b[tr.row(p0+r)*ldb+jr:][:nv], t[r*nr:r*nr+nv])
-				}
+				diagSolve(kern, lbs[P*panelRows*panelRows:], dbs[P*panelRows:], t, nr)
+			}
+			for p := first; p < m; p++ {
+				copy(b[tr.row(p)*ldb+jr:][:nv], xp[p*nr:p*nr+nv])
 			}
 		}
 	})
@@ -201,7 +221,7 @@ func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int, zeros func(j0,
 
 // diagSolve solves the lower-triangular block l (panelRows × panelRows, row-major; only the strictly lower part
 // is read) with diagonal d against the tile t (panelRows × nr) in place: row r becomes
-// (t[r] − Σ_{s<r} l[r][s]·t[s]) / d[r], with one rounding per multiply-add, by the kernel's vector code when it
+// (t[r] − Σ_{s<r} l[r][s]·t[s])·d[r] (d: the reciprocals of the diagonal), with one rounding per multiply-add, by the kernel's vector code when it
 // has some (the same bits).
 func diagSolve(kern *microKernel, l, d, t []float64, nr int) {
 	if kern.diag != nil {
@@ -217,7 +237,7 @@ func diagSolve(kern *microKernel, l, d, t []float64, nr int) {
 			}
 		}
 		for j := range row {
-			row[j] /= d[r]
+			row[j] *= d[r]
 		}
 	}
 }
@@ -228,7 +248,7 @@ func diagSolve(kern *microKernel, l, d, t []float64, nr int) {
 func trmmLeft(tr tri, n int, alpha float64, b []float64, ldb int, rows func(j0, j1 int) int) {
 	m := tr.order
 	if alpha == 0 {
-		scaleC(m, n, 0, b, ldb)
+		scaleC(m, n, 0, b, ldb, full)
 		return
 	}
 	kern := active.Load()
