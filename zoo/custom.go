@@ -115,7 +115,7 @@ func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
 		return nil, err
 	}
 	res := &Result{Entry: "custom/" + c.Family, Dataset: d.Name, Model: c.Family, Seed: c.Seed, NTrain: tr.N(),
-		NTest: teRaw.N(), DataSource: d.Name, Build: ops.Build, GOMAXPROCS: runtime.GOMAXPROCS(0)}
+		NTest: teRaw.N(), DataSource: d.Name, Build: ops.Build, BLAS: ops.BLAS(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	if c.Family != "gpr" && c.Family != "sgpr" && (c.BatchSize <= 0 || c.BatchSize > tr.N()) {
 		c.BatchSize = min(tr.N(), 1024)
 	}

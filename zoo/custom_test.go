@@ -10,6 +10,7 @@ import (
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/modelfile"
+	"github.com/gpzoo/gpzoo/ops"
 	"github.com/gpzoo/gpzoo/train"
 	"github.com/gpzoo/gpzoo/zoo"
 	"gonum.org/v1/gonum/mat"
@@ -64,6 +65,9 @@ func TestTrainCustomEveryFamily(t *testing.T) {
 			r := run.Result
 			if r.NTest != 24 || r.NTrain != 216 {
 				t.Fatalf("split %d/%d, want 216/24", r.NTrain, r.NTest)
+			}
+			if r.Build != ops.Build || r.BLAS == "" || r.BLAS != ops.BLAS() {
+				t.Errorf("build %q, BLAS %q; want %q, %q", r.Build, r.BLAS, ops.Build, ops.BLAS())
 			}
 			if c.d.NumClasses == 0 {
 				// The target's std is ≈ 15; a useful model is far better than predicting the mean.

@@ -32,7 +32,10 @@ type Result struct {
 	// variational models, the log marginal likelihood for the exact GP (whose bound is tight).
 	ELBOPerPoint float64 `json:"elbo_per_point"`
 	Build        string  `json:"build"` // "purego" or "openblas"
-	GOMAXPROCS   int     `json:"gomaxprocs"`
+	// BLAS names the level-3 BLAS kernel that ran (ops.BLAS): "avx512", "avx2" or "generic" in the purego
+	// build, "openblas" in the openblas build.
+	BLAS       string `json:"blas"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
 	// Extra, descriptive fields (not part of the stable key set).
 	DataSource      string  `json:"data_source"`
 	Optimizer       string  `json:"optimizer"`
@@ -77,7 +80,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 
 func newResult(e *Entry, o Options) *Result {
 	return &Result{Entry: e.Name, Dataset: e.Dataset, Model: e.Model, Split: o.Split, Seed: o.Seed,
-		Build: ops.Build, GOMAXPROCS: runtime.GOMAXPROCS(0), Published: e.Published}
+		Build: ops.Build, BLAS: ops.BLAS(), GOMAXPROCS: runtime.GOMAXPROCS(0), Published: e.Published}
 }
 
 // WriteJSON writes r as one indented JSON object.
@@ -94,7 +97,11 @@ func (r *Result) SaveJSON(path string) error {
 
 // Summary returns a short human-readable report.
 func (r *Result) Summary() string {
-	s := fmt.Sprintf("%s  split %d  seed %d  (%s, GOMAXPROCS=%d)\n", r.Entry, r.Split, r.Seed, r.Build, r.GOMAXPROCS)
+	build := r.Build
+	if r.BLAS != "" { // results written before the key existed have none
+		build += ", BLAS " + r.BLAS
+	}
+	s := fmt.Sprintf("%s  split %d  seed %d  (%s, GOMAXPROCS=%d)\n", r.Entry, r.Split, r.Seed, build, r.GOMAXPROCS)
 	s += fmt.Sprintf("  data: %s  n_train=%d n_test=%d\n", r.DataSource, r.NTrain, r.NTest)
 	s += fmt.Sprintf("  train: %d iters (%s) in %.2fs (%.4fs/iter), objective/N = %.4f\n", r.Iters, r.Optimizer, r.TrainSeconds, r.SecondsPerIter, r.ELBOPerPoint)
 	if r.TestRMSE != nil {

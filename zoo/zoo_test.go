@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/internal/datatest"
+	"github.com/gpzoo/gpzoo/ops"
 	"github.com/gpzoo/gpzoo/zoo"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 )
 
 var stableKeys = []string{"entry", "dataset", "model", "split", "seed", "n_train", "n_test", "iters", "train_seconds",
-	"seconds_per_iter", "test_rmse", "test_ll", "test_accuracy", "elbo_per_point", "build", "gomaxprocs"}
+	"seconds_per_iter", "test_rmse", "test_ll", "test_accuracy", "elbo_per_point", "build", "blas", "gomaxprocs"}
 
 func TestRegistry(t *testing.T) {
 	t.Parallel()
@@ -100,6 +101,12 @@ func TestRunEntryJSON(t *testing.T) {
 	}
 	if m["build"] != "purego" && m["build"] != "openblas" {
 		t.Errorf("build = %v", m["build"])
+	}
+	if m["blas"] == "" || m["blas"] != ops.BLAS() || r.BLAS != ops.BLAS() {
+		t.Errorf("blas = %v, want ops.BLAS() = %q", m["blas"], ops.BLAS())
+	}
+	if s := r.Summary(); !strings.Contains(s, "BLAS "+ops.BLAS()) {
+		t.Errorf("summary does not name the BLAS kernel:\n%s", s)
 	}
 }
 

@@ -43,6 +43,7 @@ var commands = []command{
 	{"advgp", "local|serve|work [flags]", "distributed ADVGP training over NATS: one machine, or a server and workers (gpzoo advgp help)", advgpCmd},
 	{"vbks", "--data DATA [--kernels K12|K144|EXPRS] [flags]", "variational Bayesian kernel selection over composite kernels, with BMA (gpzoo vbks --help)", vbksCmd},
 	{"illustrate", "[ringnorm] [flags]", "short for gpzoo run " + zoo.IllustrationEntry + " (see below)", illustrate},
+	{"bench", "[--quick] [flags]", "this machine's BLAS GFLOP/s (gpzoo's, gonum's, OpenBLAS's) and ms per training step (gpzoo bench --help)", benchCmd},
 	{"help", "", "this text", nil}, // run handles it (printUsage reads this table)
 }
 

@@ -6,32 +6,20 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
-	"github.com/gpzoo/gpzoo/gp/gptest"
 	"github.com/gpzoo/gpzoo/gp/layers"
-	"github.com/gpzoo/gpzoo/gp/models"
-	"github.com/gpzoo/gpzoo/train"
-	"gonum.org/v1/gonum/mat"
+	"github.com/gpzoo/gpzoo/internal/benchmodels"
+	"github.com/gpzoo/gpzoo/internal/benchmodels/variational"
 )
 
 // stepBench times one training step (forward, backward, Adam) of an SVGP model built around layer l on a
-// minibatch of b rows with D = 8 (the same work per step as train.Train, minus the batch gather).
+// minibatch of b rows with D = 8 (variational.LayerStep: the same work per step as train.Train, minus the batch
+// gather).
 func stepBench(b *testing.B, l gp.Layer, batch int) {
-	const d = 8
-	rng := rand.New(rand.NewPCG(2, 2))
-	x, y := toy(rng, batch, d, 1)
-	m, err := models.NewSVGP(models.SVGPConfig{Layer: l, Likelihood: gaussian(b, 0.1), NumData: 10 * batch})
+	s, err := variational.LayerStep(l, batch)
 	if err != nil {
 		b.Fatal(err)
 	}
-	gptest.BenchStep(b, m, x, y, (&train.Adam{LR: 1e-3}).Step)
-}
-
-func randomBases(rng *rand.Rand, m, d int) *mat.Dense {
-	z := mat.NewDense(m, d, nil)
-	for i := range z.RawMatrix().Data {
-		z.RawMatrix().Data[i] = 4*rng.Float64() - 2
-	}
-	return z
+	timeSteps(b, s)
 }
 
 // BenchmarkDecoupledScaling is the scaling study (Cheng & Boots 2017, §5): time per step of DECOUPLED
@@ -43,8 +31,8 @@ func BenchmarkDecoupledScaling(b *testing.B) {
 	for _, ma := range []int{512, 2048, 8192, 16384} {
 		b.Run(fmt.Sprintf("decoupled/alpha=%d", ma), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(3, 3))
-			l, err := layers.NewDecoupled(layers.DecoupledConfig{Kernel: kernel(b, d), Zalpha: randomBases(rng, ma, d),
-				Zbeta: randomBases(rng, mbeta, d), MeanBasisBatch: 64, Rand: rand.New(rand.NewPCG(4, 4))})
+			l, err := layers.NewDecoupled(layers.DecoupledConfig{Kernel: kernel(b, d), Zalpha: benchmodels.RandomBases(rng, ma, d),
+				Zbeta: benchmodels.RandomBases(rng, mbeta, d), MeanBasisBatch: 64, Rand: rand.New(rand.NewPCG(4, 4))})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -55,7 +43,7 @@ func BenchmarkDecoupledScaling(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("coupled/M=%d", ma), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(3, 3))
-			l, err := layers.NewSVGP(layers.SVGPConfig{Kernel: kernel(b, d), Z: randomBases(rng, ma, d)})
+			l, err := layers.NewSVGP(layers.SVGPConfig{Kernel: kernel(b, d), Z: benchmodels.RandomBases(rng, ma, d)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -33,6 +33,10 @@ var allowed = map[string][]string{
 	"internal/atomicfile": {},
 	"internal/datatest":   {"datasets"},
 	"internal/blas":       {},
+
+	// The models the step benchmarks (gp, gp/models, gp/dgp) and gpzoo bench time.
+	"internal/benchmodels":             {"gp", "graph"},
+	"internal/benchmodels/variational": {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "train", "internal/benchmodels"},
 }
 
 // engineAllowed are the only packages whose non-test code may import the engine (gorgonia) directly.

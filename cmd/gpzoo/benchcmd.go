@@ -1,0 +1,275 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpzoo/gpzoo/internal/atomicfile"
+	"github.com/gpzoo/gpzoo/internal/benchmodels"
+	"github.com/gpzoo/gpzoo/internal/benchmodels/variational"
+	gzblas "github.com/gpzoo/gpzoo/internal/blas"
+	"github.com/gpzoo/gpzoo/ops"
+	"golang.org/x/sys/cpu"
+)
+
+const benchUsage = `gpzoo bench: this machine's BLAS throughput and training-step times.
+
+  gpzoo bench [--sizes 128,512,1000] [--min-time 300ms] [--steps 10] [--kernel NAME] [--json FILE] [--quick]
+
+The header names the build (purego or openblas), the BLAS kernel in use, GOMAXPROCS, the Go version and the
+CPU's AVX2, FMA and AVX-512F support. Then GFLOP/s of Dgemm (NN), Dsyrk (lower, no transpose), Dtrsm (left,
+lower, no transpose) and Dpotrf (lower) at each order n of --sizes (flops 2n³, n³, n³ and n³/3), side by side
+for gpzoo's BLAS with the active kernel, gonum's pure-Go reference and, in the openblas build, OpenBLAS: each
+the best of 3 rounds, a round repeating the call for at least --min-time. Then milliseconds per training step
+(median of --steps steps after one warm-up step) of the models the step benchmarks time: the exact GP at
+N = 1000 (go test ./gp/ -bench GPRStep), the SVGP with M = 200 and minibatch 1024 (./gp/models/ -bench
+SVGPStep) and the 2-layer coupled and decoupled deep GPs (./gp/dgp/ -bench DGPStep). --kernel forces
+gpzoo's kernel for both parts (in the openblas build the models run on OpenBLAS whatever the kernel).
+
+Flags:
+`
+
+// Bounds and defaults of gpzoo bench.
+const (
+	benchRounds     = 3
+	benchMaxSize    = 8192
+	benchMinTime    = 300 * time.Millisecond
+	benchSteps      = 10
+	benchQuickTime  = 50 * time.Millisecond
+	benchQuickSteps = 3
+)
+
+// benchModel is one model whose training step gpzoo bench times.
+type benchModel struct {
+	// name is the go test benchmark and sub-benchmark that time the same step (go test ./gp/models/ -run '^$'
+	// -bench 'SVGPStep/M=200' for "SVGPStep/M=200,B=1024").
+	name  string
+	build func() (*benchmodels.Step, error)
+}
+
+// benchModels are the exact GP at N = 1000, the SVGP with M = 200 and minibatch 1024 and the 2-layer deep GP
+// of each layer family.
+func benchModels() []benchModel {
+	const n, m, batch = 1000, 200, 1024
+	ms := []benchModel{
+		{fmt.Sprintf("GPRStep/N=%d", n), func() (*benchmodels.Step, error) { return benchmodels.GPR(n) }},
+		{fmt.Sprintf("SVGPStep/M=%d,B=%d", m, batch), func() (*benchmodels.Step, error) { return variational.SVGP(m, batch) }},
+	}
+	for _, f := range variational.DGPFamilies {
+		ms = append(ms, benchModel{"DGPStep/" + f, func() (*benchmodels.Step, error) { return variational.DGP(f) }})
+	}
+	return ms
+}
+
+// benchReport is what gpzoo bench measures (--json writes it).
+type benchReport struct {
+	Build      string   `json:"build"`   // ops.Build
+	BLAS       string   `json:"blas"`    // ops.BLAS(): the kernel the models ran on
+	Kernels    []string `json:"kernels"` // gpzoo's kernels this CPU runs
+	GOMAXPROCS int      `json:"gomaxprocs"`
+	GoVersion  string   `json:"go_version"`
+	GOOS       string   `json:"goos"`
+	GOARCH     string   `json:"goarch"`
+	CPU        struct {
+		AVX2    bool `json:"avx2"`
+		FMA     bool `json:"fma"`
+		AVX512F bool `json:"avx512f"`
+	} `json:"cpu"`
+	MinTimeSeconds  float64            `json:"min_time_seconds"`
+	Rounds          int                `json:"rounds"`
+	Implementations []string           `json:"implementations"`
+	Routines        []benchRoutineRate `json:"routines"`
+	Models          []benchModelTime   `json:"models"`
+}
+
+// benchRoutineRate is one routine at one order on every implementation.
+type benchRoutineRate struct {
+	Routine string             `json:"routine"`
+	Form    string             `json:"form"`
+	N       int                `json:"n"`
+	Flops   float64            `json:"flops"`
+	GFLOPS  map[string]float64 `json:"gflops"` // by implementation
+}
+
+// benchModelTime is one model's training step.
+type benchModelTime struct {
+	Model     string  `json:"model"` // the go test benchmark timing the same step
+	Steps     int     `json:"steps"`
+	MsPerStep float64 `json:"ms_per_step"` // median
+	MinMs     float64 `json:"min_ms"`
+}
+
+func benchCmd(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, benchUsage)
+		fs.PrintDefaults()
+	}
+	sizesFlag := fs.String("sizes", "128,512,1000", "orders n of the BLAS matrices, comma-separated")
+	minTime := fs.Duration("min-time", benchMinTime, "least time of calls per round of a BLAS figure")
+	steps := fs.Int("steps", benchSteps, "timed training steps per model (after one warm-up step)")
+	kernel := fs.String("kernel", "", "force gpzoo's BLAS kernel: "+strings.Join(gzblas.Kernels(), ", ")+" (default: the active one, "+gzblas.Kernel()+")")
+	jsonPath := fs.String("json", "", "also write the numbers as JSON to FILE")
+	quick := fs.Bool("quick", false, fmt.Sprintf("n = 128 only, --min-time %v, %d steps per model (unless given)", benchQuickTime, benchQuickSteps))
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("bench: unexpected argument %q", fs.Args())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *quick {
+		if !set["sizes"] {
+			*sizesFlag = "128"
+		}
+		if !set["min-time"] {
+			*minTime = benchQuickTime
+		}
+		if !set["steps"] {
+			*steps = benchQuickSteps
+		}
+	}
+	sizes, err := parseSizes(*sizesFlag)
+	if err != nil {
+		return err
+	}
+	if *minTime <= 0 {
+		return fmt.Errorf("--min-time %v: want a positive duration (e.g. 300ms)", *minTime)
+	}
+	if *steps < 1 {
+		return fmt.Errorf("--steps %d: want a count of at least 1", *steps)
+	}
+	if *jsonPath != "" {
+		if err := atomicfile.CheckWritable(*jsonPath); err != nil {
+			return fmt.Errorf("--json: %w", err)
+		}
+	}
+	if set["kernel"] {
+		*kernel = strings.ToLower(*kernel)
+		if !slices.Contains(gzblas.Kernels(), *kernel) {
+			return fmt.Errorf("--kernel %q: unknown or not run by this CPU (this CPU runs %s)", *kernel, strings.Join(gzblas.Kernels(), ", "))
+		}
+		defer gzblas.SetKernel(gzblas.Kernel())
+		gzblas.SetKernel(*kernel)
+	}
+
+	rep := newBenchReport(*minTime)
+	fmt.Fprintf(stdout, "gpzoo bench: build %s, BLAS %s (gpzoo's kernels on this CPU: %s), GOMAXPROCS %d, %s %s/%s\n",
+		rep.Build, rep.BLAS, strings.Join(rep.Kernels, ", "), rep.GOMAXPROCS, rep.GoVersion, rep.GOOS, rep.GOARCH)
+	fmt.Fprintf(stdout, "CPU: AVX2 %s, FMA %s, AVX-512F %s\n", yesNo(rep.CPU.AVX2), yesNo(rep.CPU.FMA), yesNo(rep.CPU.AVX512F))
+
+	impls := blasImpls()
+	for _, im := range impls {
+		rep.Implementations = append(rep.Implementations, im.name)
+	}
+	fmt.Fprintf(stdout, "\nBLAS, GFLOP/s (best of %d rounds of at least %v):\n", benchRounds, *minTime)
+	fmt.Fprintf(stdout, "%-7s %-4s %5s", "routine", "form", "n")
+	for _, im := range impls {
+		fmt.Fprintf(stdout, " %14s", im.name)
+	}
+	fmt.Fprintln(stdout)
+	for _, r := range blasRoutines {
+		for _, n := range sizes {
+			row := benchRoutineRate{Routine: r.name, Form: r.form, N: n, Flops: r.flops(float64(n)), GFLOPS: map[string]float64{}}
+			call := r.setup(rand.New(rand.NewPCG(1, uint64(n))), n)
+			fmt.Fprintf(stdout, "%-7s %-4s %5d", r.name, r.form, n)
+			for _, im := range impls {
+				calls, err := rate(call, im, *minTime, benchRounds)
+				if err != nil {
+					return err
+				}
+				row.GFLOPS[im.name] = calls * row.Flops / 1e9
+				fmt.Fprintf(stdout, " %14.2f", row.GFLOPS[im.name])
+			}
+			fmt.Fprintln(stdout)
+			rep.Routines = append(rep.Routines, row)
+		}
+	}
+
+	fmt.Fprintf(stdout, "\nTraining steps, ms per step (median of %d after one warm-up step; BLAS %s):\n", *steps, rep.BLAS)
+	for _, m := range benchModels() {
+		mt, err := timeModel(m, *steps)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%-30s %10.2f ms/step  (fastest %.2f)\n", mt.Model, mt.MsPerStep, mt.MinMs)
+		rep.Models = append(rep.Models, mt)
+	}
+	if *jsonPath != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(*jsonPath, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nwrote %s\n", *jsonPath)
+	}
+	return nil
+}
+
+// newBenchReport describes this machine and build.
+func newBenchReport(minTime time.Duration) *benchReport {
+	rep := &benchReport{Build: ops.Build, BLAS: ops.BLAS(), Kernels: gzblas.Kernels(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, MinTimeSeconds: minTime.Seconds(), Rounds: benchRounds}
+	rep.CPU.AVX2, rep.CPU.FMA, rep.CPU.AVX512F = cpu.X86.HasAVX2, cpu.X86.HasFMA, cpu.X86.HasAVX512F
+	return rep
+}
+
+// parseSizes parses --sizes: a comma-separated list of orders in [1, benchMaxSize].
+func parseSizes(s string) ([]int, error) {
+	var sizes []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("--sizes %q: %q is not an integer (want e.g. 128,512,1000)", s, f)
+		}
+		if n < 1 || n > benchMaxSize {
+			return nil, fmt.Errorf("--sizes %q: order %d outside [1, %d]", s, n, benchMaxSize)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
+}
+
+// timeModel builds m, runs one warm-up step and times steps more: their median and fastest in milliseconds.
+func timeModel(m benchModel, steps int) (benchModelTime, error) {
+	s, err := m.build()
+	if err != nil {
+		return benchModelTime{}, fmt.Errorf("bench %s: %w", m.name, err)
+	}
+	defer s.Close()
+	ms := make([]float64, steps)
+	for i := -1; i < steps; i++ {
+		t0 := time.Now()
+		if err := s.Run(); err != nil {
+			return benchModelTime{}, fmt.Errorf("bench %s: step %d: %w", m.name, i+1, err)
+		}
+		if i >= 0 {
+			ms[i] = float64(time.Since(t0).Nanoseconds()) / 1e6
+		}
+	}
+	slices.Sort(ms)
+	med := ms[steps/2]
+	if steps%2 == 0 {
+		med = (ms[steps/2-1] + ms[steps/2]) / 2
+	}
+	return benchModelTime{Model: m.name, Steps: steps, MsPerStep: med, MinMs: ms[0]}, nil
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

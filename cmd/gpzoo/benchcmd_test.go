@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	gzblas "github.com/gpzoo/gpzoo/internal/blas"
+	"github.com/gpzoo/gpzoo/ops"
+)
+
+// gpzoo bench --quick prints the header, a positive GFLOP/s for every routine on every implementation and a
+// positive ms/step for every model, and --json writes the same numbers.
+func TestBenchQuick(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bench.json")
+	var out, errb bytes.Buffer
+	if err := run([]string{"bench", "--quick", "--json", path}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	text := out.String()
+	impls := []string{"gpzoo-" + gzblas.Kernel(), "gonum"}
+	if ops.Build == "openblas" {
+		impls = append(impls, "openblas")
+	}
+	for _, want := range append([]string{"build " + ops.Build, "BLAS " + ops.BLAS(), "GOMAXPROCS", "go1.", "AVX2", "FMA", "AVX-512F"}, impls...) {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	lines := strings.Split(text, "\n")
+	// row returns the fields of the first line starting with the given fields.
+	row := func(prefix ...string) []string {
+		for _, l := range lines {
+			f := strings.Fields(l)
+			if len(f) >= len(prefix) && strings.Join(f[:len(prefix)], " ") == strings.Join(prefix, " ") {
+				return f[len(prefix):]
+			}
+		}
+		t.Errorf("no line %q in:\n%s", prefix, text)
+		return nil
+	}
+	positive := func(what, s string) {
+		if v, err := strconv.ParseFloat(s, 64); err != nil || !(v > 0) {
+			t.Errorf("%s: %q is not a positive number", what, s)
+		}
+	}
+	for _, r := range []string{"Dgemm", "Dsyrk", "Dtrsm", "Dpotrf"} {
+		f := row(r)
+		if len(f) != 2+len(impls) || f[1] != "128" {
+			t.Errorf("%s: row %q, want form, n = 128 and %d rates", r, f, len(impls))
+			continue
+		}
+		for i, im := range impls {
+			positive(r+" "+im, f[2+i])
+		}
+	}
+	// The models are named as the go test benchmarks that time the same steps.
+	models := []string{"GPRStep/N=1000", "SVGPStep/M=200,B=1024", "DGPStep/coupled-M200", "DGPStep/decoupled-Ma500-Mb100"}
+	for _, m := range models {
+		if f := row(m); len(f) < 2 || f[1] != "ms/step" {
+			t.Errorf("%s: row %q", m, f)
+		} else {
+			positive(m, f[0])
+		}
+	}
+
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep benchReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Build != ops.Build || rep.BLAS != ops.BLAS() || rep.GOMAXPROCS < 1 || rep.GoVersion == "" || len(rep.Routines) != 4 || len(rep.Models) != len(models) {
+		t.Fatalf("bench.json: %s", b)
+	}
+	for _, r := range rep.Routines {
+		for _, im := range impls {
+			if !(r.GFLOPS[im] > 0) || r.N != 128 || !(r.Flops > 0) {
+				t.Errorf("bench.json: %s %s n=%d: %v GFLOP/s", r.Routine, im, r.N, r.GFLOPS[im])
+			}
+		}
+	}
+	for i, m := range rep.Models {
+		if m.Model != models[i] || m.Steps != 3 || !(m.MsPerStep > 0) || !(m.MinMs > 0) || m.MinMs > m.MsPerStep {
+			t.Errorf("bench.json: model %+v", m)
+		}
+	}
+}
+
+// Bad flags fail before any timing, naming the flag; --kernel forces a kernel for the run only.
+func TestBenchFlags(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"--kernel", "nosuch"}, "--kernel"},
+		{[]string{"--sizes", "0"}, "--sizes"},
+		{[]string{"--sizes", "x"}, "--sizes"},
+		{[]string{"--sizes", "128,"}, "--sizes"},
+		{[]string{"--sizes", "100000"}, "--sizes"},
+		{[]string{"--min-time", "0s"}, "--min-time"},
+		{[]string{"--min-time", "soon"}, "min-time"},
+		{[]string{"--steps", "0"}, "--steps"},
+		{[]string{"--json", filepath.Join(t.TempDir(), "no", "such", "b.json")}, "--json"},
+		{[]string{"extra"}, "extra"},
+	} {
+		var out, errb bytes.Buffer
+		err := run(append([]string{"bench"}, c.args...), &out, &errb)
+		if err == nil || !strings.Contains(err.Error()+errb.String(), c.mention) {
+			t.Errorf("%q: %v (want an error naming %s)", c.args, err, c.mention)
+		}
+		if out.Len() > 0 {
+			t.Errorf("%q: printed before failing:\n%s", c.args, out.String())
+		}
+	}
+	if err := run([]string{"bench", "--kernel", "nosuch"}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil ||
+		!strings.Contains(err.Error(), strings.Join(gzblas.Kernels(), ", ")) {
+		t.Errorf("--kernel nosuch: %v (want the kernels this CPU runs listed)", err)
+	}
+
+	prev := gzblas.Kernel()
+	var out bytes.Buffer
+	if err := run([]string{"bench", "--kernel", "generic", "--sizes", "16", "--min-time", "1ms", "--steps", "1"}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "gpzoo-generic") {
+		t.Errorf("--kernel generic: output lacks gpzoo-generic:\n%s", out.String())
+	}
+	if gzblas.Kernel() != prev {
+		t.Errorf("kernel after the run %q, want %q restored", gzblas.Kernel(), prev)
+	}
+}

@@ -1,0 +1,30 @@
+package variational_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpzoo/gpzoo/internal/benchmodels/variational"
+)
+
+// A small SVGP builds and steps; an unknown deep-GP family is refused by name.
+func TestSteps(t *testing.T) {
+	s, err := variational.SVGP(16, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if err := s.Run(); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	if s.Flops <= 0 {
+		t.Errorf("flops %v", s.Flops)
+	}
+	if err := s.Close(); err != nil {
+		t.Error(err)
+	}
+	if _, err := variational.DGP("nosuch"); err == nil || !strings.Contains(err.Error(), variational.DGPCoupled) {
+		t.Errorf("unknown family: %v", err)
+	}
+}
