@@ -12,6 +12,10 @@ import (
 // and the same for all kernels, so that, as for Dgemm, every kernel gives the same bits.
 const panelRows = 12
 
+// tileGroup is the number of column tiles of B the triangular routines carry through one sweep of the triangle:
+// each packed panel of the triangle is then read from memory once per tileGroup tiles (the rest from cache).
+const tileGroup = 4
+
 // tri describes a triangular operand in processing order: the routines sweep its rows p = 0, 1, …, order−1,
 // and at row p use only the columns q ≤ p. row(p) maps processing row p to the row of op(T) and of B it stands
 // for (p itself for a lower-triangular op(T), order−1−p for an upper one, whose sweep runs from the bottom).
@@ -63,19 +67,26 @@ func (tr tri) pack(mr int) (buf *[]float64, offsets []int) {
 	buf = getBuf(offsets[panels])
 	packed := *buf
 	clear(packed)
-	if tr.trans { // L'[p][q] = T[row(q)][row(p)]: for each q, row row(q) of T read along p
-		for q := 0; q < tr.order; q++ {
-			src := tr.t[tr.row(q)*tr.ld:]
-			for p := q; p < tr.order; p++ {
-				P, r := p/panelRows, p%panelRows
-				k := (P + 1) * panelRows
-				packed[offsets[P]+(r/mr)*mr*k+q*mr+r%mr] = src[tr.row(p)]
-			}
-		}
-		if tr.unit {
-			for p := 0; p < tr.order; p++ {
-				P, r := p/panelRows, p%panelRows
-				packed[offsets[P]+(r/mr)*mr*(P+1)*panelRows+p*mr+r%mr] = 1
+	if tr.trans { // L'[p][q] = T[row(q)][row(p)]: the mr values of a micro-panel column are adjacent in row row(q)
+		for P := 0; P < panels; P++ {
+			p0 := P * panelRows
+			k := p0 + panelRows
+			dst := packed[offsets[P]:offsets[P+1]]
+			for s := 0; s < panelRows/mr; s++ {
+				mp := dst[s*mr*k : (s+1)*mr*k]
+				pLo := p0 + s*mr
+				pHi := min(pLo+mr, tr.order) // rows pLo ≤ p < pHi
+				for q := 0; q < min(k, tr.order); q++ {
+					src := tr.t[tr.row(q)*tr.ld:]
+					for p := max(pLo, q); p < pHi; p++ {
+						mp[q*mr+p-pLo] = src[tr.row(p)]
+					}
+				}
+				if tr.unit {
+					for p := pLo; p < pHi; p++ {
+						mp[p*mr+p-pLo] = 1
+					}
+				}
 			}
 		}
 		return buf, offsets
@@ -180,40 +191,59 @@ func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int, zeros func(j0,
 	}
 	mPad := panels * panelRows
 	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), func(j0, j1 int) {
-		px := getBuf(mPad * nr)
+		px := getBuf(tileGroup * mPad * nr)
 		defer buffers.Put(px)
-		xp := *px // the column tile's rows, packed (row q at xp[q·nr:]), solved in place panel by panel
-		for jr := j0; jr < j1; jr += nr {
-			nv := min(nr, j1-jr)
-			s0 := 0 // leading processing rows known zero
-			if zeros != nil {
-				s0 = min(max(zeros(jr, jr+nv), 0), m)
-			}
-			first := s0 / panelRows * panelRows
-			for p := first; p < mPad; p++ {
-				row := xp[p*nr : p*nr+nr]
-				if p >= m {
-					clear(row)
-					continue
+		// Up to tileGroup column tiles at a time, each packed (row q of tile g at xp[(g·mPad+q)·nr:]) and solved
+		// in place panel by panel: each panel of the triangle is read once per group.
+		for jg := j0; jg < j1; jg += tileGroup * nr {
+			var first [tileGroup]int // per tile: the first panel's row (leading rows known zero skipped)
+			var s0s [tileGroup]int
+			tiles := min(tileGroup, (j1-jg+nr-1)/nr)
+			for g := 0; g < tiles; g++ {
+				jr := jg + g*nr
+				nv := min(nr, j1-jr)
+				if zeros != nil {
+					s0s[g] = min(max(zeros(jr, jr+nv), 0), m)
 				}
-				copy(row, b[tr.row(p)*ldb+jr:][:nv])
-				if nv < nr {
-					clear(row[nv:])
-				}
-			}
-			for P := first / panelRows; P < panels; P++ {
-				p0 := P * panelRows
-				t := xp[p0*nr : (p0+panelRows)*nr]
-				if p0 > s0 { // t −= L'[panel, s0:p0]·X[s0:p0]
-					k := p0 + panelRows
-					for s := 0; s < panelRows/mr; s++ {
-						kern.fn(p0-s0, -1, packed[offsets[P]+s*mr*k+s0*mr:], xp[s0*nr:], t[s*mr*nr:], nr)
+				first[g] = s0s[g] / panelRows * panelRows
+				xp := (*px)[g*mPad*nr : (g+1)*mPad*nr]
+				for p := first[g]; p < mPad; p++ {
+					row := xp[p*nr : p*nr+nr]
+					if p >= m {
+						clear(row)
+						continue
+					}
+					copy(row, b[tr.row(p)*ldb+jr:][:nv])
+					if nv < nr {
+						clear(row[nv:])
 					}
 				}
-				diagSolve(kern, lbs[P*panelRows*panelRows:], dbs[P*panelRows:], t, nr)
 			}
-			for p := first; p < m; p++ {
-				copy(b[tr.row(p)*ldb+jr:][:nv], xp[p*nr:p*nr+nv])
+			for P := 0; P < panels; P++ {
+				p0 := P * panelRows
+				for g := 0; g < tiles; g++ {
+					if p0 < first[g] {
+						continue
+					}
+					s0 := s0s[g]
+					xp := (*px)[g*mPad*nr : (g+1)*mPad*nr]
+					t := xp[p0*nr : (p0+panelRows)*nr]
+					if p0 > s0 { // t −= L'[panel, s0:p0]·X[s0:p0]
+						k := p0 + panelRows
+						for s := 0; s < panelRows/mr; s++ {
+							kern.fn(p0-s0, -1, packed[offsets[P]+s*mr*k+s0*mr:], xp[s0*nr:], t[s*mr*nr:], nr)
+						}
+					}
+					diagSolve(kern, lbs[P*panelRows*panelRows:], dbs[P*panelRows:], t, nr)
+				}
+			}
+			for g := 0; g < tiles; g++ {
+				jr := jg + g*nr
+				nv := min(nr, j1-jr)
+				xp := (*px)[g*mPad*nr : (g+1)*mPad*nr]
+				for p := first[g]; p < m; p++ {
+					copy(b[tr.row(p)*ldb+jr:][:nv], xp[p*nr:p*nr+nv])
+				}
 			}
 		}
 	})
@@ -256,37 +286,55 @@ func trmmLeft(tr tri, n int, alpha float64, b []float64, ldb int, rows func(j0, 
 	pk, offsets := tr.pack(mr)
 	defer buffers.Put(pk)
 	packed := *pk
+	mPad := roundUp(m, panelRows)
 	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), func(j0, j1 int) {
-		px := getBuf(roundUp(m, panelRows) * nr)
+		px := getBuf(tileGroup * mPad * nr)
 		defer buffers.Put(px)
-		xp := *px // the original rows, packed in processing order
 		var tile [panelRows * 16]float64
-		for jr := j0; jr < j1; jr += nr {
-			nv := min(nr, j1-jr)
-			me := m // rows wanted
-			if rows != nil {
-				me = min(max(rows(jr, jr+nv), 0), m)
-			}
-			for p := 0; p < roundUp(me, panelRows); p++ {
-				row := xp[p*nr : p*nr+nr]
-				clear(row[nv:])
-				if p >= me {
-					clear(row)
-					continue
+		// Up to tileGroup column tiles at a time, their original rows packed in processing order (row q of tile g
+		// at xp[(g·mPad+q)·nr:]): each panel of the triangle is read once per group.
+		for jg := j0; jg < j1; jg += tileGroup * nr {
+			var me [tileGroup]int // per tile: the rows wanted
+			tiles := min(tileGroup, (j1-jg+nr-1)/nr)
+			for g := 0; g < tiles; g++ {
+				jr := jg + g*nr
+				nv := min(nr, j1-jr)
+				me[g] = m
+				if rows != nil {
+					me[g] = min(max(rows(jr, jr+nv), 0), m)
 				}
-				copy(row, b[tr.row(p)*ldb+jr:][:nv])
+				xp := (*px)[g*mPad*nr : (g+1)*mPad*nr]
+				for p := 0; p < roundUp(me[g], panelRows); p++ {
+					row := xp[p*nr : p*nr+nr]
+					if p >= me[g] {
+						clear(row)
+						continue
+					}
+					copy(row, b[tr.row(p)*ldb+jr:][:nv])
+					if nv < nr {
+						clear(row[nv:])
+					}
+				}
 			}
-			for P := 0; P*panelRows < me; P++ {
+			for P := 0; P*panelRows < m; P++ {
 				p0 := P * panelRows
-				mv := min(panelRows, me-p0)
 				k := p0 + panelRows
-				t := tile[:panelRows*nr]
-				clear(t)
-				for s := 0; s < panelRows/mr; s++ {
-					kern.fn(k, alpha, packed[offsets[P]+s*mr*k:], xp, t[s*mr*nr:], nr)
-				}
-				for r := 0; r < mv; r++ {
-					copy(b[tr.row(p0+r)*ldb+jr:][:nv], t[r*nr:r*nr+nv])
+				for g := 0; g < tiles; g++ {
+					if p0 >= me[g] {
+						continue
+					}
+					jr := jg + g*nr
+					nv := min(nr, j1-jr)
+					mv := min(panelRows, me[g]-p0)
+					xp := (*px)[g*mPad*nr : (g+1)*mPad*nr]
+					t := tile[:panelRows*nr]
+					clear(t)
+					for s := 0; s < panelRows/mr; s++ {
+						kern.fn(k, alpha, packed[offsets[P]+s*mr*k:], xp, t[s*mr*nr:], nr)
+					}
+					for r := 0; r < mv; r++ {
+						copy(b[tr.row(p0+r)*ldb+jr:][:nv], t[r*nr:r*nr+nv])
+					}
 				}
 			}
 		}
