@@ -16,6 +16,12 @@ const panelRows = 12
 // each packed panel of the triangle is then read from memory once per tileGroup tiles (the rest from cache).
 const tileGroup = 4
 
+// packQBlock is the number of rows of T a transposed triangle's packing reads at a time.
+const packQBlock = 32
+
+// zeroRow is a tile row of zeros.
+var zeroRow [16]float64
+
 // tri describes a triangular operand in processing order: the routines sweep its rows p = 0, 1, …, order−1,
 // and at row p use only the columns q ≤ p. row(p) maps processing row p to the row of op(T) and of B it stands
 // for (p itself for a lower-triangular op(T), order−1−p for an upper one, whose sweep runs from the bottom).
@@ -67,26 +73,32 @@ func (tr tri) pack(mr int) (buf *[]float64, offsets []int) {
 	buf = getBuf(offsets[panels])
 	packed := *buf
 	clear(packed)
-	if tr.trans { // L'[p][q] = T[row(q)][row(p)]: the mr values of a micro-panel column are adjacent in row row(q)
-		for P := 0; P < panels; P++ {
-			p0 := P * panelRows
-			k := p0 + panelRows
-			dst := packed[offsets[P]:offsets[P+1]]
-			for s := 0; s < panelRows/mr; s++ {
-				mp := dst[s*mr*k : (s+1)*mr*k]
-				pLo := p0 + s*mr
-				pHi := min(pLo+mr, tr.order) // rows pLo ≤ p < pHi
-				for q := 0; q < min(k, tr.order); q++ {
-					src := tr.t[tr.row(q)*tr.ld:]
-					for p := max(pLo, q); p < pHi; p++ {
-						mp[q*mr+p-pLo] = src[tr.row(p)]
+	if tr.trans {
+		// L'[p][q] = T[row(q)][row(p)]: the mr values of a micro-panel column are adjacent in row row(q) of T.
+		// Blocks of packQBlock rows of T at a time (they stay in cache) are spread over every panel that uses them.
+		for q0 := 0; q0 < tr.order; q0 += packQBlock {
+			q1 := min(q0+packQBlock, tr.order)
+			for P := q0 / panelRows; P < panels; P++ {
+				p0 := P * panelRows
+				k := p0 + panelRows
+				dst := packed[offsets[P]:offsets[P+1]]
+				for s := 0; s < panelRows/mr; s++ {
+					mp := dst[s*mr*k : (s+1)*mr*k]
+					pLo := p0 + s*mr
+					pHi := min(pLo+mr, tr.order) // rows pLo ≤ p < pHi
+					for q := q0; q < min(q1, k); q++ {
+						src := tr.t[tr.row(q)*tr.ld:]
+						for p := max(pLo, q); p < pHi; p++ {
+							mp[q*mr+p-pLo] = src[tr.row(p)]
+						}
 					}
 				}
-				if tr.unit {
-					for p := pLo; p < pHi; p++ {
-						mp[p*mr+p-pLo] = 1
-					}
-				}
+			}
+		}
+		if tr.unit {
+			for p := 0; p < tr.order; p++ {
+				P, r := p/panelRows, p%panelRows
+				packed[offsets[P]+(r/mr)*mr*(P+1)*panelRows+p*mr+r%mr] = 1
 			}
 		}
 		return buf, offsets
@@ -155,22 +167,67 @@ func rhsTiles(n, nr int, flops float64, f func(j0, j1 int)) {
 	wg.Wait()
 }
 
-// trsmLeft solves op(T)·X = alpha·B for X in place in B (order × n, stride ldb). zeros, when not nil, reports
-// for the column tile [j0, j1) how many leading rows in processing order are known to be zero in B: their
-// solution is zero, and the solve skips them (fewer flops, the same bits: the skipped terms are exact zeros).
-func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int, zeros func(j0, j1 int) int) {
-	m := tr.order
-	if alpha != 1 {
-		scaleC(m, n, alpha, b, ldb, full)
-	}
-	if alpha == 0 {
+// packedTri is a triangle packed for a micro-kernel (tri.pack), reusable by several calls on the same
+// triangle; release gives its buffer back.
+type packedTri struct {
+	tri
+	mr      int
+	buf     *[]float64
+	offsets []int
+}
+
+func (tr tri) packed(kern *microKernel) *packedTri {
+	buf, offsets := tr.pack(kern.mr)
+	return &packedTri{tri: tr, mr: kern.mr, buf: buf, offsets: offsets}
+}
+
+func (pt *packedTri) release() { buffers.Put(pt.buf) }
+
+// leftOpts are the options of trsmLeft and trmmLeft; the zero value is a plain in-place call.
+type leftOpts struct {
+	// packed is the triangle already packed for the active kernel (nil: the call packs it).
+	packed *packedTri
+	// skip, when not nil, reports for the column tile [j0, j1) a number of leading rows in processing order:
+	// for trsmLeft, rows known to be zero in B (their solution is zero, and the solve skips them: fewer flops,
+	// the same bits, the skipped terms being exact zeros); for trmmLeft, the rows wanted (the others are neither
+	// computed nor written, and must not be read afterwards).
+	skip func(j0, j1 int) int
+	// out, when not nil, receives the result transposed (out[j·ldo + i] = X[i][j], X order × n) and B is only
+	// read: the transpose costs no pass of its own.
+	out []float64
+	ldo int
+}
+
+// store writes row i (columns jr … jr+len(v)−1) of a result: into b, or transposed into o.out.
+func (o *leftOpts) store(b []float64, ldb, i, jr int, v []float64) {
+	if o.out == nil {
+		copy(b[i*ldb+jr:][:len(v)], v)
 		return
+	}
+	for j, x := range v {
+		o.out[(jr+j)*o.ldo+i] = x
+	}
+}
+
+// trsmLeft solves op(T)·X = alpha·B for X in place in B (order × n, stride ldb; see leftOpts).
+func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int, o leftOpts) {
+	m := tr.order
+	if alpha != 1 && o.out == nil {
+		scaleC(m, n, alpha, b, ldb, full)
+		if alpha == 0 {
+			return
+		}
+		alpha = 1
 	}
 	kern := active.Load()
 	mr, nr := kern.mr, kern.nr
-	pk, offsets := tr.pack(mr)
-	defer buffers.Put(pk)
-	packed := *pk
+	pt := o.packed
+	if pt == nil || pt.mr != mr {
+		pt = tr.packed(kern)
+		defer pt.release()
+	}
+	packed, offsets := *pt.buf, pt.offsets
+	zeros := o.skip
 	// The diagonal blocks of the panels, once: block P (row-major, panelRows × panelRows, strictly lower part;
 	// identity rows beyond the triangle) at lbs[P·panelRows²], the reciprocals of its diagonal at dbs[P·panelRows].
 	panels := (m + panelRows - 1) / panelRows
@@ -217,6 +274,11 @@ func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int, zeros func(j0,
 					if nv < nr {
 						clear(row[nv:])
 					}
+					if alpha != 1 {
+						for j := range row[:nv] {
+							row[j] *= alpha
+						}
+					}
 				}
 			}
 			for P := 0; P < panels; P++ {
@@ -242,7 +304,12 @@ func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int, zeros func(j0,
 				nv := min(nr, j1-jr)
 				xp := (*px)[g*mPad*nr : (g+1)*mPad*nr]
 				for p := first[g]; p < m; p++ {
-					copy(b[tr.row(p)*ldb+jr:][:nv], xp[p*nr:p*nr+nv])
+					o.store(b, ldb, tr.row(p), jr, xp[p*nr:p*nr+nv])
+				}
+				if o.out != nil {
+					for p := 0; p < first[g]; p++ { // known zero: their solution is zero
+						o.store(b, ldb, tr.row(p), jr, zeroRow[:nv])
+					}
 				}
 			}
 		}
@@ -272,20 +339,22 @@ func diagSolve(kern *microKernel, l, d, t []float64, nr int) {
 	}
 }
 
-// trmmLeft computes B = alpha·op(T)·B in place (B order × n, stride ldb). rows, when not nil, reports for the
-// column tile [j0, j1) how many leading rows in processing order are wanted: the others are neither computed
-// nor written (and must not be read afterwards).
-func trmmLeft(tr tri, n int, alpha float64, b []float64, ldb int, rows func(j0, j1 int) int) {
+// trmmLeft computes B = alpha·op(T)·B in place (B order × n, stride ldb; see leftOpts).
+func trmmLeft(tr tri, n int, alpha float64, b []float64, ldb int, o leftOpts) {
 	m := tr.order
-	if alpha == 0 {
+	if alpha == 0 && o.out == nil {
 		scaleC(m, n, 0, b, ldb, full)
 		return
 	}
 	kern := active.Load()
 	mr, nr := kern.mr, kern.nr
-	pk, offsets := tr.pack(mr)
-	defer buffers.Put(pk)
-	packed := *pk
+	pt := o.packed
+	if pt == nil || pt.mr != mr {
+		pt = tr.packed(kern)
+		defer pt.release()
+	}
+	packed, offsets := *pt.buf, pt.offsets
+	rows := o.skip
 	mPad := roundUp(m, panelRows)
 	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), func(j0, j1 int) {
 		px := getBuf(tileGroup * mPad * nr)
@@ -333,7 +402,7 @@ func trmmLeft(tr tri, n int, alpha float64, b []float64, ldb int, rows func(j0, 
 						kern.fn(k, alpha, packed[offsets[P]+s*mr*k:], xp, t[s*mr*nr:], nr)
 					}
 					for r := 0; r < mv; r++ {
-						copy(b[tr.row(p0+r)*ldb+jr:][:nv], t[r*nr:r*nr+nv])
+						o.store(b, ldb, tr.row(p0+r), jr, t[r*nr:r*nr+nv])
 					}
 				}
 			}
@@ -385,11 +454,11 @@ func (Implementation) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas
 		return
 	}
 	if s == blas.Left {
-		trsmLeft(newTri(ul, tA, d, k, a, lda), n, alpha, b, ldb, nil)
+		trsmLeft(newTri(ul, tA, d, k, a, lda), n, alpha, b, ldb, leftOpts{})
 		return
 	}
 	rightSide(m, n, b, ldb, func(bt []float64, ldbt int) {
-		trsmLeft(newTri(ul, flip(tA), d, k, a, lda), m, alpha, bt, ldbt, nil)
+		trsmLeft(newTri(ul, flip(tA), d, k, a, lda), m, alpha, bt, ldbt, leftOpts{})
 	})
 }
 
@@ -400,11 +469,11 @@ func (Implementation) Dtrmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas
 		return
 	}
 	if s == blas.Left {
-		trmmLeft(newTri(ul, tA, d, k, a, lda), n, alpha, b, ldb, nil)
+		trmmLeft(newTri(ul, tA, d, k, a, lda), n, alpha, b, ldb, leftOpts{})
 		return
 	}
 	rightSide(m, n, b, ldb, func(bt []float64, ldbt int) {
-		trmmLeft(newTri(ul, flip(tA), d, k, a, lda), m, alpha, bt, ldbt, nil)
+		trmmLeft(newTri(ul, flip(tA), d, k, a, lda), m, alpha, bt, ldbt, leftOpts{})
 	})
 }
 
