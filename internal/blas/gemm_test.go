@@ -68,51 +68,159 @@ func trans(t bool) blas.Transpose {
 	return blas.NoTrans
 }
 
+// upTo33 is every size 0…33: every remainder modulo the tiles (4, 6, 8, 12, 16), the triangular panel 12 and
+// the sizes around Dpotrf's recursion leaf 32. The short mode keeps a subsample of the same edges.
+func upTo33() []int {
+	if testing.Short() {
+		return []int{0, 1, 2, 3, 4, 5, 7, 8, 11, 12, 13, 16, 17, 23, 24, 25, 31, 32, 33}
+	}
+	s := make([]int, 34)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// transposes are the three transpose values (ConjTrans is Trans for real matrices).
+var transposes = []blas.Transpose{blas.NoTrans, blas.Trans, blas.ConjTrans}
+
+// alphas and betas are the special values of the scalars (0, 1, −1) and a generic one.
+var (
+	alphas = []float64{0, 1, -1, 0.7}
+	betas  = []float64{0, 1, -1, 0.3}
+)
+
 func TestDgemm(t *testing.T) {
 	var impl Implementation
 	eachKernel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
-		sizes := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 17, 23, 24, 25, 31, 32, 33}
+		sizes := upTo33()
+		ks := []int{0, 1, 3, 17, 33, 257} // 257: two kc blocks, the second of depth 1
 		if testing.Short() {
-			sizes = []int{0, 1, 5, 12, 17, 33}
+			ks = []int{0, 1, 17, 257}
 		}
 		for _, tA := range []bool{false, true} {
 			for _, tB := range []bool{false, true} {
 				for _, m := range sizes {
 					for _, n := range sizes {
-						for _, k := range []int{0, 1, 3, 17, 33, 300} {
-							checkGemm(t, impl, rng, tA, tB, m, n, k, 1.5, 0.5)
+						for _, k := range ks {
+							checkGemm(t, impl, rng, trans(tA), trans(tB), m, n, k, 1.5, 0.5)
 						}
 					}
 				}
 			}
 		}
-		for _, s := range [][3]int{{97, 257, 511}, {300, 201, 1001}, {1001, 97, 65}, {64, 64, 64}} {
-			for _, ab := range [][2]float64{{1, 0}, {-1, 1}, {0.3, -1}, {0, 2}} {
-				checkGemm(t, impl, rng, true, false, s[0], s[1], s[2], ab[0], ab[1])
-				checkGemm(t, impl, rng, false, true, s[0], s[1], s[2], ab[0], ab[1])
+		// Large and ragged shapes (no size a multiple of a tile, k across several kc blocks), every transpose
+		// case, the special α and β in turn.
+		shapes := [][3]int{{97, 257, 511}, {1001, 97, 65}, {64, 64, 64}, {300, 201, 1001}, {33, 1001, 257}}
+		if testing.Short() {
+			shapes = shapes[:3]
+		}
+		abs := [][2]float64{{1, 0}, {-1, 1}, {0.3, -1}, {0, 2}, {0.7, 0.3}}
+		i := 0
+		for _, s := range shapes {
+			for _, tA := range transposes {
+				for _, tB := range transposes {
+					ab := abs[i%len(abs)]
+					i++
+					checkGemm(t, impl, rng, tA, tB, s[0], s[1], s[2], ab[0], ab[1])
+				}
 			}
 		}
 	})
 }
 
-func checkGemm(t *testing.T, impl Implementation, rng *rand.Rand, tA, tB bool, m, n, k int, alpha, beta float64) {
+// Every combination of the special values of α and β with every transpose, at small, empty and ragged shapes:
+// β = 0 overwrites NaN in C, α = 0 reads neither A nor B (NaN there does not reach C), as reference BLAS does.
+func TestDgemmAlphaBeta(t *testing.T) {
+	var impl Implementation
+	eachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(21, 22))
+		for _, s := range [][3]int{{0, 3, 2}, {3, 0, 2}, {5, 7, 0}, {1, 1, 1}, {13, 17, 9}, {33, 12, 300}, {97, 31, 257}} {
+			for _, tA := range transposes {
+				for _, tB := range transposes {
+					for _, alpha := range alphas {
+						for _, beta := range betas {
+							checkGemmNaN(t, impl, rng, tA, tB, s[0], s[1], s[2], alpha, beta)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// fillNaN sets the r×c matrix at d (stride ld) to NaN, leaving the padding.
+func fillNaN(d []float64, r, c, ld int) {
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			d[i*ld+j] = math.NaN()
+		}
+	}
+}
+
+// checkGemmNaN is checkGemm with NaN in C when β = 0 and in A and B when α = 0: the result must have no NaN.
+func checkGemmNaN(t *testing.T, impl Implementation, rng *rand.Rand, tA, tB blas.Transpose, m, n, k int, alpha, beta float64) {
 	t.Helper()
 	ar, ac := m, k
-	if tA {
+	if tA != blas.NoTrans {
 		ar, ac = k, m
 	}
 	br, bc := k, n
-	if tB {
+	if tB != blas.NoTrans {
+		br, bc = n, k
+	}
+	lda, ldb, ldc := max(ac, 1)+1, max(bc, 1)+4, max(n, 1)+2
+	a, b := operand(rng, ar, ac, lda), operand(rng, br, bc, ldb)
+	c := operand(rng, m, n, ldc)
+	// gonum's Dgemm computes 0·op(A)·op(B) when α = 0 (NaN there reaches C); reference BLAS reads neither, and
+	// so do we: the reference gets finite copies.
+	ra, rb := a, b
+	if alpha == 0 {
+		ra, rb = append([]float64(nil), a...), append([]float64(nil), b...)
+		fillNaN(a, ar, ac, lda)
+		fillNaN(b, br, bc, ldb)
+	}
+	if beta == 0 {
+		fillNaN(c, m, n, ldc)
+	}
+	want := append([]float64(nil), c...)
+	impl.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	ref.Dgemm(tA, tB, m, n, k, alpha, ra, lda, rb, ldb, beta, want, ldc)
+	what := fmt.Sprintf("Dgemm(%c,%c) %dx%dx%d α=%v β=%v", tA, tB, m, n, k, alpha, beta)
+	noNaN(t, what, c, m, n, ldc)
+	closeTo(t, what, c, want, m, n, ldc, 1e-13*float64(k+1))
+}
+
+// noNaN fails when the r×c matrix at d (stride ld) holds a NaN.
+func noNaN(t *testing.T, what string, d []float64, r, c, ld int) {
+	t.Helper()
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			if math.IsNaN(d[i*ld+j]) {
+				t.Fatalf("%s: entry (%d,%d) is NaN", what, i, j)
+			}
+		}
+	}
+}
+
+func checkGemm(t *testing.T, impl Implementation, rng *rand.Rand, tA, tB blas.Transpose, m, n, k int, alpha, beta float64) {
+	t.Helper()
+	ar, ac := m, k
+	if tA != blas.NoTrans {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if tB != blas.NoTrans {
 		br, bc = n, k
 	}
 	lda, ldb, ldc := max(ac, 1)+2, max(bc, 1)+1, max(n, 1)+3
 	a, b := operand(rng, ar, ac, lda), operand(rng, br, bc, ldb)
 	c := operand(rng, m, n, ldc)
 	want := append([]float64(nil), c...)
-	impl.Dgemm(trans(tA), trans(tB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	ref.Dgemm(trans(tA), trans(tB), m, n, k, alpha, a, lda, b, ldb, beta, want, ldc)
-	closeTo(t, fmt.Sprintf("Dgemm(%v,%v) %dx%dx%d α=%v β=%v", tA, tB, m, n, k, alpha, beta), c, want, m, n, ldc, 1e-13*float64(k+1))
+	impl.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	ref.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, want, ldc)
+	closeTo(t, fmt.Sprintf("Dgemm(%c,%c) %dx%dx%d α=%v β=%v", tA, tB, m, n, k, alpha, beta), c, want, m, n, ldc, 1e-13*float64(k+1))
 }
 
 // β = 0 overwrites NaN in C; α = 0 reads neither A nor B (NaN there does not reach C), as reference BLAS does.

@@ -2,6 +2,7 @@ package blas
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -38,7 +39,7 @@ func triCases() []triCase {
 	var cs []triCase
 	for _, s := range []blas.Side{blas.Left, blas.Right} {
 		for _, ul := range []blas.Uplo{blas.Lower, blas.Upper} {
-			for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+			for _, tA := range transposes {
 				for _, d := range []blas.Diag{blas.NonUnit, blas.Unit} {
 					cs = append(cs, triCase{s, ul, tA, d})
 				}
@@ -48,15 +49,32 @@ func triCases() []triCase {
 	return cs
 }
 
+// unread sets the entries of the k×k matrix a (stride ld) that a triangular routine must not read to NaN: the
+// strict triangle opposite to ul and, with a unit diagonal, the diagonal.
+func unread(a []float64, k, ld int, ul blas.Uplo, d blas.Diag) {
+	for i := 0; i < k; i++ {
+		for j := 0; j < k; j++ {
+			if ul == blas.Lower && j > i || ul == blas.Upper && j < i || i == j && d == blas.Unit {
+				a[i*ld+j] = math.NaN()
+			}
+		}
+	}
+}
+
+// testTri compares ours with theirs (gonum's) for every side, triangle, transpose and diagonal, at every size
+// 0…33 of m and n and at large ragged shapes, with α = 0, 1, −1 and a generic value in turn. The entries of A
+// not to be read are NaN; with α = 0 the triangle and B are NaN too: B must come out zero, as reference BLAS
+// leaves it.
 func testTri(t *testing.T, name string, ours, theirs func(c triCase, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int)) {
 	eachKernel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 4))
-		sizes := []int{0, 1, 2, 3, 5, 7, 11, 12, 13, 16, 17, 23, 24, 25, 33}
+		sizes := upTo33()
+		shapes := [][2]int{{97, 35}, {35, 97}, {257, 130}, {300, 301}, {1001, 33}, {33, 1001}}
 		if testing.Short() {
-			sizes = []int{0, 1, 7, 13, 33}
+			shapes = shapes[:3]
 		}
-		shapes := [][2]int{{97, 35}, {35, 97}, {257, 130}, {300, 301}}
-		for _, c := range triCases() {
+		alphas := []float64{1, -1, 0.5, 0}
+		for ci, c := range triCases() {
 			check := func(m, n int, alpha float64) {
 				k := n
 				if c.s == blas.Left {
@@ -64,21 +82,29 @@ func testTri(t *testing.T, name string, ours, theirs func(c triCase, m, n int, a
 				}
 				lda, ldb := max(k, 1)+3, max(n, 1)+2
 				a := triangle(rng, k, lda, c.ul)
+				unread(a, k, lda, c.ul, c.d)
 				b := operand(rng, m, n, ldb)
+				if alpha == 0 {
+					fillNaN(a, k, k, lda)
+					fillNaN(b, m, n, ldb)
+				}
 				want := append([]float64(nil), b...)
 				ours(c, m, n, alpha, a, lda, b, ldb)
 				theirs(c, m, n, alpha, a, lda, want, ldb)
-				closeTo(t, fmt.Sprintf("%s(%c,%c,%c,%c) m=%d n=%d α=%v", name, c.s, c.ul, c.tA, c.d, m, n, alpha), b, want, m, n, ldb, 1e-12)
+				what := fmt.Sprintf("%s(%c,%c,%c,%c) m=%d n=%d α=%v", name, c.s, c.ul, c.tA, c.d, m, n, alpha)
+				noNaN(t, what, b, m, n, ldb)
+				closeTo(t, what, b, want, m, n, ldb, 1e-12)
 			}
+			i := ci
 			for _, m := range sizes {
 				for _, n := range sizes {
-					check(m, n, 1)
+					check(m, n, alphas[i%len(alphas)])
+					i++
 				}
 			}
 			for _, s := range shapes {
-				for _, alpha := range []float64{1, -1, 0.5, 0} {
-					check(s[0], s[1], alpha)
-				}
+				check(s[0], s[1], alphas[i%len(alphas)])
+				i++
 			}
 		}
 	})
