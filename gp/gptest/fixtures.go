@@ -1,44 +1,28 @@
 package gptest
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/internal/benchmodels"
 	"gonum.org/v1/gonum/mat"
 )
 
 // Fixtures shared by the equivalence tests of packages layers and models.
 
 // ToyRegression returns n inputs [n,d] uniform in [−2, 2) and p targets y_k = (k+1)·Σ_c sin(1.5 x_c/(c+1)) plus
-// N(0, 0.1²) noise: the shared data set of the layer and model equivalence tests.
+// N(0, 0.1²) noise: the shared data set of the layer and model equivalence tests (and of the step benchmarks,
+// internal/benchmodels, which defines it).
 func ToyRegression(rng *rand.Rand, n, d, p int) (*mat.Dense, *mat.Dense) {
-	x := mat.NewDense(n, d, nil)
-	y := mat.NewDense(n, p, nil)
-	for i := 0; i < n; i++ {
-		s := 0.0
-		for c := 0; c < d; c++ {
-			v := 4*rng.Float64() - 2
-			x.Set(i, c, v)
-			s += math.Sin(1.5 * v / float64(c+1))
-		}
-		for k := 0; k < p; k++ {
-			y.Set(i, k, s*float64(k+1)+0.1*rng.NormFloat64())
-		}
-	}
-	return x, y
+	return benchmodels.ToyRegression(rng, n, d, p)
 }
 
-// ARDKernel returns an SE-ARD kernel with variance 1.3 and length-scales 0.8 + 0.2·c.
+// ARDKernel returns an SE-ARD kernel with variance 1.3 and length-scales 0.8 + 0.2·c (benchmodels.ARDKernel).
 func ARDKernel(t testing.TB, d int) gp.Kernel {
 	t.Helper()
-	ls := make([]float64, d)
-	for i := range ls {
-		ls[i] = 0.8 + 0.2*float64(i)
-	}
-	k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: d, Variance: 1.3, Lengthscales: ls})
+	k, err := benchmodels.ARDKernel(d)
 	if err != nil {
 		t.Fatal(err)
 	}

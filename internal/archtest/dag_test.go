@@ -14,7 +14,7 @@ var allowed = map[string][]string{
 	"ops":                 {"internal/blas"},
 	"graph":               {"ops"},
 	"gp":                  {"graph", "ops"},
-	"gp/gptest":           {"gp", "graph", "ops", "internal/gradcheck"},
+	"gp/gptest":           {"gp", "graph", "ops", "internal/gradcheck", "internal/benchmodels"},
 	"gp/likelihoods":      {"gp", "graph", "ops"},
 	"gp/layers":           {"gp", "graph", "ops"},
 	"gp/dgp":              {"gp", "graph", "ops"},

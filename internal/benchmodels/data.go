@@ -8,8 +8,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// The benchmarks' fixtures: the same data and kernel as the equivalence tests' (gp/gptest's
-// ToyRegression and ARDKernel, which take a testing.TB; TestFixturesMatchGPTest checks that they agree).
+// The fixtures of the step benchmarks and of the equivalence tests (gp/gptest's ToyRegression and ARDKernel
+// call these).
 
 // ToyRegression returns n inputs [n,d] uniform in [−2, 2) and p targets y_k = (k+1)·Σ_c sin(1.5 x_c/(c+1)) plus
 // N(0, 0.1²) noise, drawn from rng.
