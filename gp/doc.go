@@ -15,4 +15,14 @@
 //
 // Constructors validate their configuration and return errors. Graph-building methods record errors in the
 // graph (see package graph); Compile reports them.
+//
+// # Adding a likelihood
+//
+// A likelihood takes one file (the built-ins: gp/likelihoods/poisson.go and its neighbours): the type
+// implementing Likelihood and Describer, its Spec kind constant, its Spec config struct and the Builder that
+// rebuilds it, and one init that calls RegisterKind and then RegisterLikelihood with its LikelihoodFamily (the
+// name users type, a one-line Doc, whether its targets are class labels or kept in their own units, an optional
+// CheckTarget, and New). Model files, `gpzoo train --likelihood` (its help and validation) and zoo.TrainCustom
+// then offer it; the CLI's test trains and predicts with every registered family. A package outside the module
+// registers the same way, and every program that imports it offers its likelihood.
 package gp

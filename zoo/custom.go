@@ -27,10 +27,6 @@ import (
 // decoupled-basis layers (DECOUPLED, HYBRID, ORTH, ORTHNAT) and the deep GP.
 var Families = []string{"gpr", "sgpr", "svgp", "decoupled", "hybrid", "orth", "orthnat", "dgp"}
 
-// Likelihoods are the likelihood names TrainCustom accepts; "" picks gaussian for regression, bernoulli for
-// two classes and robustmax for more.
-var Likelihoods = []string{"gaussian", "studentt", "bernoulli", "robustmax", "softmax"}
-
 // ErrBadCustom marks an invalid CustomConfig (unknown family or likelihood, a likelihood that does not fit the
 // target).
 var ErrBadCustom = errors.New("zoo: invalid model configuration")
@@ -39,8 +35,12 @@ var ErrBadCustom = errors.New("zoo: invalid model configuration")
 type CustomConfig struct {
 	// Family is one of Families (default "svgp").
 	Family string
-	// Likelihood is one of Likelihoods ("" = by the target: gaussian, or bernoulli/robustmax for classes).
+	// Likelihood names a registered likelihood family (gp.LikelihoodFamilies; "" = by the target: gaussian, or
+	// bernoulli/robustmax for classes). A family with RawTargets (poisson) trains on the targets in their own
+	// units, and its CheckTarget refuses values it cannot model before training.
 	Likelihood string
+	// Target names the target column in error messages (default "target column j").
+	Target string
 	// Inducing is M, the (covariance) inducing inputs per layer (default min(100, N)); MeanBases the extra mean
 	// bases |γ| (hybrid, orth, orthnat) or |α| (decoupled), default 2·Inducing.
 	Inducing, MeanBases int
@@ -88,6 +88,10 @@ func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
 	if err != nil {
 		return nil, err
 	}
+	fam, _ := gp.LookupLikelihood(c.Likelihood) // withDefaults checked it
+	if err := checkTargets(d, fam, c.Target); err != nil {
+		return nil, err
+	}
 	if d.N() < 2 {
 		return nil, fmt.Errorf("%w: %s has %d data row(s): training needs at least 2", ErrBadCustom, d.Name, d.N())
 	}
@@ -106,7 +110,9 @@ func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
 			return nil, err
 		}
 	}
-	std, err := datasets.FitStandardizer(trRaw, d.NumClasses == 0)
+	// Class labels and a family's raw targets (counts) stay in their units: the standardizer saved in the model
+	// file then has target mean 0 and deviation 1, so predictions come back in those units.
+	std, err := datasets.FitStandardizer(trRaw, d.NumClasses == 0 && !fam.RawTargets)
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %w", err)
 	}
@@ -119,7 +125,7 @@ func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
 	if c.Family != "gpr" && c.Family != "sgpr" && (c.BatchSize <= 0 || c.BatchSize > tr.N()) {
 		c.BatchSize = min(tr.N(), 1024)
 	}
-	b, err := buildCustom(tr, c, rng)
+	b, err := buildCustom(tr, c, fam, rng)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +150,7 @@ func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
 		f.Meta["features"] = string(names)
 	}
 	if teRaw != nil {
-		if err := scoreCustom(res, f, teRaw, c); err != nil {
+		if err := scoreCustom(res, f, teRaw, c, fam); err != nil {
 			return nil, err
 		}
 	}
@@ -160,23 +166,21 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 		return c, fmt.Errorf("%w: unknown family %q (want one of %s)", ErrBadCustom, c.Family, strings.Join(Families, ", "))
 	}
 	classify := d.NumClasses > 0
-	switch c.Likelihood = strings.ToLower(c.Likelihood); {
-	case c.Likelihood == "":
+	if c.Likelihood = strings.ToLower(c.Likelihood); c.Likelihood == "" {
 		c.Likelihood = defaultLikelihood(d.NumClasses)
-	case !slices.Contains(Likelihoods, c.Likelihood):
-		return c, fmt.Errorf("%w: unknown likelihood %q (want one of %s)", ErrBadCustom, c.Likelihood, strings.Join(Likelihoods, ", "))
 	}
-	if ClassLikelihood(c.Likelihood) != classify {
+	fam, ok := gp.LookupLikelihood(c.Likelihood)
+	if !ok {
+		return c, fmt.Errorf("%w: unknown likelihood %q (want one of %s)", ErrBadCustom, c.Likelihood, strings.Join(LikelihoodNames(), ", "))
+	}
+	if fam.Classes != classify {
 		kind := "a regression target"
 		if classify {
 			kind = fmt.Sprintf("a target with %d classes", d.NumClasses)
 		}
 		return c, fmt.Errorf("%w: likelihood %s does not fit %s", ErrBadCustom, c.Likelihood, kind)
 	}
-	if c.Likelihood == "bernoulli" && d.NumClasses != 2 {
-		return c, fmt.Errorf("%w: bernoulli needs 2 classes, the target has %d", ErrBadCustom, d.NumClasses)
-	}
-	if (c.Family == "gpr" || c.Family == "sgpr") && c.Likelihood != "gaussian" {
+	if (c.Family == "gpr" || c.Family == "sgpr") && !isGaussian(fam) {
 		return c, fmt.Errorf("%w: %s needs the gaussian likelihood (got %s): use svgp for other likelihoods", ErrBadCustom, c.Family, c.Likelihood)
 	}
 	if c.Resume && c.CheckpointDir == "" {
@@ -251,7 +255,7 @@ type customBuild struct {
 	sources   []*rand.PCG // the model's own random sources (deep-GP noise, Monte-Carlo likelihood), for checkpoints
 }
 
-func buildCustom(tr *datasets.Dataset, c CustomConfig, rng *rand.Rand) (*customBuild, error) {
+func buildCustom(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, rng *rand.Rand) (*customBuild, error) {
 	n, dim := tr.N(), tr.D()
 	m := min(c.Inducing, n)
 	kern, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: dim, Variance: 1, Lengthscales: onesN(dim)})
@@ -280,13 +284,13 @@ func buildCustom(tr *datasets.Dataset, c CustomConfig, rng *rand.Rand) (*customB
 		return &customBuild{model: model, lbfgs: true, needsData: true, describe: fmt.Sprintf("lbfgs, M=%d", m)}, nil
 	}
 	mcSrc := rand.NewPCG(c.Seed, 0x50f7)
-	lik, latent, err := newLikelihood(c.Likelihood, tr.NumClasses, models.DefaultNoiseVariance, rand.New(mcSrc))
+	lik, latent, err := newLikelihood(fam, tr.P(), tr.NumClasses, models.DefaultNoiseVariance, rand.New(mcSrc))
 	if err != nil {
 		return nil, err
 	}
-	conjugate := c.Likelihood == "gaussian"
+	conjugate := isGaussian(fam)
 	b := &customBuild{}
-	if c.Likelihood == "softmax" {
+	if drawsMonteCarlo(lik) {
 		b.sources = append(b.sources, mcSrc)
 	}
 	if c.Family == "dgp" {
@@ -366,41 +370,68 @@ func defaultLikelihood(classes int) string {
 	return "robustmax"
 }
 
-// ClassLikelihood reports whether the likelihood named name (one of Likelihoods) models class labels.
-func ClassLikelihood(name string) bool {
-	switch strings.ToLower(name) {
-	case "bernoulli", "robustmax", "softmax":
-		return true
+// LikelihoodNames returns the names of the registered likelihood families (gp.LikelihoodFamilies), sorted: the
+// values CustomConfig.Likelihood accepts.
+func LikelihoodNames() []string {
+	fams := gp.LikelihoodFamilies()
+	names := make([]string, len(fams))
+	for i, f := range fams {
+		names[i] = f.Name
 	}
-	return false
+	return names
 }
 
-// newLikelihood returns the named likelihood (one of Likelihoods; a Gaussian with initial noise variance noise)
-// with its number of latent functions; a Monte-Carlo likelihood draws from mc.
-func newLikelihood(name string, classes int, noise float64, mc *rand.Rand) (gp.Likelihood, int, error) {
-	switch name {
-	case "gaussian":
-		l, err := likelihoods.NewGaussian(likelihoods.GaussianConfig{Variance: noise})
-		return l, 1, err
-	case "studentt":
-		l, err := likelihoods.NewStudentT(likelihoods.StudentTConfig{})
-		return l, 1, err
-	case "bernoulli":
-		l, err := likelihoods.NewBernoulli(likelihoods.BernoulliConfig{})
-		return l, 1, err
-	case "robustmax":
-		l, err := likelihoods.NewRobustMax(likelihoods.RobustMaxConfig{NumClasses: classes})
-		return l, classes, err
-	case "softmax":
-		l, err := likelihoods.NewSoftmax(likelihoods.SoftmaxConfig{NumClasses: classes, Rand: mc})
-		return l, classes, err
+// isGaussian reports whether fam is the Gaussian likelihood: the conjugate one, which exact GPs, SGPR and
+// natural-gradient steps in closed form assume.
+func isGaussian(fam gp.LikelihoodFamily) bool { return fam.Kind == likelihoods.KindGaussian }
+
+// drawsMonteCarlo reports whether lik draws Monte-Carlo numbers (it can take another generator, as modelfile's
+// prediction gives it): its generator's state then belongs in checkpoints.
+func drawsMonteCarlo(lik gp.Likelihood) bool {
+	_, ok := lik.(interface {
+		WithRand(*rand.Rand) (gp.Likelihood, error)
+	})
+	return ok
+}
+
+// newLikelihood returns the named likelihood (a registered family's; the initial noise variance of a Gaussian
+// noise family is noise) for p target columns and classes classes (0: not class labels), with its number of
+// latent functions; a Monte-Carlo likelihood draws from mc. Errors wrap ErrBadCustom.
+func newLikelihood(fam gp.LikelihoodFamily, p, classes int, noise float64, mc *rand.Rand) (gp.Likelihood, int, error) {
+	lik, err := fam.New(gp.LikelihoodOptions{Outputs: p, Classes: classes, NoiseVariance: noise, Rand: mc})
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: likelihood %s: %w", ErrBadCustom, fam.Name, err)
 	}
-	return nil, 0, fmt.Errorf("%w: unknown likelihood %q", ErrBadCustom, name)
+	latent, err := lik.LatentDim(p)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: likelihood %s: %w", ErrBadCustom, fam.Name, err)
+	}
+	return lik, latent, nil
+}
+
+// checkTargets refuses a target value fam cannot model (fam.CheckTarget), naming the data set, the 1-based
+// data row and the column (target, or "target column j").
+func checkTargets(d *datasets.Dataset, fam gp.LikelihoodFamily, target string) error {
+	if fam.CheckTarget == nil {
+		return nil
+	}
+	for i := 0; i < d.N(); i++ {
+		for j, v := range d.Y.RawRowView(i) {
+			if err := fam.CheckTarget(v); err != nil {
+				col := fmt.Sprintf("target column %d", j+1)
+				if target != "" {
+					col = fmt.Sprintf("column %q", target)
+				}
+				return fmt.Errorf("%w: %s: data row %d, %s: %s: %w", ErrBadCustom, d.Name, i+1, col, fam.Name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // scoreCustom fills res's test metrics from the model file's predictions (the path `gpzoo predict` takes), so
 // what is reported is what a saved model predicts. te is in original units, as are the predictions.
-func scoreCustom(res *Result, f *modelfile.File, te *datasets.Dataset, c CustomConfig) error {
+func scoreCustom(res *Result, f *modelfile.File, te *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily) error {
 	p, err := f.Predict(te.X, modelfile.PredictOptions{Samples: c.TestSamples, Rand: rand.New(rand.NewPCG(c.Seed, 0x7e57))})
 	if err != nil {
 		return fmt.Errorf("zoo: scoring the held-out rows: %w", err)
@@ -429,7 +460,7 @@ func scoreCustom(res *Result, f *modelfile.File, te *datasets.Dataset, c CustomC
 	}
 	rmse := rootMeanSquare(resid)
 	res.TestRMSE, res.TestLL = &rmse, ll/float64(n)
-	if c.Family == "dgp" || c.Likelihood != "gaussian" {
+	if c.Family == "dgp" || !isGaussian(fam) {
 		res.TestLLKind = "moment-matched Gaussian of the predictive distribution"
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gpzoo/gpzoo/datasets"
@@ -157,5 +159,83 @@ func TestTrainCustomResume(t *testing.T) {
 	c.Stop, c.Progress, c.Resume = nil, nil, true
 	if got := save(c); !bytes.Equal(got, want) {
 		t.Fatal("the resumed model file differs from the uninterrupted run's")
+	}
+}
+
+// countData returns n points of a 2-D count regression: y ~ Poisson(exp(2 + sin(a) + 0.3b)).
+func countData(n int) *datasets.Dataset {
+	d := toyData(n, 0)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < n; i++ {
+		a, b := (d.X.At(i, 0)-3)/10, d.X.At(i, 1)
+		limit, p, k := math.Exp(-math.Exp(2+math.Sin(a)+0.3*b)), 1.0, 0.0
+		for p *= rng.Float64(); p >= limit; p *= rng.Float64() {
+			k++
+		}
+		d.Y.Set(i, 0, k)
+	}
+	return d
+}
+
+// TestTrainCustomPoisson: counts train with the Poisson likelihood in their own units (the model file's
+// standardizer keeps the target as it is) and predict counts; values that are not counts are refused, naming the
+// row and the column.
+func TestTrainCustomPoisson(t *testing.T) {
+	d := countData(240)
+	run, err := zoo.TrainCustom(d, zoo.CustomConfig{Likelihood: "poisson", Inducing: 20, Iters: 300, LR: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := run.File.Standardizer; s.YMean[0] != 0 || s.YStd[0] != 1 {
+		t.Fatalf("target standardised: mean %v, deviation %v", s.YMean, s.YStd)
+	}
+	p, err := run.File.Predict(d.X, modelfile.PredictOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mu, y := mat.Sum(p.Mean)/240, mat.Sum(d.Y)/240; !(math.Abs(mu/y-1) < 0.15) {
+		t.Errorf("mean prediction %v, mean count %v", mu, y)
+	}
+	if r := run.Result; r.TestRMSE == nil || r.TestLLKind == "" {
+		t.Errorf("RMSE %v, LL kind %q", r.TestRMSE, r.TestLLKind)
+	}
+	for _, c := range []struct {
+		row  int
+		v    float64
+		want []string
+	}{{7, -1, []string{"data row 8", "target column 1", "-1", "count"}}, {3, 2.5, []string{"data row 4", "2.5"}}} {
+		bad := countData(30)
+		bad.Y.Set(c.row, 0, c.v)
+		_, err := zoo.TrainCustom(bad, zoo.CustomConfig{Likelihood: "poisson", Iters: 2})
+		if !errors.Is(err, zoo.ErrBadCustom) {
+			t.Fatalf("count %v: got %v, want ErrBadCustom", c.v, err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("count %v: %v does not mention %q", c.v, err, w)
+			}
+		}
+	}
+	bad := countData(30)
+	bad.Y.Set(5, 0, math.NaN())
+	var nf *datasets.NonFiniteError
+	if _, err := zoo.TrainCustom(bad, zoo.CustomConfig{Likelihood: "poisson", Target: "y", Iters: 2}); !errors.As(err, &nf) || nf.Row != 5 || nf.Col != 2 {
+		t.Errorf("NaN count: got %v, want a NonFiniteError at row 5 (0-based), column 2", err)
+	}
+	bad.Y.Set(5, 0, -3)
+	if _, err := zoo.TrainCustom(bad, zoo.CustomConfig{Likelihood: "poisson", Target: "y", Iters: 2}); err == nil || !strings.Contains(err.Error(), `column "y"`) {
+		t.Errorf("named target: %v", err)
+	}
+}
+
+// TestLikelihoodNames: zoo accepts exactly the registered likelihood families.
+func TestLikelihoodNames(t *testing.T) {
+	names := zoo.LikelihoodNames()
+	if len(names) != len(gp.LikelihoodFamilies()) || !slices.Contains(names, "poisson") || !slices.IsSorted(names) {
+		t.Errorf("LikelihoodNames %v", names)
+	}
+	_, err := zoo.TrainCustom(toyData(20, 0), zoo.CustomConfig{Likelihood: "nosuch"})
+	if !errors.Is(err, zoo.ErrBadCustom) || !strings.Contains(err.Error(), strings.Join(names, ", ")) {
+		t.Errorf("unknown likelihood: %v", err)
 	}
 }

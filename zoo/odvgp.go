@@ -173,7 +173,12 @@ func odvgpBases(sp odvgpSpec, x *mat.Dense, nb, ng int, rng *rand.Rand) (beta, g
 // likelihoodFor returns the default likelihood of tr (defaultLikelihood; Gaussian with initial noise variance
 // noise) with its number of latent functions.
 func likelihoodFor(tr *datasets.Dataset, noise float64) (gp.Likelihood, int, error) {
-	return newLikelihood(defaultLikelihood(tr.NumClasses), tr.NumClasses, noise, nil)
+	name := defaultLikelihood(tr.NumClasses)
+	fam, ok := gp.LookupLikelihood(name)
+	if !ok {
+		return nil, 0, fmt.Errorf("zoo: likelihood %s is not registered", name)
+	}
+	return newLikelihood(fam, tr.P(), tr.NumClasses, noise, nil)
 }
 
 // odvgpLayer is what runODVGP and Illustrate build: the layer and, for natural-gradient training, its q(u_β).

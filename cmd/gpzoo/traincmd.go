@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/modelfile"
 	"github.com/gpzoo/gpzoo/plots"
 	"github.com/gpzoo/gpzoo/zoo"
@@ -30,16 +31,16 @@ Usage:
 
 The CSV needs a header row; fields are separated by commas, semicolons or tabs (detected from the header and
 named in the first line printed). Every used column must be numeric (categorical columns are refused, by name).
-Inputs (and a regression target) are standardised on the training rows; a random test fraction is held out
-and scored; the model is saved (--save) for gpzoo predict.
+Inputs (and a real-valued target, not counts or labels) are standardised on the training rows; a random test
+fraction is held out and scored; the model is saved (--save) for gpzoo predict.
 
 Flags:
   --csv FILE          the data (required)
   --target COLUMN     the column to predict (required)
   --features A,B,...  the input columns (default: every other column)
   --model FAMILY      %s (default svgp)
-  --likelihood L      %s (default: gaussian; bernoulli for 2
-                      classes, robustmax for more); a classification likelihood implies --classify
+  --likelihood L      one of the likelihoods below (default: gaussian; bernoulli for 2 classes, robustmax
+                      for more); a classification likelihood implies --classify
   --classify          the target holds integer class labels
   --inducing M        inducing inputs per layer (default 100)
   --mean-bases K      extra mean bases of decoupled, hybrid, orth, orthnat (default 2M)
@@ -60,13 +61,15 @@ Flags:
   --checkpoint DIR    checkpoint training in DIR (at the end, every --checkpoint-every K steps, on SIGINT/SIGTERM);
                       --resume continues from it and ends exactly as an uninterrupted run would
   --quiet             no progress output
-`
+
+Likelihoods (every registered likelihood family):
+%s`
 
 func trainCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, trainUsage, strings.Join(zoo.Families, ", "), strings.Join(zoo.Likelihoods, ", "))
+		fmt.Fprintf(stderr, trainUsage, strings.Join(zoo.Families, ", "), likelihoodHelp())
 	}
 	csvPath := fs.String("csv", "", "CSV file")
 	target := fs.String("target", "", "target column")
@@ -106,6 +109,11 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	if err := checkTrainFlags(set, *family, *iters, *inducing, *meanBases, *batch, *ckEvery, *lr, *testFrac); err != nil {
 		return err
 	}
+	*lik = strings.ToLower(strings.TrimSpace(*lik))
+	likFam, known := gp.LookupLikelihood(*lik)
+	if *lik != "" && !known {
+		return fmt.Errorf("train: --likelihood %q: want one of %s (see gpzoo train --help)", *lik, strings.Join(zoo.LikelihoodNames(), ", "))
+	}
 	if *resume && *ckDir == "" {
 		return errors.New("train: --resume needs --checkpoint DIR (the folder of the checkpoint to continue from)")
 	}
@@ -117,7 +125,7 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("train: --save: %w", err)
 		}
 	}
-	if zoo.ClassLikelihood(*lik) {
+	if likFam.Classes {
 		*classify = true
 	}
 	// The default model file is derived from the CSV's name, so a second run on the same file (another --model,
@@ -143,7 +151,7 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	c := zoo.CustomConfig{Family: *family, Likelihood: *lik, Inducing: *inducing, MeanBases: *meanBases, Hidden: widths,
 		LayerFamily: *layerFamily, Iters: *iters, BatchSize: *batch, LR: *lr, TestFraction: *testFrac, Seed: *seed,
-		NatGrad: *natgrad, CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume}
+		NatGrad: *natgrad, CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume, Target: tbl.Target}
 	// SIGINT/SIGTERM end training after the current step (checkpointing it with --checkpoint).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -155,6 +163,9 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	kind := "regression"
+	if likFam.RawTargets {
+		kind = "regression, " + likFam.Name + ": not standardised"
+	}
 	if tbl.Data.NumClasses > 0 {
 		kind = fmt.Sprintf("classification, %d classes", tbl.Data.NumClasses)
 	}
@@ -230,6 +241,15 @@ func checkTrainFlags(set map[string]bool, family string, iters, inducing, meanBa
 		}
 	}
 	return nil
+}
+
+// likelihoodHelp lists the registered likelihood families, one a line with its Doc, for train's help.
+func likelihoodHelp() string {
+	var b strings.Builder
+	for _, f := range gp.LikelihoodFamilies() {
+		fmt.Fprintf(&b, "  %-18s  %s\n", f.Name, f.Doc)
+	}
+	return b.String()
 }
 
 // sameFile reports whether paths a and b name one existing file.

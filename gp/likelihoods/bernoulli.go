@@ -1,6 +1,7 @@
 package likelihoods
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 
@@ -8,6 +9,25 @@ import (
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
 )
+
+// KindBernoulli is the Spec kind of a Bernoulli likelihood (gp.Spec).
+const KindBernoulli = "likelihood/bernoulli"
+
+func init() {
+	gp.RegisterKind(KindBernoulli, buildBernoulli)
+	gp.RegisterLikelihood(gp.LikelihoodFamily{
+		Name:    "bernoulli",
+		Kind:    KindBernoulli,
+		Doc:     "two class labels, probit link (the default for 2 classes)",
+		Classes: true,
+		New: func(o gp.LikelihoodOptions) (gp.Likelihood, error) {
+			if o.Classes != 2 {
+				return nil, likConfigErr("bernoulli needs 2 classes, the target has %d (robustmax or softmax take more)", o.Classes)
+			}
+			return asLikelihood(NewBernoulli(BernoulliConfig{}))
+		},
+	})
+}
 
 // BernoulliConfig configures a Bernoulli likelihood. Zero values mean defaults.
 type BernoulliConfig struct {
@@ -121,3 +141,26 @@ func (BernoulliLogLik) DLogProbDF(f, y float64, _ []float64) float64 {
 
 // DLogProbDTheta does nothing (no θ).
 func (BernoulliLogLik) DLogProbDTheta(_, _ float64, _ []float64, _ []float64) {}
+
+// bernoulliSpec is the Config of KindBernoulli.
+type bernoulliSpec struct {
+	QuadPoints int `json:"quad_points"`
+}
+
+// Spec describes b: its number of quadrature points.
+func (b *Bernoulli) Spec() (gp.Spec, error) {
+	return gp.NewSpec(KindBernoulli, bernoulliSpec{QuadPoints: b.points})
+}
+
+func buildBernoulli(raw json.RawMessage, children []any, _ gp.BuildOptions) (any, error) {
+	var c bernoulliSpec
+	if err := decodeLeaf(KindBernoulli, raw, children, &c); err != nil {
+		return nil, err
+	}
+	if c.QuadPoints <= 0 {
+		return nil, likConfigErr("%s: QuadPoints %d must be > 0", KindBernoulli, c.QuadPoints)
+	}
+	return NewBernoulli(BernoulliConfig{QuadPoints: c.QuadPoints})
+}
+
+var _ gp.Describer = (*Bernoulli)(nil)

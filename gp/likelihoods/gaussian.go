@@ -1,6 +1,7 @@
 package likelihoods
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 
@@ -8,6 +9,21 @@ import (
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
 )
+
+// KindGaussian is the Spec kind of a Gaussian likelihood (gp.Spec).
+const KindGaussian = "likelihood/gaussian"
+
+func init() {
+	gp.RegisterKind(KindGaussian, buildGaussian)
+	gp.RegisterLikelihood(gp.LikelihoodFamily{
+		Name: "gaussian",
+		Kind: KindGaussian,
+		Doc:  "real targets with Gaussian noise, closed form (the default for regression)",
+		New: func(o gp.LikelihoodOptions) (gp.Likelihood, error) {
+			return asLikelihood(NewGaussian(GaussianConfig{Variance: o.NoiseVariance}))
+		},
+	})
+}
 
 // Defaults of GaussianConfig.
 const (
@@ -145,3 +161,27 @@ func (GaussianLogLik) DLogProbDTheta(f, y float64, theta []float64, dst []float6
 	s2 := theta[0]
 	dst[0] = -0.5/s2 + 0.5*r*r/(s2*s2)
 }
+
+// gaussianSpec is the Config of KindGaussian: structure only (σ² is a Param, which model files restore after
+// gp.BuildSpec).
+type gaussianSpec struct {
+	VarianceFloor float64 `json:"variance_floor"`
+}
+
+// Spec describes g: its variance floor (σ² itself is a Param).
+func (g *Gaussian) Spec() (gp.Spec, error) {
+	return gp.NewSpec(KindGaussian, gaussianSpec{VarianceFloor: positiveFloor(g.variance)})
+}
+
+func buildGaussian(raw json.RawMessage, children []any, _ gp.BuildOptions) (any, error) {
+	var c gaussianSpec
+	if err := decodeLeaf(KindGaussian, raw, children, &c); err != nil {
+		return nil, err
+	}
+	if c.VarianceFloor <= 0 {
+		return nil, likConfigErr("%s: variance floor %v must be > 0", KindGaussian, c.VarianceFloor)
+	}
+	return NewGaussian(GaussianConfig{VarianceFloor: c.VarianceFloor, Variance: placeholderAbove(c.VarianceFloor)})
+}
+
+var _ gp.Describer = (*Gaussian)(nil)

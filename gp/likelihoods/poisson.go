@@ -1,6 +1,7 @@
 package likelihoods
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 
@@ -8,6 +9,32 @@ import (
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
 )
+
+// KindPoisson is the Spec kind of a Poisson likelihood (gp.Spec).
+const KindPoisson = "likelihood/poisson"
+
+func init() {
+	gp.RegisterKind(KindPoisson, buildPoisson)
+	gp.RegisterLikelihood(gp.LikelihoodFamily{
+		Name:        "poisson",
+		Kind:        KindPoisson,
+		Doc:         "non-negative integer counts, exp link; predicted in counts (never standardised)",
+		RawTargets:  true,
+		CheckTarget: CheckCount,
+		New: func(gp.LikelihoodOptions) (gp.Likelihood, error) {
+			return asLikelihood(NewPoisson(PoissonConfig{}))
+		},
+	})
+}
+
+// CheckCount returns nil when y is a count (a finite non-negative integer), the observations of a Poisson
+// likelihood, and an error saying so otherwise.
+func CheckCount(y float64) error {
+	if !(y >= 0) || math.IsInf(y, 0) || y != math.Trunc(y) {
+		return fmt.Errorf("%v is not a count (want a non-negative integer)", y)
+	}
+	return nil
+}
 
 // DefaultPoissonBinSize is the exposure b multiplying the rate when PoissonConfig.BinSize is zero.
 const DefaultPoissonBinSize = 1.0
@@ -147,3 +174,27 @@ func (p PoissonLogLik) DLogProbDF(f, y float64, _ []float64) float64 { return y 
 
 // DLogProbDTheta does nothing (no θ).
 func (PoissonLogLik) DLogProbDTheta(_, _ float64, _ []float64, _ []float64) {}
+
+// poissonSpec is the Config of KindPoisson.
+type poissonSpec struct {
+	BinSize    float64 `json:"bin_size"`
+	QuadPoints int     `json:"quad_points"`
+}
+
+// Spec describes p: its bin size (fixed data) and number of quadrature points.
+func (p *Poisson) Spec() (gp.Spec, error) {
+	return gp.NewSpec(KindPoisson, poissonSpec{BinSize: p.binSize, QuadPoints: p.points})
+}
+
+func buildPoisson(raw json.RawMessage, children []any, _ gp.BuildOptions) (any, error) {
+	var c poissonSpec
+	if err := decodeLeaf(KindPoisson, raw, children, &c); err != nil {
+		return nil, err
+	}
+	if c.BinSize <= 0 || c.QuadPoints <= 0 {
+		return nil, likConfigErr("%s: BinSize %v and QuadPoints %d must be > 0", KindPoisson, c.BinSize, c.QuadPoints)
+	}
+	return NewPoisson(PoissonConfig{BinSize: c.BinSize, QuadPoints: c.QuadPoints})
+}
+
+var _ gp.Describer = (*Poisson)(nil)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
@@ -113,5 +114,22 @@ func TestPoissonBadInput(t *testing.T) {
 	}
 	if lik.BinSize() != likelihoods.DefaultPoissonBinSize || lik.Params() != nil {
 		t.Errorf("defaults: bin %v, params %v", lik.BinSize(), lik.Params())
+	}
+}
+
+func TestCheckCount(t *testing.T) {
+	for _, y := range []float64{0, 1, 7, 1e6, 1 << 53} {
+		if err := likelihoods.CheckCount(y); err != nil {
+			t.Errorf("CheckCount(%v): %v", y, err)
+		}
+	}
+	for _, y := range []float64{-1, 2.5, -0.5, math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0.1, -1)} {
+		if err := likelihoods.CheckCount(y); err == nil || !strings.Contains(err.Error(), "count") {
+			t.Errorf("CheckCount(%v) = %v, want an error naming counts", y, err)
+		}
+	}
+	f, ok := gp.LookupLikelihood("poisson")
+	if !ok || !f.RawTargets || f.Classes || f.CheckTarget == nil || f.CheckTarget(-1) == nil {
+		t.Errorf("the poisson family %+v: want raw (unstandardised) count targets", f)
 	}
 }

@@ -1,6 +1,7 @@
 package likelihoods
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 
@@ -8,6 +9,22 @@ import (
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
 )
+
+// KindRobustMax is the Spec kind of a robust-max likelihood (gp.Spec).
+const KindRobustMax = "likelihood/robustmax"
+
+func init() {
+	gp.RegisterKind(KindRobustMax, buildRobustMax)
+	gp.RegisterLikelihood(gp.LikelihoodFamily{
+		Name:    "robustmax",
+		Kind:    KindRobustMax,
+		Doc:     "K ≥ 2 class labels, robust-max, label noise ε = 1e-3 (the default for 3 or more classes)",
+		Classes: true,
+		New: func(o gp.LikelihoodOptions) (gp.Likelihood, error) {
+			return asLikelihood(NewRobustMax(RobustMaxConfig{NumClasses: o.Classes}))
+		},
+	})
+}
 
 // DefaultRobustMaxEpsilon is the robust-max ε when RobustMaxConfig.Epsilon is zero: the probability mass spread
 // over the K−1 classes that are not the argmax (the usual value; GPflow uses it too).
@@ -201,3 +218,28 @@ func checkLabels(op string, k int, y []float64, n int) ([]int, error) {
 	}
 	return out, nil
 }
+
+// robustMaxSpec is the Config of KindRobustMax.
+type robustMaxSpec struct {
+	NumClasses int     `json:"num_classes"`
+	Epsilon    float64 `json:"epsilon"`
+	QuadPoints int     `json:"quad_points"`
+}
+
+// Spec describes r: K, ε and its number of quadrature points.
+func (r *RobustMax) Spec() (gp.Spec, error) {
+	return gp.NewSpec(KindRobustMax, robustMaxSpec{NumClasses: r.k, Epsilon: r.eps, QuadPoints: r.points})
+}
+
+func buildRobustMax(raw json.RawMessage, children []any, _ gp.BuildOptions) (any, error) {
+	var c robustMaxSpec
+	if err := decodeLeaf(KindRobustMax, raw, children, &c); err != nil {
+		return nil, err
+	}
+	if c.Epsilon == 0 || c.QuadPoints <= 0 {
+		return nil, likConfigErr("%s: Epsilon %v and QuadPoints %d must be > 0", KindRobustMax, c.Epsilon, c.QuadPoints)
+	}
+	return NewRobustMax(RobustMaxConfig{NumClasses: c.NumClasses, Epsilon: c.Epsilon, QuadPoints: c.QuadPoints})
+}
+
+var _ gp.Describer = (*RobustMax)(nil)

@@ -1,6 +1,7 @@
 package likelihoods
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -9,6 +10,22 @@ import (
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
 )
+
+// KindSoftmax is the Spec kind of a softmax likelihood (gp.Spec).
+const KindSoftmax = "likelihood/softmax"
+
+func init() {
+	gp.RegisterKind(KindSoftmax, buildSoftmax)
+	gp.RegisterLikelihood(gp.LikelihoodFamily{
+		Name:    "softmax",
+		Kind:    KindSoftmax,
+		Doc:     "K ≥ 2 class labels, softmax link, Monte-Carlo expectations",
+		Classes: true,
+		New: func(o gp.LikelihoodOptions) (gp.Likelihood, error) {
+			return asLikelihood(NewSoftmax(SoftmaxConfig{NumClasses: o.Classes, Rand: o.Rng()}))
+		},
+	})
+}
 
 // Defaults of SoftmaxConfig.
 const (
@@ -199,3 +216,29 @@ func (*Softmax) Params() []*graph.Param { return nil }
 func (sm *Softmax) String() string {
 	return fmt.Sprintf("Softmax(K=%d, samples=%d, predictSamples=%d)", sm.k, sm.s, sm.predS)
 }
+
+// softmaxSpec is the Config of KindSoftmax.
+type softmaxSpec struct {
+	NumClasses     int `json:"num_classes"`
+	NumSamples     int `json:"num_samples"`
+	PredictSamples int `json:"predict_samples"`
+}
+
+// Spec describes sm: K and its sample counts. Its generator is not part of the Spec: the rebuilt Softmax draws
+// from gp.BuildOptions.Rng().
+func (sm *Softmax) Spec() (gp.Spec, error) {
+	return gp.NewSpec(KindSoftmax, softmaxSpec{NumClasses: sm.k, NumSamples: sm.s, PredictSamples: sm.predS})
+}
+
+func buildSoftmax(raw json.RawMessage, children []any, o gp.BuildOptions) (any, error) {
+	var c softmaxSpec
+	if err := decodeLeaf(KindSoftmax, raw, children, &c); err != nil {
+		return nil, err
+	}
+	if c.NumSamples <= 0 || c.PredictSamples <= 0 {
+		return nil, likConfigErr("%s: NumSamples %d and PredictSamples %d must be > 0", KindSoftmax, c.NumSamples, c.PredictSamples)
+	}
+	return NewSoftmax(SoftmaxConfig{NumClasses: c.NumClasses, NumSamples: c.NumSamples, PredictSamples: c.PredictSamples, Rand: o.Rng()})
+}
+
+var _ gp.Describer = (*Softmax)(nil)

@@ -111,3 +111,56 @@ func TestLikelihoodSpecBadConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestFamilies: every built-in likelihood is registered under its name with its Spec kind, and a likelihood its
+// family builds describes itself with that kind.
+func TestFamilies(t *testing.T) {
+	for name, kind := range map[string]string{"gaussian": likelihoods.KindGaussian, "studentt": likelihoods.KindStudentT,
+		"bernoulli": likelihoods.KindBernoulli, "poisson": likelihoods.KindPoisson, "robustmax": likelihoods.KindRobustMax,
+		"softmax": likelihoods.KindSoftmax} {
+		f, ok := gp.LookupLikelihood(name)
+		if !ok {
+			t.Errorf("%s is not registered", name)
+			continue
+		}
+		if f.Kind != kind || f.Doc == "" {
+			t.Errorf("%s: kind %q, doc %q; want kind %q and a doc line", name, f.Kind, f.Doc, kind)
+		}
+	}
+	for _, f := range gp.LikelihoodFamilies() {
+		t.Run(f.Name, func(t *testing.T) {
+			o := gp.LikelihoodOptions{Outputs: 1, NoiseVariance: 0.5, Rand: rand.New(rand.NewPCG(1, 1))}
+			if f.Classes {
+				o.Classes = 2
+			}
+			l, err := f.New(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, ok := l.(gp.Describer)
+			if !ok {
+				t.Fatalf("%T does not describe itself", l)
+			}
+			s, err := d.Spec()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Kind != f.Kind {
+				t.Errorf("Spec kind %q, family kind %q", s.Kind, f.Kind)
+			}
+			if _, err := l.LatentDim(1); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if g, _ := gp.LookupLikelihood("gaussian"); g.New != nil {
+		l, err := g.New(gp.LikelihoodOptions{Outputs: 1, NoiseVariance: 0.25})
+		if err != nil || l.(*likelihoods.Gaussian).Variance() != 0.25 {
+			t.Errorf("gaussian with NoiseVariance 0.25: %v, %v", l, err)
+		}
+	}
+	b, _ := gp.LookupLikelihood("bernoulli")
+	if l, err := b.New(gp.LikelihoodOptions{Outputs: 1, Classes: 3}); !errors.Is(err, gp.ErrConfig) || l != nil {
+		t.Errorf("bernoulli with 3 classes: %v, %v; want a nil likelihood and gp.ErrConfig", l, err)
+	}
+}

@@ -1,6 +1,7 @@
 package likelihoods
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 
@@ -9,6 +10,21 @@ import (
 	"github.com/gpzoo/gpzoo/ops"
 	"gonum.org/v1/gonum/mathext"
 )
+
+// KindStudentT is the Spec kind of a Student-t likelihood (gp.Spec).
+const KindStudentT = "likelihood/studentt"
+
+func init() {
+	gp.RegisterKind(KindStudentT, buildStudentT)
+	gp.RegisterLikelihood(gp.LikelihoodFamily{
+		Name: "studentt",
+		Kind: KindStudentT,
+		Doc:  "real targets with heavy-tailed Student-t noise (ν = 3): robust to outliers",
+		New: func(gp.LikelihoodOptions) (gp.Likelihood, error) {
+			return asLikelihood(NewStudentT(StudentTConfig{}))
+		},
+	})
+}
 
 // Defaults of StudentTConfig.
 const (
@@ -182,3 +198,30 @@ func (StudentTLogLik) DLogProbDTheta(f, y float64, theta []float64, dst []float6
 	dst[1] = 0.5*(mathext.Digamma((nu+1)/2)-mathext.Digamma(nu/2)) - 0.5/nu -
 		0.5*math.Log1p(r2/(nu*sigma*sigma)) + (nu+1)*r2/(2*nu*den)
 }
+
+// studentTSpec is the Config of KindStudentT: structure only (σ and ν are Params, which model files restore
+// after gp.BuildSpec).
+type studentTSpec struct {
+	ScaleFloor float64 `json:"scale_floor"`
+	TrainDF    bool    `json:"train_df"`
+	QuadPoints int     `json:"quad_points"`
+}
+
+// Spec describes s: its scale floor, whether ν is trainable and its number of quadrature points (σ and ν are
+// Params).
+func (s *StudentT) Spec() (gp.Spec, error) {
+	return gp.NewSpec(KindStudentT, studentTSpec{ScaleFloor: positiveFloor(s.scale), TrainDF: s.df.Trainable(), QuadPoints: s.points})
+}
+
+func buildStudentT(raw json.RawMessage, children []any, _ gp.BuildOptions) (any, error) {
+	var c studentTSpec
+	if err := decodeLeaf(KindStudentT, raw, children, &c); err != nil {
+		return nil, err
+	}
+	if c.ScaleFloor <= 0 || c.QuadPoints <= 0 {
+		return nil, likConfigErr("%s: scale floor %v and QuadPoints %d must be > 0", KindStudentT, c.ScaleFloor, c.QuadPoints)
+	}
+	return NewStudentT(StudentTConfig{ScaleFloor: c.ScaleFloor, Scale: placeholderAbove(c.ScaleFloor), TrainDF: c.TrainDF, QuadPoints: c.QuadPoints})
+}
+
+var _ gp.Describer = (*StudentT)(nil)
