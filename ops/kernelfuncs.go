@@ -1,6 +1,10 @@
 package ops
 
-import "math"
+import (
+	"math"
+
+	"github.com/gpzoo/gpzoo/internal/vmath"
+)
 
 // The covariance families of CovMatrix / CovDiag (see CovFamily for the formulas and the hyperparameter order).
 
@@ -34,7 +38,7 @@ const (
 // ---------------------------------------------------------------------------------------------------------------
 // Stationary kernels k = σ² φ(r²): SquaredExp, Matérn 1/2, 3/2, 5/2, RationalQuadratic.
 //
-// Forward: r² by covPair.sqdist (one Gemm), then φ elementwise.
+// Forward: r² by covPair.sqdist (one Gemm), then φ elementwise (its exponentials by vmath.Exp, in blocks).
 // Backward: W = G ⊙ ∂K/∂r² (N×M, from the forward output K, so no exp is re-evaluated), then with
 // a = (x1 − c)/ℓ, b = (x2 − c)/ℓ and ∂r²/∂x1_d = 2(a_d − b_d)/ℓ_d, ∂r²/∂ℓ_d = −2(a_d − b_d)²/ℓ_d:
 //
@@ -64,30 +68,60 @@ func (s covStationary) alpha(h []arg) float64 {
 	return 0
 }
 
-// profile maps r² to s2·φ(r²) in place.
+// covExpChunk is the block over which profile vectorises its exponentials (its buffer stays in the L1 cache).
+const covExpChunk = 256
+
+// profile maps r² to s2·φ(r²) in place: per block of covExpChunk entries, the exponent of each entry into a
+// buffer, one vmath.Exp over it, then the products.
 func (s covStationary) profile(s2, alpha float64, v []float64) {
-	switch s.fam {
-	case SquaredExp:
-		for i, r2 := range v {
-			v[i] = s2 * math.Exp(-0.5*r2)
-		}
-	case Matern12:
-		for i, r2 := range v {
-			v[i] = s2 * math.Exp(-math.Sqrt(covFloor(r2)))
-		}
-	case Matern32:
-		for i, r2 := range v {
-			r := math.Sqrt(3 * covFloor(r2))
-			v[i] = s2 * (1 + r) * math.Exp(-r)
-		}
-	case Matern52:
-		for i, r2 := range v {
-			r := math.Sqrt(5 * covFloor(r2))
-			v[i] = s2 * (1 + r + r*r/3) * math.Exp(-r)
-		}
-	case RationalQuadratic:
-		for i, r2 := range v {
-			v[i] = s2 * math.Exp(-alpha*math.Log1p(r2/(2*alpha)))
+	var buf [covExpChunk]float64
+	for len(v) > 0 {
+		c := v[:min(len(v), covExpChunk)]
+		v = v[len(c):]
+		e := buf[:len(c)]
+		switch s.fam {
+		case SquaredExp:
+			for i, r2 := range c {
+				e[i] = -0.5 * r2
+			}
+			vmath.Exp(e, e)
+			for i := range c {
+				c[i] = s2 * e[i]
+			}
+		case Matern12:
+			for i, r2 := range c {
+				e[i] = -math.Sqrt(covFloor(r2))
+			}
+			vmath.Exp(e, e)
+			for i := range c {
+				c[i] = s2 * e[i]
+			}
+		case Matern32:
+			for i, r2 := range c {
+				r := math.Sqrt(3 * covFloor(r2))
+				c[i], e[i] = r, -r
+			}
+			vmath.Exp(e, e)
+			for i, r := range c {
+				c[i] = s2 * (1 + r) * e[i]
+			}
+		case Matern52:
+			for i, r2 := range c {
+				r := math.Sqrt(5 * covFloor(r2))
+				c[i], e[i] = r, -r
+			}
+			vmath.Exp(e, e)
+			for i, r := range c {
+				c[i] = s2 * (1 + r + r*r/3) * e[i]
+			}
+		case RationalQuadratic:
+			for i, r2 := range c {
+				e[i] = -alpha * math.Log1p(r2/(2*alpha))
+			}
+			vmath.Exp(e, e)
+			for i := range c {
+				c[i] = s2 * e[i]
+			}
 		}
 	}
 }
@@ -341,7 +375,11 @@ func (c covPeriodic) eval(x1, x2 arg, h []arg, s2 float64, out []float64) {
 				if e > 0 {
 					e = 0
 				}
-				row[j] = s2 * math.Exp(e)
+				row[j] = e
+			}
+			vmath.Exp(row, row)
+			for j, v := range row {
+				row[j] = s2 * v
 			}
 		}
 	})

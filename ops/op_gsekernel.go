@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/gpzoo/gpzoo/internal/vmath"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -114,7 +115,11 @@ func gseCrossBase(x, z, c, s arg, out, w []float64) {
 				t := xv - zj[e]
 				q += t * t * wj[e]
 			}
-			row[j] = pref[j] * math.Exp(-q)
+			row[j] = -q
+		}
+		vmath.Exp(row, row)
+		for j, v := range row {
+			row[j] = pref[j] * v
 		}
 	}
 	covRelease(pref)
@@ -257,8 +262,10 @@ func (k gsePairK) outShape(in []tensor.Shape) (tensor.Shape, error) {
 // gsePairBase writes k0 = K/σ [M1,M2] into out.
 func gsePairBase(z1, c1, z2, c2, s arg, out []float64) {
 	m1, m2, d := z1.rows(), z2.rows(), z2.cols()
+	pref := covScratch(m2)
 	for i := 0; i < m1; i++ {
 		zi, ci := z1.data[i*d:i*d+d], c1.data[i*d:i*d+d]
+		row := out[i*m2 : i*m2+m2]
 		for j := 0; j < m2; j++ {
 			zj, cj := z2.data[j*d:j*d+d], c2.data[j*d:j*d+d]
 			r, q := 1.0, 0.0
@@ -268,9 +275,14 @@ func gsePairBase(z1, c1, z2, c2, s arg, out []float64) {
 				t := zi[e] - zj[e]
 				q += t * t / (s.data[e] * s.data[e] * u)
 			}
-			out[i*m2+j] = math.Sqrt(r) * math.Exp(-q)
+			pref[j], row[j] = math.Sqrt(r), -q
+		}
+		vmath.Exp(row, row)
+		for j, v := range row {
+			row[j] = pref[j] * v
 		}
 	}
+	covRelease(pref)
 }
 
 func (k gsePairK) forward(in []arg, out []float64) error {

@@ -11,7 +11,7 @@ const module = "github.com/gpzoo/gpzoo"
 // allowed lists, for each package of the module, the module packages it may import (non-test code).
 // Packages under cmd/ and examples/ may import anything; nothing may import them.
 var allowed = map[string][]string{
-	"ops":                 {"internal/blas"},
+	"ops":                 {"internal/blas", "internal/vmath"},
 	"graph":               {"ops"},
 	"gp":                  {"graph", "ops"},
 	"gp/gptest":           {"gp", "graph", "ops", "internal/gradcheck", "internal/benchmodels"},
@@ -33,6 +33,7 @@ var allowed = map[string][]string{
 	"internal/atomicfile": {},
 	"internal/datatest":   {"datasets"},
 	"internal/blas":       {},
+	"internal/vmath":      {},
 
 	// The models the step benchmarks (gp, gp/models, gp/dgp) and gpzoo bench time.
 	"internal/benchmodels":             {"gp", "graph"},
