@@ -142,6 +142,11 @@ func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
 		return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
 	}
 	fillTraining(res, tres, tr.N())
+	if b.lbfgs || c.BatchSize <= 0 || c.BatchSize >= tr.N() { // a full-batch fit reports its final objective
+		if err := fillFinal(res, b.model, tr.X, tr.Y); err != nil {
+			return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
+		}
+	}
 	f := newModelFile(b.model, std, tr, b.needsData, map[string]string{
 		"family": c.Family, "likelihood": c.Likelihood, "seed": fmt.Sprint(c.Seed), "data": d.Name,
 		"test_samples": fmt.Sprint(c.TestSamples)})

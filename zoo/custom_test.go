@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -237,5 +238,49 @@ func TestLikelihoodNames(t *testing.T) {
 	_, err := zoo.TrainCustom(toyData(20, 0), zoo.CustomConfig{Likelihood: "nosuch"})
 	if !errors.Is(err, zoo.ErrBadCustom) || !strings.Contains(err.Error(), strings.Join(names, ", ")) {
 		t.Errorf("unknown likelihood: %v", err)
+	}
+}
+
+// A full-batch fit (gpr, sgpr) reports its final objective: the log marginal likelihood (collapsed bound) per
+// point equals, to 1e-9, minus the loss of the saved model evaluated afresh on its training data after a round
+// trip through a model file; a minibatch fit says that it reports the smoothed estimate.
+func TestFullBatchObjectiveIsFinal(t *testing.T) {
+	d := toyData(240, 0)
+	for _, c := range []zoo.CustomConfig{{Family: "gpr", Iters: 30}, {Family: "sgpr", Inducing: 20, Iters: 30}} {
+		t.Run(c.Family, func(t *testing.T) {
+			run, err := zoo.TrainCustom(d, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Result.ObjectiveKind != "final" {
+				t.Fatalf("objective kind %q, want final", run.Result.ObjectiveKind)
+			}
+			path := filepath.Join(t.TempDir(), "m.gpz")
+			if err := modelfile.SaveFile(path, run.File); err != nil {
+				t.Fatal(err)
+			}
+			f, err := modelfile.LoadFile(path, gp.BuildOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			loss, err := train.Objective(f.Model.(gp.Model), f.TrainX, f.TrainY)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := -loss / float64(run.Result.NTrain)
+			if got := run.Result.ELBOPerPoint; !(math.Abs(got-want) <= 1e-9*math.Abs(want)) {
+				t.Fatalf("reported objective/N %v, the saved model's afresh %v", got, want)
+			}
+			if !strings.Contains(run.Result.Summary(), "(final)") {
+				t.Errorf("summary does not say the objective is final:\n%s", run.Result.Summary())
+			}
+		})
+	}
+	run, err := zoo.TrainCustom(d, zoo.CustomConfig{Family: "svgp", Inducing: 10, Iters: 5, BatchSize: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Result.ObjectiveKind != "smoothed" {
+		t.Errorf("minibatch objective kind %q, want smoothed", run.Result.ObjectiveKind)
 	}
 }

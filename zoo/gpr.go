@@ -84,7 +84,9 @@ func runGPR(e *Entry, o Options) (*Result, error) {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}
 	fillTraining(res, tres, tr.N())
-	res.ELBOPerPoint = -tres.FinalLoss() / float64(tr.N()) // the exact GP's loss is not a minibatch estimate
+	if err := fillFinal(res, m, tr.X, tr.Y); err != nil { // the exact GP trains on the whole data set
+		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
+	}
 	if o.Logger != nil {
 		o.Logger.Info("fitted", "entry", e.Name, "kernel", kern.String(), "noise", m.NoiseVariance())
 	}

@@ -29,9 +29,13 @@ type Result struct {
 	TestLL         float64  `json:"test_ll"`       // mean log predictive density per test point, original units; null when n_test is 0
 	TestAccuracy   *float64 `json:"test_accuracy"` // classification; null for regression
 	// ELBOPerPoint is the training objective per training point in standardised units: the ELBO for
-	// variational models, the log marginal likelihood for the exact GP (whose bound is tight).
-	ELBOPerPoint float64 `json:"elbo_per_point"`
-	Build        string  `json:"build"` // "purego" or "openblas"
+	// variational models, the log marginal likelihood for the exact GP (whose bound is tight). ObjectiveKind says
+	// how it was obtained: "final" (a full-batch fit: the objective at the final parameters, evaluated afresh on
+	// the whole training set) or "smoothed" (minibatch training: the mean of the last steps' minibatch estimates,
+	// each unbiased, which smooths their noise).
+	ELBOPerPoint  float64 `json:"elbo_per_point"`
+	ObjectiveKind string  `json:"objective_kind,omitempty"`
+	Build         string  `json:"build"` // "purego" or "openblas"
 	// BLAS names the level-3 BLAS kernel that ran (ops.BLAS): "avx512", "avx2" or "generic" in the purego
 	// build, "openblas" in the openblas build.
 	BLAS       string `json:"blas"`
@@ -103,7 +107,14 @@ func (r *Result) Summary() string {
 	}
 	s := fmt.Sprintf("%s  split %d  seed %d  (%s, GOMAXPROCS=%d)\n", r.Entry, r.Split, r.Seed, build, r.GOMAXPROCS)
 	s += fmt.Sprintf("  data: %s  n_train=%d n_test=%d\n", r.DataSource, r.NTrain, r.NTest)
-	s += fmt.Sprintf("  train: %d iters (%s) in %.2fs (%.4fs/iter), objective/N = %.4f\n", r.Iters, r.Optimizer, r.TrainSeconds, r.SecondsPerIter, r.ELBOPerPoint)
+	kind := ""
+	switch r.ObjectiveKind {
+	case "final":
+		kind = " (final)"
+	case "smoothed":
+		kind = " (mean of the last minibatch estimates)"
+	}
+	s += fmt.Sprintf("  train: %d iters (%s) in %.2fs (%.4fs/iter), objective/N = %.4f%s\n", r.Iters, r.Optimizer, r.TrainSeconds, r.SecondsPerIter, r.ELBOPerPoint, kind)
 	if r.TestRMSE != nil {
 		s += fmt.Sprintf("  test RMSE = %.5g   test LL = %.5g\n", *r.TestRMSE, r.TestLL)
 	}

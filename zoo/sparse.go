@@ -239,6 +239,9 @@ func runSGPR(e *Entry, o Options, sp sparseSpec, res *Result, kern gp.Kernel, z 
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}
 	fillTraining(res, tres, tr.N())
+	if err := fillFinal(res, model, tr.X, tr.Y); err != nil { // SGPR's collapsed bound takes the whole data set
+		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
+	}
 	if err := saveModel(e, o, res, model, std, tr, true); err != nil {
 		return nil, err
 	}
@@ -278,7 +281,8 @@ func scoreSVGP(res *Result, model *models.SVGP, te *datasets.Dataset, std *datas
 }
 
 // fillTraining copies the training statistics; the objective per point is the mean of the last (up to) 100
-// loss values, each an unbiased minibatch estimate of −ELBO for minibatch training.
+// loss values, each an unbiased minibatch estimate of −ELBO for minibatch training (ObjectiveKind "smoothed").
+// A full-batch fit then calls fillFinal.
 func fillTraining(res *Result, t *train.Result, n int) {
 	res.losses, res.times, res.evals = t.Losses, t.Times, t.Evals
 	res.Iters = t.Steps
@@ -290,6 +294,20 @@ func fillTraining(res *Result, t *train.Result, n int) {
 		s += v
 	}
 	res.ELBOPerPoint = -s / float64(k) / float64(n)
+	res.ObjectiveKind = "smoothed"
+}
+
+// fillFinal sets the objective per point of a full-batch fit: m's loss on the whole training set (x, y) at its
+// final parameters, evaluated afresh (train.Objective), which is what a saved model's loss evaluates to.
+func fillFinal(res *Result, m gp.Model, x, y *mat.Dense) error {
+	loss, err := train.Objective(m, x, y)
+	if err != nil {
+		return err
+	}
+	n, _ := x.Dims()
+	res.ELBOPerPoint = -loss / float64(n)
+	res.ObjectiveKind = "final"
+	return nil
 }
 
 // classMetrics returns the accuracy (argmax of the class probabilities; p(y=1) > ½ for one column) and the mean

@@ -1,0 +1,38 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/ops"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Objective returns m's loss on the whole data set (x, y) at its current parameters: one forward pass of the
+// graph Train differentiates, so it is the final objective of a full-batch fit (a minibatch loss is instead an
+// estimate from its batch). A stochastic model (a deep GP's sampled layers, a Monte-Carlo likelihood) draws from
+// its own generators, as a training step does.
+func Objective(m gp.Model, x, y *mat.Dense) (float64, error) {
+	if m == nil || x == nil || y == nil {
+		return 0, errors.New("train: Objective: nil model or data")
+	}
+	n, d := x.Dims()
+	ny, p := y.Dims()
+	if n != ny {
+		return 0, &ops.ShapeError{Op: "train.Objective", Want: "x and y with the same number of rows", Got: fmt.Sprintf("%d and %d", n, ny)}
+	}
+	g := graph.New(graph.Options{})
+	prog, err := g.CompileForward(map[string]*graph.Node{"loss": m.Loss(g.Input("x", n, d), g.Input("y", n, p))})
+	if err != nil {
+		return 0, fmt.Errorf("train: Objective: building the loss: %w", err)
+	}
+	defer prog.Close()
+	mat.NewDense(n, d, prog.InputData("x")).Copy(x)
+	mat.NewDense(n, p, prog.InputData("y")).Copy(y)
+	if err := prog.Run(); err != nil {
+		return 0, fmt.Errorf("train: Objective: %w", err)
+	}
+	return prog.Output("loss")[0], nil
+}
