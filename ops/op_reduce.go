@@ -60,15 +60,22 @@ func (k reduceK) outShape(in []tensor.Shape) (tensor.Shape, error) {
 func (k reduceK) forward(in []arg, out []float64) error {
 	x := in[0]
 	switch k.axis {
-	case reduceRows, reduceCols:
+	case reduceRows: // out[j] = Σ_i x_ij, rows in order (row by row: no index arithmetic per entry)
 		clear(out)
 		m := x.cols()
-		for i, v := range x.data {
-			if k.axis == reduceRows {
-				out[i%m] += v
-			} else {
-				out[i/m] += v
+		for r := 0; m > 0 && r+m <= len(x.data); r += m {
+			for j, v := range x.data[r : r+m] {
+				out[j] += v
 			}
+		}
+	case reduceCols: // out[i] = Σ_j x_ij, in column order
+		m := x.cols()
+		for i := range out {
+			s := 0.0
+			for _, v := range x.data[i*m : i*m+m] {
+				s += v
+			}
+			out[i] = s
 		}
 	default:
 		s := 0.0
@@ -84,18 +91,27 @@ func (k reduceK) forward(in []arg, out []float64) error {
 }
 
 func (k reduceK) backward(_ int, in []arg, _ arg, g arg, dst []float64) error {
-	m := in[0].cols()
-	for i := range dst {
-		switch k.axis {
-		case reduceRows:
-			dst[i] = g.data[i%m]
-		case reduceCols:
-			dst[i] = g.data[i/m]
-		default:
-			dst[i] = g.data[0]
-			if k.mean {
-				dst[i] /= float64(len(dst))
+	switch k.axis {
+	case reduceRows: // every row of dst is g
+		m := in[0].cols()
+		for r := 0; m > 0 && r+m <= len(dst); r += m {
+			copy(dst[r:r+m], g.data[:m])
+		}
+	case reduceCols: // row i of dst is g_i
+		m := in[0].cols()
+		for i, v := range g.data[:len(dst)/max(m, 1)] {
+			row := dst[i*m : i*m+m]
+			for j := range row {
+				row[j] = v
 			}
+		}
+	default:
+		v := g.data[0]
+		if k.mean {
+			v /= float64(len(dst))
+		}
+		for i := range dst {
+			dst[i] = v
 		}
 	}
 	return nil
