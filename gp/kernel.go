@@ -59,36 +59,18 @@ type KernelConfig struct {
 	Variances []float64
 }
 
-// Stationary is a kernel computed by one fused op (ops.CovMatrix) from its family, a variance, length-scales
-// and, for RationalQuadratic and Periodic, one more hyperparameter.
+// Stationary is a kernel computed by one fused op (ops.CovMatrix) from its covariance function, a variance,
+// length-scales and at most one more scalar hyperparameter (RationalQuadratic's alpha, Periodic's period). Each
+// built-in family (kernel_*.go) is one such covariance function plus its Spec kind.
 type Stationary struct {
-	family       ops.CovFamily
+	cov          ops.CovFunc
+	kind         string
 	dim          int
 	iso          bool
 	Variance     *graph.Param // scalar
 	Lengthscales *graph.Param // [D], or a scalar when isotropic
 	Extra        *graph.Param // alpha (RationalQuadratic), period (Periodic), else nil
 }
-
-// NewSquaredExp returns the squared-exponential (RBF) kernel σ² exp(−r²/2), r² = Σ_d (x_d − x'_d)²/ℓ_d².
-func NewSquaredExp(c KernelConfig) (*Stationary, error) { return newStationary(ops.SquaredExp, c) }
-
-// NewMatern12 returns the Matérn-1/2 (exponential) kernel σ² exp(−r).
-func NewMatern12(c KernelConfig) (*Stationary, error) { return newStationary(ops.Matern12, c) }
-
-// NewMatern32 returns the Matérn-3/2 kernel σ²(1 + √3 r) exp(−√3 r).
-func NewMatern32(c KernelConfig) (*Stationary, error) { return newStationary(ops.Matern32, c) }
-
-// NewMatern52 returns the Matérn-5/2 kernel σ²(1 + √5 r + 5r²/3) exp(−√5 r).
-func NewMatern52(c KernelConfig) (*Stationary, error) { return newStationary(ops.Matern52, c) }
-
-// NewRationalQuadratic returns σ²(1 + r²/(2α))^(−α).
-func NewRationalQuadratic(c KernelConfig) (*Stationary, error) {
-	return newStationary(ops.RationalQuadratic, c)
-}
-
-// NewPeriodic returns the periodic kernel (MacKay 1998) with period p; see ops.CovMatrix for its exact form.
-func NewPeriodic(c KernelConfig) (*Stationary, error) { return newStationary(ops.Periodic, c) }
 
 func orDefault(v, d float64) float64 {
 	if v == 0 {
@@ -97,13 +79,21 @@ func orDefault(v, d float64) float64 {
 	return v
 }
 
-func newStationary(f ops.CovFamily, c KernelConfig) (*Stationary, error) {
+// NewStationaryKernel returns a kernel of the covariance function cov (hyperparameters: variance, lengthscales
+// [D], then at most one extra scalar, initialised to extraInit) whose Spec has the given kind: the constructor of
+// the built-in stationary families, and of a user's own (whose kind is registered with RegisterStationaryKind).
+func NewStationaryKernel(kind string, cov ops.CovFunc, c KernelConfig, extraInit float64) (*Stationary, error) {
+	f := cov.Name()
 	if c.InputDim <= 0 {
 		return nil, configErr("%v kernel: InputDim must be positive, got %d", f, c.InputDim)
 	}
+	hs := cov.Hypers()
+	if len(hs) < 2 || len(hs) > 3 || hs[0].Vec || !hs[1].Vec || len(hs) == 3 && hs[2].Vec {
+		return nil, configErr("%v kernel: hyperparameters %v are not (variance, lengthscales[, one scalar])", f, ops.CovHyperNames(cov))
+	}
 	name := c.Name
 	if name == "" {
-		name = strings.ToLower(f.String())
+		name = strings.ToLower(f)
 	}
 	ls := c.Lengthscales
 	switch len(ls) {
@@ -116,7 +106,7 @@ func newStationary(f ops.CovFamily, c KernelConfig) (*Stationary, error) {
 	default:
 		return nil, configErr("%v kernel: %d length-scales for InputDim %d (want 1 or %d)", f, len(ls), c.InputDim, c.InputDim)
 	}
-	k := &Stationary{family: f, dim: c.InputDim, iso: len(ls) == 1 && c.InputDim > 1}
+	k := &Stationary{cov: cov, kind: kind, dim: c.InputDim, iso: len(ls) == 1 && c.InputDim > 1}
 	var err error
 	if k.Variance, err = graph.NewParam(name+".variance", []float64{orDefault(c.Variance, DefaultVariance)}, graph.Positive{}); err != nil {
 		return nil, err
@@ -128,14 +118,10 @@ func newStationary(f ops.CovFamily, c KernelConfig) (*Stationary, error) {
 	if k.Lengthscales, err = graph.NewParam(name+".lengthscales", ls, graph.Positive{}, lshape...); err != nil {
 		return nil, err
 	}
-	switch f {
-	case ops.RationalQuadratic:
-		k.Extra, err = graph.NewParam(name+".alpha", []float64{orDefault(c.Alpha, DefaultAlpha)}, graph.Positive{})
-	case ops.Periodic:
-		k.Extra, err = graph.NewParam(name+".period", []float64{orDefault(c.Period, DefaultPeriod)}, graph.Positive{})
-	}
-	if err != nil {
-		return nil, err
+	if len(hs) == 3 {
+		if k.Extra, err = graph.NewParam(name+"."+hs[2].Name, []float64{extraInit}, graph.Positive{}); err != nil {
+			return nil, err
+		}
 	}
 	return k, nil
 }
@@ -155,20 +141,23 @@ func (k *Stationary) hyper(g *graph.Graph) []*graph.Node {
 // K returns the covariance matrix [N,M].
 func (k *Stationary) K(x1, x2 *graph.Node) *graph.Node {
 	g := x1.Graph()
-	return g.CovMatrix(k.family, x1, x2, k.hyper(g)...)
+	return g.CovMatrix(k.cov, x1, x2, k.hyper(g)...)
 }
 
 // KDiag returns the diagonal [N].
 func (k *Stationary) KDiag(x *graph.Node) *graph.Node {
 	g := x.Graph()
-	return g.CovDiag(k.family, x, k.hyper(g)...)
+	return g.CovDiag(k.cov, x, k.hyper(g)...)
 }
 
 // InputDim returns D.
 func (k *Stationary) InputDim() int { return k.dim }
 
-// Family returns the kernel's covariance family.
-func (k *Stationary) Family() ops.CovFamily { return k.family }
+// Cov returns the kernel's covariance function.
+func (k *Stationary) Cov() ops.CovFunc { return k.cov }
+
+// Kind returns the kernel's Spec kind.
+func (k *Stationary) Kind() string { return k.kind }
 
 // Params returns the variance, the length-scales and the extra hyperparameter if any.
 func (k *Stationary) Params() []*graph.Param {
@@ -180,9 +169,35 @@ func (k *Stationary) Params() []*graph.Param {
 }
 
 func (k *Stationary) String() string {
-	s := fmt.Sprintf("%v(variance=%.4g, lengthscales=%.4g", k.family, k.Variance.Value()[0], k.Lengthscales.Value())
+	s := fmt.Sprintf("%v(variance=%.4g, lengthscales=%.4g", k.cov.Name(), k.Variance.Value()[0], k.Lengthscales.Value())
 	if k.Extra != nil {
 		s += fmt.Sprintf(", %s=%.4g", k.Extra.Name(), k.Extra.Value()[0])
 	}
 	return s + ")"
+}
+
+// covExpChunk is the block over which the stationary profiles vectorise their exponentials (the buffer stays in
+// the L1 cache).
+const covExpChunk = 256
+
+// expBlocks runs a stationary profile over v in blocks of covExpChunk: pre(c, e) writes the exponents of the
+// block c into e, one ops.VecExp over e, then post(c, e) combines (each may keep per-entry state in c).
+func expBlocks(v []float64, pre, post func(c, e []float64)) {
+	var buf [covExpChunk]float64
+	for len(v) > 0 {
+		c := v[:min(len(v), covExpChunk)]
+		v = v[len(c):]
+		e := buf[:len(c)]
+		pre(c, e)
+		ops.VecExp(e, e)
+		post(c, e)
+	}
+}
+
+// floorR2 returns max(r2, ops.CovR2Floor) (NaN propagates); inlined, unlike math.Max.
+func floorR2(r2 float64) float64 {
+	if r2 < ops.CovR2Floor {
+		return ops.CovR2Floor
+	}
+	return r2
 }

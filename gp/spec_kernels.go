@@ -6,127 +6,15 @@ import (
 	"strings"
 
 	"github.com/gpzoo/gpzoo/graph"
-	"github.com/gpzoo/gpzoo/ops"
 )
 
-// The kinds of the built-in kernels (see Spec).
+// The kinds of the combinators (each kernel's kind is in its file, kernel_*.go).
 const (
-	KindSquaredExp        = "kernel/se"
-	KindMatern12          = "kernel/matern12"
-	KindMatern32          = "kernel/matern32"
-	KindMatern52          = "kernel/matern52"
-	KindRationalQuadratic = "kernel/rq"
-	KindPeriodic          = "kernel/periodic"
-	KindLinear            = "kernel/linear"
-	KindWhite             = "kernel/white"
-	KindConstant          = "kernel/constant"
-	KindSum               = "kernel/sum"
-	KindProduct           = "kernel/product"
+	KindSum     = "kernel/sum"
+	KindProduct = "kernel/product"
 )
-
-// stationaryKinds maps each stationary family to its kind and constructor.
-var stationaryKinds = []struct {
-	family ops.CovFamily
-	kind   string
-	build  func(KernelConfig) (*Stationary, error)
-}{
-	{ops.SquaredExp, KindSquaredExp, NewSquaredExp},
-	{ops.Matern12, KindMatern12, NewMatern12},
-	{ops.Matern32, KindMatern32, NewMatern32},
-	{ops.Matern52, KindMatern52, NewMatern52},
-	{ops.RationalQuadratic, KindRationalQuadratic, NewRationalQuadratic},
-	{ops.Periodic, KindPeriodic, NewPeriodic},
-}
-
-// stationarySpec is the Config of the stationary kernels: the name prefix of the Params, D, and whether the
-// kernel is isotropic (one length-scale shared by the D dimensions) rather than ARD.
-type stationarySpec struct {
-	Name      string `json:"name"`
-	InputDim  int    `json:"input_dim"`
-	Isotropic bool   `json:"isotropic,omitempty"`
-}
-
-// simpleKernelSpec is the Config of White and Constant.
-type simpleKernelSpec struct {
-	Name     string `json:"name"`
-	InputDim int    `json:"input_dim"`
-}
-
-// linearKernelSpec is the Config of Linear: Shared means one variance for all D dimensions.
-type linearKernelSpec struct {
-	Name     string `json:"name"`
-	InputDim int    `json:"input_dim"`
-	Shared   bool   `json:"shared,omitempty"`
-}
 
 func init() {
-	for _, s := range stationaryKinds {
-		RegisterKind(s.kind, func(raw json.RawMessage, children []any, _ BuildOptions) (any, error) {
-			var c stationarySpec
-			if err := decodeLeaf(s.kind, raw, children, &c); err != nil {
-				return nil, err
-			}
-			if err := CheckSpecDims(s.kind, c.InputDim); err != nil {
-				return nil, err
-			}
-			kc := KernelConfig{Name: c.Name, InputDim: c.InputDim}
-			if c.Isotropic {
-				kc.Lengthscales = []float64{DefaultLengthscale}
-			}
-			k, err := s.build(kc)
-			if err != nil {
-				return nil, err
-			}
-			if k.iso != c.Isotropic {
-				return nil, configErr("%s: isotropic needs InputDim > 1, got %d", s.kind, c.InputDim)
-			}
-			return k, nil
-		})
-	}
-	RegisterKind(KindLinear, func(raw json.RawMessage, children []any, _ BuildOptions) (any, error) {
-		var c linearKernelSpec
-		if err := decodeLeaf(KindLinear, raw, children, &c); err != nil {
-			return nil, err
-		}
-		if err := CheckSpecDims(KindLinear, c.InputDim); err != nil {
-			return nil, err
-		}
-		kc := KernelConfig{Name: c.Name, InputDim: c.InputDim}
-		if !c.Shared {
-			kc.Variances = make([]float64, c.InputDim)
-			for i := range kc.Variances {
-				kc.Variances[i] = DefaultVariance
-			}
-		}
-		k, err := NewLinear(kc)
-		if err != nil {
-			return nil, err
-		}
-		if k.shared != c.Shared {
-			return nil, configErr("%s: shared needs InputDim > 1, got %d", KindLinear, c.InputDim)
-		}
-		return k, nil
-	})
-	RegisterKind(KindWhite, func(raw json.RawMessage, children []any, _ BuildOptions) (any, error) {
-		var c simpleKernelSpec
-		if err := decodeLeaf(KindWhite, raw, children, &c); err != nil {
-			return nil, err
-		}
-		if err := CheckSpecDims(KindWhite, c.InputDim); err != nil {
-			return nil, err
-		}
-		return NewWhite(KernelConfig{Name: c.Name, InputDim: c.InputDim})
-	})
-	RegisterKind(KindConstant, func(raw json.RawMessage, children []any, _ BuildOptions) (any, error) {
-		var c simpleKernelSpec
-		if err := decodeLeaf(KindConstant, raw, children, &c); err != nil {
-			return nil, err
-		}
-		if err := CheckSpecDims(KindConstant, c.InputDim); err != nil {
-			return nil, err
-		}
-		return NewConstant(KernelConfig{Name: c.Name, InputDim: c.InputDim})
-	})
 	RegisterKind(KindSum, func(raw json.RawMessage, children []any, _ BuildOptions) (any, error) {
 		ks, err := kernelChildren(KindSum, raw, children)
 		if err != nil {
@@ -141,47 +29,6 @@ func init() {
 		}
 		return NewProduct(ks...)
 	})
-}
-
-// Spec describes the kernel: its family's kind, the Params' name prefix, D and isotropic vs ARD.
-func (k *Stationary) Spec() (Spec, error) {
-	for _, s := range stationaryKinds {
-		if s.family == k.family {
-			name, err := paramPrefix(k.Variance, ".variance")
-			if err != nil {
-				return Spec{}, err
-			}
-			return NewSpec(s.kind, stationarySpec{Name: name, InputDim: k.dim, Isotropic: k.iso})
-		}
-	}
-	return Spec{}, fmt.Errorf("gp: no spec kind for the %v kernel family", k.family)
-}
-
-// Spec describes the kernel: the Params' name prefix, D and whether the variance is shared.
-func (k *Linear) Spec() (Spec, error) {
-	name, err := paramPrefix(k.Variances, ".variances")
-	if err != nil {
-		return Spec{}, err
-	}
-	return NewSpec(KindLinear, linearKernelSpec{Name: name, InputDim: k.dim, Shared: k.shared})
-}
-
-// Spec describes the kernel: the Param's name prefix and D.
-func (k *White) Spec() (Spec, error) {
-	name, err := paramPrefix(k.Variance, ".variance")
-	if err != nil {
-		return Spec{}, err
-	}
-	return NewSpec(KindWhite, simpleKernelSpec{Name: name, InputDim: k.dim})
-}
-
-// Spec describes the kernel: the Param's name prefix and D.
-func (k *Constant) Spec() (Spec, error) {
-	name, err := paramPrefix(k.Variance, ".variance")
-	if err != nil {
-		return Spec{}, err
-	}
-	return NewSpec(KindConstant, simpleKernelSpec{Name: name, InputDim: k.dim})
 }
 
 // Spec describes the sum by its parts (children, in order). Parts sharing a Param cannot be described (a

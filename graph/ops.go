@@ -126,17 +126,17 @@ func (g *Graph) AddDiag(a, d *Node) *Node { return g.bin("AddDiag", ops.AddDiag,
 // DiagPart returns the diagonal [n] of a [n,n].
 func (g *Graph) DiagPart(a *Node) *Node { return g.un("DiagPart", ops.DiagPart, a) }
 
-// CovMatrix returns the covariance matrix [N,M] of family f between x1 [N,D] and x2 [M,D], with the family's
-// constrained hyperparameters in its documented order.
-func (g *Graph) CovMatrix(f ops.CovFamily, x1, x2 *Node, hyper ...*Node) *Node {
-	return g.apply("CovMatrix("+f.String()+")", func(xs ...*G.Node) (*G.Node, error) {
+// CovMatrix returns the covariance matrix [N,M] of the covariance function f between x1 [N,D] and x2 [M,D], with
+// its constrained hyperparameters in the order of f.Hypers().
+func (g *Graph) CovMatrix(f ops.CovFunc, x1, x2 *Node, hyper ...*Node) *Node {
+	return g.apply("CovMatrix("+f.Name()+")", func(xs ...*G.Node) (*G.Node, error) {
 		return ops.CovMatrix(f, xs[0], xs[1], xs[2:]...)
 	}, append([]*Node{x1, x2}, hyper...)...)
 }
 
-// CovDiag returns diag k(x, x) [N] of family f for x [N,D].
-func (g *Graph) CovDiag(f ops.CovFamily, x *Node, hyper ...*Node) *Node {
-	return g.apply("CovDiag("+f.String()+")", func(xs ...*G.Node) (*G.Node, error) {
+// CovDiag returns diag k(x, x) [N] of the covariance function f for x [N,D].
+func (g *Graph) CovDiag(f ops.CovFunc, x *Node, hyper ...*Node) *Node {
+	return g.apply("CovDiag("+f.Name()+")", func(xs ...*G.Node) (*G.Node, error) {
 		return ops.CovDiag(f, xs[0], xs[1:]...)
 	}, append([]*Node{x}, hyper...)...)
 }

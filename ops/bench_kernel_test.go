@@ -20,8 +20,8 @@ import (
 // a transcendental counts as one flop); backward (stationary, per input/lengthscale gradient) 2·N·M·D (one Gemm)
 // + 4·N·M, plus 2·N·M for the variance (Matérn/RQ add one distance Gemm per gradient, not counted).
 func BenchmarkCovMatrix(b *testing.B) {
-	short := map[ops.CovFamily]string{ops.SquaredExp: "SE", ops.Matern52: "Matern52", ops.Periodic: "Periodic", ops.Linear: "Linear"}
-	for _, f := range []ops.CovFamily{ops.SquaredExp, ops.Matern52, ops.Periodic, ops.Linear} {
+	short := map[ops.CovFunc]string{covSE: "SE", covM52: "Matern52", covPer: "Periodic", covLin: "Linear"}
+	for _, f := range []ops.CovFunc{covSE, covM52, covPer, covLin} {
 		for _, sz := range [][3]int{{1000, 200, 8}} {
 			n, m, d := sz[0], sz[1], sz[2]
 			name := fmt.Sprintf("family=%s/N=%d,M=%d,D=%d", short[f], n, m, d)
@@ -36,11 +36,11 @@ func BenchmarkCovMatrix(b *testing.B) {
 	}
 }
 
-func covBench(b *testing.B, f ops.CovFamily, n, m, d int, grad bool, flops float64) {
+func covBench(b *testing.B, f ops.CovFunc, n, m, d int, grad bool, flops float64) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	in := append([]gradcheck.Input{gradcheck.Random("x1", rng, -1, 1, n, d), gradcheck.Random("x2", rng, -1, 1, m, d)},
 		covHyperInputs(f, d, rng, false)...)
-	if f != ops.Linear {
+	if f != covLin {
 		for i := range in[3].Value { // lengthscales ~ the data spread in D = 8
 			in[3].Value[i] *= 2
 		}

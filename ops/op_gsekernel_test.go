@@ -174,11 +174,11 @@ func TestGSEReducesToSE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := ops.CovMatrix(ops.SquaredExp, ns[0], ns[1], ns[4], ns[3])
+	sc, err := ops.CovMatrix(covSE, ns[0], ns[1], ns[4], ns[3])
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := ops.CovMatrix(ops.SquaredExp, ns[1], ns[1], ns[4], ns[3])
+	sb, err := ops.CovMatrix(covSE, ns[1], ns[1], ns[4], ns[3])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestGSEHash(t *testing.T) {
 		"basis":         func() (*G.Node, error) { return ops.GSEBasis(z, c, s, v) },
 		"basis(v1)":     func() (*G.Node, error) { return ops.GSEBasis(z, c, s, v1) },
 		"basis(c,z)":    func() (*G.Node, error) { return ops.GSEBasis(c, z, s, v) },
-		"SE(z,z)":       func() (*G.Node, error) { return ops.CovMatrix(ops.SquaredExp, z, z, v, s) },
+		"SE(z,z)":       func() (*G.Node, error) { return ops.CovMatrix(covSE, z, z, v, s) },
 	}
 	nodes := map[string]*G.Node{}
 	for name, b := range builds {

@@ -14,146 +14,139 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// CovFamily names a covariance-function family of CovMatrix and CovDiag. The set is closed.
+// CovFunc is a covariance function computed by the fused ops CovMatrix and CovDiag: forward K and its diagonal,
+// backward to both inputs and every hyperparameter, on plain row-major slices (no engine types). Every built-in
+// kernel of package gp is one (the stationary ones through Stationary); a kernel outside the module implements it
+// to get the same fused op as the built-ins (see examples/customkernel).
 //
-// Hyperparameters are passed ALREADY CONSTRAINED (the caller applies Softplus or similar), in this order
-// (a "scalar" may also be a one-element vector [1]; D is the number of input columns):
-//
-//	SquaredExp         variance σ² (scalar), lengthscales ℓ [D]                 k = σ² exp(−r²/2)
-//	Matern12           variance σ² (scalar), lengthscales ℓ [D]                 k = σ² exp(−r)
-//	Matern32           variance σ² (scalar), lengthscales ℓ [D]                 k = σ² (1 + √3 r) exp(−√3 r)
-//	Matern52           variance σ² (scalar), lengthscales ℓ [D]                 k = σ² (1 + √5 r + 5r²/3) exp(−√5 r)
-//	RationalQuadratic  variance σ² (scalar), lengthscales ℓ [D], alpha α (scalar) k = σ² (1 + r²/(2α))^(−α)
-//	Periodic           variance σ² (scalar), lengthscales ℓ [D], period p (scalar)
-//	                   k = σ² exp(−2 Σ_d sin²(π (x_d − x'_d)/p) / ℓ_d²)
-//	Linear             variance σ² (scalar, or [D] for ARD)                      k = Σ_d σ²_d x_d x'_d
-//
-// where r² = Σ_d (x_d − x'_d)²/ℓ_d² (ARD; an isotropic kernel passes a [D] vector of equal entries).
-//
-// Periodic is the standard (MacKay / Duvenaud) form, one shared period and a lengthscale per dimension; it equals
-// GPflow's Periodic(SquaredExponential) with GPflow lengthscales ℓ/2 and the same period.
-//
-// Numerics. Stationary families compute r² by one Gemm on centred, ℓ-scaled inputs (‖a‖² + ‖b‖² − 2abᵀ); pairs
-// where that expansion cancels badly (r² < ‖a‖²+‖b‖² / 64, which includes coincident rows) are recomputed
-// directly as Σ_d (a_d − b_d)², so r² is never negative and coincident rows give exactly r² = 0. The Matérn
-// kernels take √max(r², 1e-36), so every gradient stays finite at r = 0. For Matern12 the derivative with respect
-// to the inputs and the lengthscales does not exist at r = 0 (|x − x'| has a kink): pairs with r² < 1e-36
-// contribute the subgradient 0. For the other families the gradient at r = 0 is the true (zero) one.
-type CovFamily int
-
-// The covariance families.
-const (
-	SquaredExp CovFamily = iota
-	Matern12
-	Matern32
-	Matern52
-	RationalQuadratic
-	Periodic
-	Linear
-)
-
-var covFamilyNames = [...]string{"SquaredExp", "Matern12", "Matern32", "Matern52", "RationalQuadratic", "Periodic", "Linear"}
-
-// String returns the family's name (it enters the op's hash).
-func (f CovFamily) String() string {
-	if f >= 0 && int(f) < len(covFamilyNames) {
-		return covFamilyNames[f]
-	}
-	return fmt.Sprintf("CovFamily(%d)", int(f))
+// Hyperparameters reach it ALREADY CONSTRAINED (the caller applies Softplus or similar), in the order of Hypers;
+// their shapes are validated against Hypers before any method runs, so the methods need not check them.
+type CovFunc interface {
+	// Name identifies the function: it labels the op and enters its hash, so it must be unique among covariance
+	// functions and include every configuration field that changes the values (a fixed degree, say).
+	Name() string
+	// Hypers describes the hyperparameter operands, in order.
+	Hypers() []CovHyper
+	// Matrix writes K(x1, x2) [N,M] row-major into out.
+	Matrix(x1, x2 CovInput, h []CovInput, out []float64)
+	// MatrixGrad writes into dst the gradient of the loss with respect to CovMatrix operand wrt (0: x1, 1: x2,
+	// 2+j: hyperparameter j; dst has that operand's size), given the forward output k and the output gradient g
+	// (both [N,M]).
+	MatrixGrad(wrt int, x1, x2 CovInput, h []CovInput, k, g, dst []float64)
+	// Diag writes diag K(x, x) [N] into out.
+	Diag(x CovInput, h []CovInput, out []float64)
+	// DiagGrad is MatrixGrad for CovDiag; wrt is the CovDiag operand (0: x, 1+j: hyperparameter j).
+	DiagGrad(wrt int, x CovInput, h []CovInput, k, g, dst []float64)
 }
 
-// HyperNames returns the names of the family's hyperparameters in the order CovMatrix and CovDiag take them
-// (nil for an unknown family).
-func (f CovFamily) HyperNames() []string {
-	cf, ok := covFuncOf(f)
-	if !ok {
-		return nil
+// CovInput is one operand of a covariance function: row-major values and their shape ([N,D] for inputs; [D],
+// [1] or () for hyperparameters).
+type CovInput struct {
+	Data  []float64
+	Shape []int
+}
+
+// Rows returns N (1 for a vector or scalar).
+func (a CovInput) Rows() int {
+	switch len(a.Shape) {
+	case 0:
+		return 1
+	case 1:
+		return a.Shape[0]
 	}
-	hs := cf.hyper()
+	return a.Shape[0]
+}
+
+// Cols returns D (1 for a vector or scalar).
+func (a CovInput) Cols() int {
+	if len(a.Shape) < 2 {
+		return 1
+	}
+	return a.Shape[1]
+}
+
+// Scalar returns the first value (a scalar hyperparameter's value).
+func (a CovInput) Scalar() float64 { return a.Data[0] }
+
+// CovHyper describes one hyperparameter operand of a CovFunc.
+type CovHyper struct {
+	Name string
+	// Vec: a [D] vector (else a scalar: shape () or [1]).
+	Vec bool
+	// ScalarOK: a vector hyperparameter that may also be given as a scalar (shared by all dimensions).
+	ScalarOK bool
+}
+
+// CovHyperNames returns the names of f's hyperparameters in order.
+func CovHyperNames(f CovFunc) []string {
+	hs := f.Hypers()
 	names := make([]string, len(hs))
 	for i, h := range hs {
-		names[i] = h.name
+		names[i] = h.Name
 	}
 	return names
 }
 
 // CovMatrix returns K [N,M] with K_ij = k(x1_i, x2_j; θ) for x1 [N,D], x2 [M,D]; hyper are the (already
-// constrained) hyperparameter nodes in the order documented at CovFamily. The op is differentiable with respect
-// to x1, x2 and every hyperparameter; passing the same node as x1 and x2 (K(X, X)) is supported, the two
-// gradients add up. Cost O(N·M·D) (Gemm-based), no N×M×D temporaries.
-func CovMatrix(f CovFamily, x1, x2 *G.Node, hyper ...*G.Node) (*G.Node, error) {
-	cf, err := covLookup("CovMatrix", f, len(hyper))
-	if err != nil {
+// constrained) hyperparameter nodes in the order of f.Hypers(). The op is differentiable with respect to x1, x2
+// and every hyperparameter; passing the same node as x1 and x2 (K(X, X)) is supported, the two gradients add up.
+func CovMatrix(f CovFunc, x1, x2 *G.Node, hyper ...*G.Node) (*G.Node, error) {
+	if err := covLookup("CovMatrix", f, len(hyper)); err != nil {
 		return nil, err
 	}
-	return apply(covMatrixK{f: cf}, append([]*G.Node{x1, x2}, hyper...)...)
+	return apply(covMatrixK{f: f}, append([]*G.Node{x1, x2}, hyper...)...)
 }
 
-// CovDiag returns diag K(X, X) [N] for x [N,D], with the hyperparameters of CovMatrix. Cost O(N·D).
-func CovDiag(f CovFamily, x *G.Node, hyper ...*G.Node) (*G.Node, error) {
-	cf, err := covLookup("CovDiag", f, len(hyper))
-	if err != nil {
+// CovDiag returns diag K(X, X) [N] for x [N,D], with the hyperparameters of CovMatrix.
+func CovDiag(f CovFunc, x *G.Node, hyper ...*G.Node) (*G.Node, error) {
+	if err := covLookup("CovDiag", f, len(hyper)); err != nil {
 		return nil, err
 	}
-	return apply(covDiagK{f: cf}, append([]*G.Node{x}, hyper...)...)
+	return apply(covDiagK{f: f}, append([]*G.Node{x}, hyper...)...)
 }
 
-func covLookup(op string, f CovFamily, nhyper int) (covFunc, error) {
-	cf, ok := covFuncOf(f)
-	if !ok {
-		return nil, fmt.Errorf("ops: %s: unknown covariance family %v", op, f)
+func covLookup(op string, f CovFunc, nhyper int) error {
+	if f == nil {
+		return fmt.Errorf("ops: %s: nil covariance function", op)
 	}
-	if hs := cf.hyper(); nhyper != len(hs) {
-		return nil, &ShapeError{Op: op + "(" + f.String() + ")",
-			Want: fmt.Sprintf("%d hyperparameters (%s)", len(hs), strings.Join(f.HyperNames(), ", ")),
+	if hs := f.Hypers(); nhyper != len(hs) {
+		return &ShapeError{Op: op + "(" + f.Name() + ")",
+			Want: fmt.Sprintf("%d hyperparameters (%s)", len(hs), strings.Join(CovHyperNames(f), ", ")),
 			Got:  fmt.Sprintf("%d", nhyper)}
 	}
-	return cf, nil
-}
-
-// covHyper describes one hyperparameter of a family.
-type covHyper struct {
-	name     string
-	vec      bool // a [D] vector (else a scalar: shape () or [1])
-	scalarOK bool // a vector hyperparameter that may also be given as a scalar (shared by all dimensions)
+	return nil
 }
 
 // want describes the shapes h accepts with input dimension d. It is formatted only for an error: covCheckHyper
 // runs on every execution.
-func (h covHyper) want(d int) string {
+func (h CovHyper) want(d int) string {
 	switch {
-	case h.vec && h.scalarOK:
+	case h.Vec && h.ScalarOK:
 		return fmt.Sprintf("a scalar or a vector [%d]", d)
-	case h.vec:
+	case h.Vec:
 		return fmt.Sprintf("a vector [%d]", d)
 	}
 	return "a scalar"
 }
 
-// covFunc is one covariance family: the numerics of CovMatrix and CovDiag on row-major []float64.
-// h holds the hyperparameter operands in the order of hyper(); shapes are validated before any call.
-type covFunc interface {
-	family() CovFamily
-	hyper() []covHyper
-	// matrix writes K(x1, x2) [N,M] into out.
-	matrix(x1, x2 arg, h []arg, out []float64)
-	// matrixGrad writes into dst the gradient of the loss with respect to CovMatrix operand wrt (0: x1, 1: x2,
-	// 2+j: hyperparameter j), given the forward output k and the output gradient g.
-	matrixGrad(wrt int, x1, x2 arg, h []arg, k, g arg, dst []float64)
-	// diag writes diag K(x, x) [N] into out.
-	diag(x arg, h []arg, out []float64)
-	// diagGrad is matrixGrad for CovDiag; wrt is the CovDiag operand (0: x, 1+j: hyperparameter j).
-	diagGrad(wrt int, x arg, h []arg, k, g arg, dst []float64)
+func covIn(a arg) CovInput { return CovInput{Data: a.data, Shape: a.shape} }
+
+func covIns(as []arg) []CovInput {
+	out := make([]CovInput, len(as))
+	for i, a := range as {
+		out[i] = covIn(a)
+	}
+	return out
 }
 
 // covMatrixK is the kernel of CovMatrix: operands (x1, x2, hyper...).
-type covMatrixK struct{ f covFunc }
+type covMatrixK struct{ f CovFunc }
 
 func (k covMatrixK) name() string       { return "CovMatrix" }
-func (k covMatrixK) params(w io.Writer) { fmt.Fprintf(w, "family=%s", k.f.family()) }
-func (k covMatrixK) arity() int         { return 2 + len(k.f.hyper()) }
+func (k covMatrixK) params(w io.Writer) { fmt.Fprintf(w, "family=%s", k.f.Name()) }
+func (k covMatrixK) arity() int         { return 2 + len(k.f.Hypers()) }
 func (k covMatrixK) diff() []bool       { return covAllTrue(k.arity()) }
-func (k covMatrixK) label() string      { return "CovMatrix(" + k.f.family().String() + ")" }
+func (k covMatrixK) label() string      { return "CovMatrix(" + k.f.Name() + ")" }
 
 func (k covMatrixK) outShape(in []tensor.Shape) (tensor.Shape, error) {
 	if len(in[0]) != 2 || len(in[1]) != 2 {
@@ -175,7 +168,7 @@ func (k covMatrixK) forward(in []arg, out []float64) error {
 	if err := covRecheck(k, in, len(out)); err != nil {
 		return err
 	}
-	k.f.matrix(in[0], in[1], in[2:], out)
+	k.f.Matrix(covIn(in[0]), covIn(in[1]), covIns(in[2:]), out)
 	return nil
 }
 
@@ -186,18 +179,18 @@ func (k covMatrixK) backward(wrt int, in []arg, out arg, g arg, dst []float64) e
 	if len(g.data) != len(out.data) {
 		return &ShapeError{Op: k.label(), Want: fmt.Sprintf("an output gradient of shape %v", out.shape), Got: fmt.Sprintf("%v", g.shape)}
 	}
-	k.f.matrixGrad(wrt, in[0], in[1], in[2:], out, g, dst)
+	k.f.MatrixGrad(wrt, covIn(in[0]), covIn(in[1]), covIns(in[2:]), out.data, g.data, dst)
 	return nil
 }
 
 // covDiagK is the kernel of CovDiag: operands (x, hyper...).
-type covDiagK struct{ f covFunc }
+type covDiagK struct{ f CovFunc }
 
 func (k covDiagK) name() string       { return "CovDiag" }
-func (k covDiagK) params(w io.Writer) { fmt.Fprintf(w, "family=%s", k.f.family()) }
-func (k covDiagK) arity() int         { return 1 + len(k.f.hyper()) }
+func (k covDiagK) params(w io.Writer) { fmt.Fprintf(w, "family=%s", k.f.Name()) }
+func (k covDiagK) arity() int         { return 1 + len(k.f.Hypers()) }
 func (k covDiagK) diff() []bool       { return covAllTrue(k.arity()) }
-func (k covDiagK) label() string      { return "CovDiag(" + k.f.family().String() + ")" }
+func (k covDiagK) label() string      { return "CovDiag(" + k.f.Name() + ")" }
 
 func (k covDiagK) outShape(in []tensor.Shape) (tensor.Shape, error) {
 	if len(in[0]) != 2 || in[0][0] <= 0 || in[0][1] <= 0 {
@@ -213,7 +206,7 @@ func (k covDiagK) forward(in []arg, out []float64) error {
 	if err := covRecheck(k, in, len(out)); err != nil {
 		return err
 	}
-	k.f.diag(in[0], in[1:], out)
+	k.f.Diag(covIn(in[0]), covIns(in[1:]), out)
 	return nil
 }
 
@@ -224,7 +217,7 @@ func (k covDiagK) backward(wrt int, in []arg, out arg, g arg, dst []float64) err
 	if len(g.data) != len(out.data) {
 		return &ShapeError{Op: k.label(), Want: fmt.Sprintf("an output gradient of shape %v", out.shape), Got: fmt.Sprintf("%v", g.shape)}
 	}
-	k.f.diagGrad(wrt, in[0], in[1:], out, g, dst)
+	k.f.DiagGrad(wrt, covIn(in[0]), covIns(in[1:]), out.data, g.data, dst)
 	return nil
 }
 
@@ -237,8 +230,8 @@ func covAllTrue(n int) []bool {
 }
 
 // covCheckHyper checks the hyperparameter shapes against the family's description for d input columns.
-func covCheckHyper(op string, f covFunc, in []tensor.Shape, d int) error {
-	hs := f.hyper()
+func covCheckHyper(op string, f CovFunc, in []tensor.Shape, d int) error {
+	hs := f.Hypers()
 	if len(in) != len(hs) {
 		return &ShapeError{Op: op, Want: fmt.Sprintf("%d hyperparameters", len(hs)), Got: fmt.Sprintf("%d", len(in))}
 	}
@@ -246,11 +239,11 @@ func covCheckHyper(op string, f covFunc, in []tensor.Shape, d int) error {
 		s := in[j]
 		scalar := len(s) == 0 || len(s) == 1 && s[0] == 1
 		ok := scalar
-		if h.vec {
-			ok = len(s) == 1 && s[0] == d || h.scalarOK && scalar
+		if h.Vec {
+			ok = len(s) == 1 && s[0] == d || h.ScalarOK && scalar
 		}
 		if !ok {
-			return &ShapeError{Op: op, Want: fmt.Sprintf("hyperparameter %d (%s) %s", j, h.name, h.want(d)), Got: fmt.Sprintf("%v", s)}
+			return &ShapeError{Op: op, Want: fmt.Sprintf("hyperparameter %d (%s) %s", j, h.Name, h.want(d)), Got: fmt.Sprintf("%v", s)}
 		}
 	}
 	return nil
@@ -367,13 +360,13 @@ type covPair struct {
 
 // covNewPair prepares the centred inputs, scaled by 1/ell unless ell is nil. The row-major a is only filled when
 // rowMajor is set.
-func covNewPair(x1, x2 arg, ell []float64, rowMajor bool) *covPair {
-	n, m, d := x1.rows(), x2.rows(), x1.cols()
+func covNewPair(x1, x2 CovInput, ell []float64, rowMajor bool) *covPair {
+	n, m, d := x1.Rows(), x2.Rows(), x1.Cols()
 	p := &covPair{n: n, m: m, d: d, at: covScratch(n * d), bt: covScratch(m * d), na: covScratch(n), nb: covScratch(m),
 		inv: covScratch(d)}
 	centre := covZeros(d)
 	defer covRelease(centre)
-	for _, x := range [][]float64{x1.data[:n*d], x2.data[:m*d]} {
+	for _, x := range [][]float64{x1.Data[:n*d], x2.Data[:m*d]} {
 		for i := 0; i < len(x); i += d {
 			for k, v := range x[i : i+d] {
 				centre[k] += v
@@ -391,7 +384,7 @@ func covNewPair(x1, x2 arg, ell []float64, rowMajor bool) *covPair {
 		p.a = covScratch(n * d)
 	}
 	for i := 0; i < n; i++ {
-		for k, v := range x1.data[i*d : (i+1)*d] {
+		for k, v := range x1.Data[i*d : (i+1)*d] {
 			v = (v - centre[k]) * p.inv[k]
 			p.at[k*n+i] = v
 			if rowMajor {
@@ -400,7 +393,7 @@ func covNewPair(x1, x2 arg, ell []float64, rowMajor bool) *covPair {
 		}
 	}
 	for j := 0; j < m; j++ {
-		for k, v := range x2.data[j*d : (j+1)*d] {
+		for k, v := range x2.Data[j*d : (j+1)*d] {
 			p.bt[k*m+j] = (v - centre[k]) * p.inv[k]
 		}
 	}

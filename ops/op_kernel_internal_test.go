@@ -14,16 +14,16 @@ func TestCovCheckHyperMessages(t *testing.T) {
 	const d = 3
 	cases := []struct {
 		name string
-		f    covFunc
+		f    CovFunc
 		in   []tensor.Shape
 		want string // "" for no error
 	}{
-		{"periodic ok", covPeriodic{}, []tensor.Shape{{}, {d}, {1}}, ""},
-		{"periodic lengthscales scalar", covPeriodic{}, []tensor.Shape{{}, {}, {}}, "hyperparameter 1 (lengthscales) a vector [3]"},
-		{"periodic period vector", covPeriodic{}, []tensor.Shape{{}, {d}, {d}}, "hyperparameter 2 (period) a scalar"},
-		{"linear scalar ok", covLinear{}, []tensor.Shape{{}}, ""},
-		{"linear vector ok", covLinear{}, []tensor.Shape{{d}}, ""},
-		{"linear wrong length", covLinear{}, []tensor.Shape{{d + 1}}, "hyperparameter 0 (variance) a scalar or a vector [3]"},
+		{"periodic ok", PeriodicCov{}, []tensor.Shape{{}, {d}, {1}}, ""},
+		{"periodic lengthscales scalar", PeriodicCov{}, []tensor.Shape{{}, {}, {}}, "hyperparameter 1 (lengthscales) a vector [3]"},
+		{"periodic period vector", PeriodicCov{}, []tensor.Shape{{}, {d}, {d}}, "hyperparameter 2 (period) a scalar"},
+		{"linear scalar ok", LinearCov{}, []tensor.Shape{{}}, ""},
+		{"linear vector ok", LinearCov{}, []tensor.Shape{{d}}, ""},
+		{"linear wrong length", LinearCov{}, []tensor.Shape{{d + 1}}, "hyperparameter 0 (variance) a scalar or a vector [3]"},
 	}
 	for _, tc := range cases {
 		err := covCheckHyper("CovMatrix", tc.f, tc.in, d)

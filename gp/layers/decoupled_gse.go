@@ -6,7 +6,6 @@ import (
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
-	"github.com/gpzoo/gpzoo/ops"
 )
 
 // DecoupledGSEConfig configures a DECOUPLED layer whose bases use the generalized SE-ARD kernel of Cheng & Boots
@@ -46,7 +45,7 @@ var _ gp.Layer = (*DecoupledGSE)(nil)
 // NewDecoupledGSE returns a decoupled-basis layer with generalized SE-ARD bases.
 func NewDecoupledGSE(c DecoupledGSEConfig) (*DecoupledGSE, error) {
 	se, ok := c.Kernel.(*gp.Stationary)
-	if !ok || se.Family() != ops.SquaredExp {
+	if !ok || se.Kind() != gp.KindSquaredExp {
 		return nil, fmt.Errorf("%w: DecoupledGSE: the kernel must be a squared-exponential *gp.Stationary, got %T", ErrConfig, c.Kernel)
 	}
 	d, err := NewDecoupled(c.DecoupledConfig)

@@ -73,14 +73,14 @@ func TestBadInputNeverPanics(t *testing.T) {
 		"MatMul":    func(a, b *G.Node) (*G.Node, error) { return ops.MatMul(a, b, false, false) },
 		"TriSolve":  func(a, b *G.Node) (*G.Node, error) { return ops.TriSolve(a, b, false, false) },
 		"StackCols": func(a, b *G.Node) (*G.Node, error) { return ops.StackCols(a, b) },
-		"CovMatrix": func(a, b *G.Node) (*G.Node, error) { return ops.CovMatrix(ops.SquaredExp, a, b) },
+		"CovMatrix": func(a, b *G.Node) (*G.Node, error) { return ops.CovMatrix(ops.LinearCov{}, a, b) },
 	}
 	for name, f := range bin {
 		noPanic(t, "ops."+name+"(nil, nil)", func() error { _, err := f(nil, nil); return err })
 		noPanic(t, "ops."+name+"(2×3, 4×4)", func() error { _, err := f(m23, m44); return err })
 		noPanic(t, "ops."+name+"(4×4, 5)", func() error { _, err := f(m44, v5); return err })
 	}
-	noPanic(t, "ops.CovDiag", func() error { _, err := ops.CovDiag(ops.CovFamily(99), m23); return err })
+	noPanic(t, "ops.CovDiag", func() error { _, err := ops.CovDiag(nil, m23); return err })
 	noPanic(t, "ops.CholeskyLower", func() error {
 		_, err := ops.CholeskyLower(make([]float64, 4), []float64{1, 2, 2, 1}, 2, ops.JitterPolicy{MaxTries: -1})
 		return err

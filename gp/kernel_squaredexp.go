@@ -1,0 +1,39 @@
+package gp
+
+import (
+	"github.com/gpzoo/gpzoo/ops"
+)
+
+// KindSquaredExp is the Spec kind of the squared-exponential kernel.
+const KindSquaredExp = "kernel/se"
+
+// SquaredExpCov is the covariance function of the squared-exponential kernel: k = σ² exp(−r²/2); ∂K/∂r² = −K/2
+// needs no r².
+var SquaredExpCov = &ops.Stationary{
+	Label: "SquaredExp",
+	Profile: func(s2 float64, _ []float64, v []float64) {
+		expBlocks(v, func(c, e []float64) {
+			for i, r2 := range c {
+				e[i] = -0.5 * r2
+			}
+		}, func(c, e []float64) {
+			for i := range c {
+				c[i] = s2 * e[i]
+			}
+		})
+	},
+	Slope: func(_ []float64, _, k, g, w []float64) {
+		for i := range w {
+			w[i] = -0.5 * g[i] * k[i]
+		}
+	},
+}
+
+// NewSquaredExp returns the squared-exponential (RBF) kernel σ² exp(−r²/2), r² = Σ_d (x_d − x'_d)²/ℓ_d².
+func NewSquaredExp(c KernelConfig) (*Stationary, error) {
+	return NewStationaryKernel(KindSquaredExp, SquaredExpCov, c, 0)
+}
+
+func init() {
+	RegisterStationaryKind(KindSquaredExp, NewSquaredExp, KernelFamily{Name: "se", Doc: "squared exponential (RBF) σ² exp(−r²/2), r² = Σ_d (x_d − x′_d)²/ℓ_d²"})
+}
