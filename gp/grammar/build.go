@@ -122,6 +122,9 @@ func (b *builder) build(e *Expr, v float64, fixed bool) (gp.Kernel, error) {
 	}
 	switch e.op {
 	case Leaf:
+		if e.fam != "" {
+			return b.familyKernel(e.fam, fixed)
+		}
 		return b.leafKernel(e.base, v, fixed)
 	case Add:
 		ks := make([]gp.Kernel, len(e.terms))
@@ -148,6 +151,30 @@ func (b *builder) build(e *Expr, v float64, fixed bool) (gp.Kernel, error) {
 		}
 		return gp.NewProduct(ks...)
 	}
+}
+
+// familyKernel builds a leaf outside the base set through its registered family (ARD, the family's initial
+// values; Params "<Name>.<leaf>.<name>.…"). fixed freezes its variance Params (names ending in ".variance" or
+// ".variances").
+func (b *builder) familyKernel(name string, fixed bool) (gp.Kernel, error) {
+	f, ok := gp.LookupKernel(name)
+	if !ok {
+		return nil, configErr("kernel %q is not registered", name)
+	}
+	pname := fmt.Sprintf("%s.%d.%s", b.c.Name, b.leaf, name)
+	b.leaf++
+	k, err := f.New(gp.KernelOptions{InputDim: b.c.InputDim, ARD: true, Name: pname})
+	if err != nil {
+		return nil, leafErr(pname, err)
+	}
+	if fixed {
+		for _, q := range k.Params() {
+			if strings.HasSuffix(q.Name(), ".variance") || strings.HasSuffix(q.Name(), ".variances") {
+				q.SetTrainable(false)
+			}
+		}
+	}
+	return k, nil
 }
 
 func (b *builder) leafKernel(base Base, v float64, fixed bool) (gp.Kernel, error) {

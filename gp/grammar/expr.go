@@ -58,7 +58,8 @@ const (
 // *Expr prints as "<nil>" and has level 0.
 type Expr struct {
 	op    Op
-	base  Base    // for Leaf
+	base  Base    // for Leaf (numBases for a registered kernel outside the base set)
+	fam   string  // for a Leaf outside the base set: the gp.KernelFamily name (lower case)
 	terms []*Expr // for Add and Mul: ≥ 2, canonical order, none with the parent's op
 	str   string  // canonical string, computed at construction
 	level int     // number of leaves
@@ -68,6 +69,22 @@ type Expr struct {
 // and Kernel reject.
 func NewBase(b Base) *Expr {
 	return &Expr{op: Leaf, base: b, str: b.String(), level: 1}
+}
+
+// newFamilyLeaf returns the leaf of a registered kernel family outside the base set (gp.LookupKernel(name)); it
+// prints as the upper-case name, after the base kernels in the canonical order.
+func newFamilyLeaf(name string) *Expr {
+	name = strings.ToLower(name)
+	return &Expr{op: Leaf, base: numBases, fam: name, str: strings.ToUpper(name), level: 1}
+}
+
+// Family returns the registered kernel family name of a leaf outside the base set ("" for a base kernel or a
+// non-leaf).
+func (e *Expr) Family() string {
+	if e == nil || e.op != Leaf {
+		return ""
+	}
+	return e.fam
 }
 
 // Sum returns the canonical sum of terms (Duvenaud et al. 2013's S → S + B rule is Sum(S, NewBase(B))): sums
@@ -130,6 +147,9 @@ var errInvalidBase = errors.New("grammar: invalid base kernel")
 func (e *Expr) check() error {
 	switch e.op {
 	case Leaf:
+		if e.fam != "" {
+			return nil
+		}
 		if !e.base.valid() {
 			return fmt.Errorf("%w: %v", errInvalidBase, e.base)
 		}
@@ -161,7 +181,10 @@ func compare(a, b *Expr) int {
 	case !ac && bc:
 		return 1
 	case !ac:
-		return int(a.base) - int(b.base)
+		if a.base != b.base {
+			return int(a.base) - int(b.base)
+		}
+		return strings.Compare(a.fam, b.fam)
 	}
 	return strings.Compare(a.String(), b.String())
 }

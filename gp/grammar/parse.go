@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gpzoo/gpzoo/gp"
 )
 
 // SyntaxError is the error of Parse and ParseList for malformed input.
@@ -25,8 +27,24 @@ func (e *SyntaxError) Error() string {
 // maxDepth bounds the nesting of parentheses, so that hostile input cannot exhaust the stack.
 const maxDepth = 1000
 
-// validNames lists the base-kernel names for error messages.
-const validNames = "PER, LIN, RQ, SE"
+// baseKinds are the Spec kinds of the base kernels, by Base: a registered family of one of these kinds is that
+// base kernel.
+var baseKinds = [numBases]string{gp.KindPeriodic, gp.KindLinear, gp.KindRationalQuadratic, gp.KindSquaredExp}
+
+// validKernelNames lists the base-kernel names and every other registered kernel family for error messages.
+func validKernelNames() string {
+	names := []string{"PER", "LIN", "RQ", "SE"}
+	for _, f := range gp.KernelFamilies() {
+		base := false
+		for _, kind := range baseKinds {
+			base = base || f.Kind == kind
+		}
+		if !base {
+			names = append(names, f.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
 
 type tokKind int
 
@@ -191,7 +209,15 @@ func (p *parser) atom(depth int) (*Expr, error) {
 				return NewBase(b), nil
 			}
 		}
-		return nil, p.errAt(t.pos, "unknown kernel %q (valid: %s)", t.text, validNames)
+		if f, ok := gp.LookupKernel(t.text); ok {
+			for b, kind := range baseKinds {
+				if f.Kind == kind {
+					return NewBase(Base(b)), nil // the base kernel's registered name (periodic, linear, rq, se)
+				}
+			}
+			return newFamilyLeaf(f.Name), nil
+		}
+		return nil, p.errAt(t.pos, "unknown kernel %q (valid: %s)", t.text, validKernelNames())
 	case tokLParen:
 		if depth >= maxDepth {
 			return nil, p.errAt(t.pos, "parentheses nested deeper than %d", maxDepth)

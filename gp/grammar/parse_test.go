@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/gpzoo/gpzoo/gp"
 )
 
 func TestParseCanonical(t *testing.T) {
@@ -64,7 +66,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"", 0, "empty"},
 		{"   ", 0, "empty"},
-		{"SE+FOO", 3, `unknown kernel "FOO" (valid: PER, LIN, RQ, SE)`},
+		{"SE+FOO", 3, `unknown kernel "FOO" (valid: PER, LIN, RQ, SE, constant, matern12, matern32, matern52, white)`},
 		{"matern", 0, `unknown kernel "matern"`},
 		{"(SE+RQ", 0, "unbalanced parentheses: '(' is never closed"},
 		{"SE*(", 3, "never closed"},
@@ -116,7 +118,7 @@ func TestParseErrors(t *testing.T) {
 func TestSyntaxErrorMessage(t *testing.T) {
 	t.Parallel()
 	_, err := Parse("SE+Foo")
-	want := `grammar: syntax error in "SE+Foo" at byte 3: unknown kernel "Foo" (valid: PER, LIN, RQ, SE)`
+	want := `grammar: syntax error in "SE+Foo" at byte 3: unknown kernel "Foo" (valid: PER, LIN, RQ, SE, constant, matern12, matern32, matern52, white)`
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v, want %s", err, want)
 	}
@@ -206,4 +208,40 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%q) = %q, reparsed as %q", s, e, p)
 		}
 	})
+}
+
+// TestParseRegisteredKernels: every registered kernel family is a leaf (case-insensitive); the base kernels'
+// registered names are those bases; others print upper case after the bases and build through the registry.
+func TestParseRegisteredKernels(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"matern52", "MATERN52"},
+		{"Matern52+se", "SE+MATERN52"},
+		{"periodic*linear", "PER*LIN"},
+		{"rq+matern12*WHITE", "MATERN12*WHITE+RQ"},
+		{"se+per*lin", "PER*LIN+SE"},
+	} {
+		e, err := Parse(c.in)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", c.in, err)
+		}
+		if e.String() != c.want {
+			t.Errorf("Parse(%q) = %s, want %s", c.in, e, c.want)
+		}
+		if back, err := Parse(e.String()); err != nil || !back.Equal(e) {
+			t.Errorf("Parse(%s) = %v, %v", e, back, err)
+		}
+	}
+	for _, f := range gp.KernelFamilies() {
+		e, err := Parse(f.Name + "*" + strings.ToUpper(f.Name))
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", f.Name, err)
+		}
+		k, err := e.Kernel(BuildConfig{InputDim: 2})
+		if err != nil {
+			t.Fatalf("%v: Kernel: %v", e, err)
+		}
+		if k.InputDim() != 2 || len(k.Params()) == 0 && f.Name != "nosuch" {
+			t.Errorf("%v: %v", e, k)
+		}
+	}
 }
