@@ -25,4 +25,13 @@
 // CheckTarget, and New). Model files, `gpzoo train --likelihood` (its help and validation) and zoo.TrainCustom
 // then offer it; the CLI's test trains and predicts with every registered family. A package outside the module
 // registers the same way, and every program that imports it offers its likelihood.
+//
+// # Adding a kernel
+//
+// A kernel takes one file (the built-ins: gp/kernel_matern32.go and its neighbours): its covariance function
+// (an ops.Stationary value — the profile σ²φ(r²) and the slope ∂K/∂r² on slices — or any ops.CovFunc for a
+// non-stationary one), its Spec kind constant, its constructor, and one init that registers the kind and the
+// KernelFamily users name (RegisterStationaryKind does both for a stationary kernel; otherwise RegisterKind,
+// then RegisterKernel). It then gets the fused CovMatrix/CovDiag op, model files rebuild it, gp/grammar parses
+// its name as a leaf, and TestKernelFamiliesConform runs gptest.CheckKernel and the Spec round trip on it.
 package gp
