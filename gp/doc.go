@@ -24,7 +24,8 @@
 // name users type, a one-line Doc, whether its targets are class labels or kept in their own units, an optional
 // CheckTarget, and New). Model files, `gpzoo train --likelihood` (its help and validation) and zoo.TrainCustom
 // then offer it; the CLI's test trains and predicts with every registered family. A package outside the module
-// registers the same way, and every program that imports it offers its likelihood.
+// registers the same way, and every program that imports it offers its likelihood: examples/customlikelihood
+// does it for a Laplace likelihood, which passes gptest.CheckLikelihood like every built-in.
 //
 // # Adding a kernel
 //

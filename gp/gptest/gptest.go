@@ -1,6 +1,9 @@
 // Package gptest provides conformance checks for gpzoo's building blocks, in the style of net/http/httptest:
 // CheckKernel and CheckMean run the properties every implementation must have (shapes, symmetry, positive
-// semi-definiteness, diag consistency, finite-difference gradients for every parameter and for the inputs).
+// semi-definiteness, diag consistency, finite-difference gradients for every parameter and for the inputs),
+// CheckLayer those of a variational layer and CheckLikelihood those of a likelihood (finite-difference
+// gradients of the variational expectations, consistency of the predictive functions with them, errors, the
+// Spec round trip). A component defined outside gpzoo runs the same suite from its tests.
 package gptest
 
 import (

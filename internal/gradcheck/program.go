@@ -12,7 +12,21 @@ import (
 // program's inputs must already be set. It returns the largest relative error seen and restores every Param.
 func CheckProgram(t testing.TB, prog *graph.Program) float64 {
 	t.Helper()
-	if err := prog.Run(); err != nil {
+	return CheckProgramWith(t, prog, nil)
+}
+
+// CheckProgramWith is CheckProgram calling before (when not nil) before every run of prog: a program that draws
+// random numbers as it runs (a Monte-Carlo objective) is a function of its Params only when before rewinds the
+// generator it draws from, so that every run sees the same numbers.
+func CheckProgramWith(t testing.TB, prog *graph.Program, before func()) float64 {
+	t.Helper()
+	run := func() error {
+		if before != nil {
+			before()
+		}
+		return prog.Run()
+	}
+	if err := run(); err != nil {
 		t.Fatalf("gradcheck: run: %v", err)
 	}
 	params := prog.Params()
@@ -22,7 +36,7 @@ func CheckProgram(t testing.TB, prog *graph.Program) float64 {
 	}
 	loss := func() float64 {
 		t.Helper()
-		if err := prog.Run(); err != nil {
+		if err := run(); err != nil {
 			t.Fatalf("gradcheck: run: %v", err)
 		}
 		return prog.Loss()
@@ -52,7 +66,7 @@ func CheckProgram(t testing.TB, prog *graph.Program) float64 {
 			}
 		}
 	}
-	if err := prog.Run(); err != nil {
+	if err := run(); err != nil {
 		t.Fatalf("gradcheck: run: %v", err)
 	}
 	return worst
