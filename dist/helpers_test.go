@@ -7,7 +7,6 @@ import (
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/advgp"
-	"github.com/gpzoo/gpzoo/gp/models"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -43,11 +42,11 @@ func testRMSE(t testing.TB, model *advgp.Model) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fm, _, err := model.SVGP.PredictF(x, models.PredictOptions{})
+	p, err := model.Predict(x, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rmse(fm, y)
+	return rmse(p.FMean, y)
 }
 
 func rmse(a, b *mat.Dense) float64 {

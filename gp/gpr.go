@@ -13,9 +13,6 @@ import (
 // standardised targets).
 const DefaultNoiseVariance = 0.1
 
-// DefaultPredictChunk is the number of test rows predicted per graph run when PredictOptions.Chunk is zero.
-const DefaultPredictChunk = 1024
-
 // GPRConfig configures exact GP regression. Zero values mean defaults.
 type GPRConfig struct {
 	// Kernel is the prior covariance (required).
@@ -26,15 +23,26 @@ type GPRConfig struct {
 	NoiseVariance float64
 	// NoiseFloor is the lower bound of σ² (default graph.DefaultPositiveFloor).
 	NoiseFloor float64
+	// X [N,D] and Y [N,P] are the training data Predict conditions on (optional here: SetTrainingData sets
+	// them later, after fitting for example; both or neither).
+	X, Y *mat.Dense
 }
 
 // GPR is exact Gaussian-process regression with Gaussian noise and P independent outputs sharing one kernel:
-// y_p ~ N(m_p(X), K + σ²I) (Rasmussen & Williams 2006, Algorithm 2.1; MATH.md §1).
+// y_p ~ N(m_p(X), K + σ²I) (Rasmussen & Williams 2006, Algorithm 2.1; MATH.md §1). It is a Predictor: it holds
+// the training data its predictions condition on (DataHolder).
 type GPR struct {
 	Kernel Kernel
 	Mean   MeanFunction // nil: zero
 	Noise  *graph.Param // σ², scalar
+
+	x, y *mat.Dense // training data for Predict (nil: unset)
 }
+
+var (
+	_ Predictor  = (*GPR)(nil)
+	_ DataHolder = (*GPR)(nil)
+)
 
 // NewGPR returns an exact GP regression model.
 func NewGPR(c GPRConfig) (*GPR, error) {
@@ -45,7 +53,14 @@ func NewGPR(c GPRConfig) (*GPR, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gp: GPR: %w", err)
 	}
-	return &GPR{Kernel: c.Kernel, Mean: c.Mean, Noise: noise}, nil
+	m := &GPR{Kernel: c.Kernel, Mean: c.Mean, Noise: noise}
+	if (c.X == nil) != (c.Y == nil) {
+		return nil, configErr("GPR: X and Y must be both set or both nil")
+	}
+	if err := m.SetTrainingData(c.X, c.Y); err != nil {
+		return nil, fmt.Errorf("gp: GPR: %w", err)
+	}
+	return m, nil
 }
 
 // Params returns the kernel's, the mean's and the noise parameters.
@@ -95,35 +110,67 @@ func (m *GPR) Loss(x, y *graph.Node) *graph.Node {
 	return x.Graph().Neg(m.LogMarginalLikelihood(x, y))
 }
 
-// Prediction holds predictive marginals at test inputs.
-type Prediction struct {
-	Mean *mat.Dense // [Ns,P] latent mean
-	Var  []float64  // [Ns] latent variance of f (shared by the P outputs; add the noise variance for y)
-}
-
-// PredictOptions configures Predict. Zero values mean defaults.
-type PredictOptions struct {
-	// Chunk is the number of test rows per graph run (default DefaultPredictChunk): memory is O(N·Chunk).
-	Chunk int
-	// Graph configures the prediction graph (Cholesky jitter).
-	Graph graph.Options
-}
-
-// Predict returns the latent predictive mean and variance at xs [Ns,D] given training data (x [N,D], y [N,P]):
-// μ* = m(x*) + K*ₓ(K+σ²I)⁻¹(y−m), σ²* = k** − ‖L⁻¹Kₓ*‖² (MATH.md §1). Test rows are processed in chunks.
-func (m *GPR) Predict(x, y, xs *mat.Dense, o PredictOptions) (*Prediction, error) {
-	n, d, p, err := m.checkData(x, y)
+// Predict returns the predictive distribution at xs [Ns,D] given the model's training data (x [N,D], y [N,P];
+// ErrNoTrainingData without): the latent mean μ* = m(x*) + K*ₓ(K+σ²I)⁻¹(y−m) and variance σ²* = k** − ‖L⁻¹Kₓ*‖²
+// (MATH.md §1; shared by the P outputs), and y's, the same mean with variance σ²* + σ². Test rows are processed in
+// chunks of o.ChunkRows (default DefaultPredictChunk). o.Full adds the full covariance of f,
+// Σ* = K** − (L⁻¹Kₓ*)ᵀ(L⁻¹Kₓ*) (one matrix shared by the outputs; memory O(N·Ns + Ns²)), and o.Draws joint
+// samples of f from it.
+func (m *GPR) Predict(xs *mat.Dense, o PredictOptions) (*Prediction, error) {
+	if m == nil || m.Kernel == nil || m.Noise == nil {
+		return nil, configErr("GPR.Predict: incomplete model (nil kernel or noise)")
+	}
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	if err := CheckInputs("GPR.Predict", xs, m.Kernel.InputDim()); err != nil {
+		return nil, err
+	}
+	if m.x == nil || m.y == nil {
+		return nil, ErrNoTrainingData
+	}
+	mean, latent, err := m.predictMarginals(xs, o)
 	if err != nil {
 		return nil, err
 	}
-	ns, ds := xs.Dims()
-	if ds != d {
-		return nil, &ops.ShapeError{Op: "GPR.Predict", Want: fmt.Sprintf("test inputs with %d columns", d), Got: fmt.Sprint(ds)}
+	ns, p := mean.Dims()
+	noise := m.NoiseVariance()
+	out := &Prediction{FMean: mean, FVar: mat.NewDense(ns, p, nil), YMean: mat.DenseCopyOf(mean), YVar: mat.NewDense(ns, p, nil)}
+	for i := 0; i < ns; i++ {
+		fv, yv := out.FVar.RawRowView(i), out.YVar.RawRowView(i)
+		for j := range fv {
+			fv[j], yv[j] = latent[i], latent[i]+noise
+		}
 	}
-	if err := ops.CheckFinite("GPR.Predict test inputs", xs.RawMatrix().Data, ds); err != nil {
+	if !o.Full && o.Draws == 0 {
+		return out, nil
+	}
+	cov, err := m.predictCov(xs, o.Graph)
+	if err != nil {
 		return nil, err
 	}
-	chunk := o.Chunk
+	covs := make([]*mat.SymDense, p)
+	for j := range covs {
+		covs[j] = cov
+	}
+	if o.Full {
+		out.FCov = covs
+	}
+	if o.Draws > 0 {
+		if out.Draws, err = DrawJoint(mean, covs, o.Draws, o.Rng(), o.Graph.Jitter); err != nil {
+			return nil, fmt.Errorf("gp: GPR.Predict: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// predictMarginals returns the latent predictive mean [Ns,P] and variance [Ns] at xs, in chunks.
+func (m *GPR) predictMarginals(xs *mat.Dense, o PredictOptions) (*mat.Dense, []float64, error) {
+	x, y := m.x, m.y
+	n, d := x.Dims()
+	_, p := y.Dims()
+	ns, _ := xs.Dims()
+	chunk := o.ChunkRows
 	if chunk <= 0 {
 		chunk = DefaultPredictChunk
 	}
@@ -140,12 +187,12 @@ func (m *GPR) Predict(x, y, xs *mat.Dense, o PredictOptions) (*Prediction, error
 	variance := g.Sub(m.Kernel.KDiag(xsn), g.SumRows(g.Square(a)))
 	prog, err := g.CompileForward(map[string]*graph.Node{"mean": mean, "var": variance})
 	if err != nil {
-		return nil, fmt.Errorf("gp: GPR.Predict: %w", err)
+		return nil, nil, fmt.Errorf("gp: GPR.Predict: %w", err)
 	}
 	defer prog.Close()
 	copyInto(prog.InputData("x"), x)
 	copyInto(prog.InputData("y"), y)
-	out := &Prediction{Mean: mat.NewDense(ns, p, nil), Var: make([]float64, ns)}
+	outMean, outVar := mat.NewDense(ns, p, nil), make([]float64, ns)
 	buf := prog.InputData("xs")
 	for lo := 0; lo < ns; lo += chunk {
 		hi := min(lo+chunk, ns)
@@ -156,59 +203,80 @@ func (m *GPR) Predict(x, y, xs *mat.Dense, o PredictOptions) (*Prediction, error
 			copy(buf[(i-lo)*d:], xs.RawRowView(i))
 		}
 		if err := prog.Run(); err != nil {
-			return nil, fmt.Errorf("gp: GPR.Predict rows %d..%d: %w", lo, hi, err)
+			return nil, nil, fmt.Errorf("gp: GPR.Predict rows %d..%d: %w", lo, hi, err)
 		}
 		mv, vv := prog.Output("mean"), prog.Output("var")
 		for i := lo; i < hi; i++ {
-			copy(out.Mean.RawRowView(i), mv[(i-lo)*p:(i-lo+1)*p])
-			out.Var[i] = math.Max(vv[i-lo], 0)
+			copy(outMean.RawRowView(i), mv[(i-lo)*p:(i-lo+1)*p])
+			outVar[i] = math.Max(vv[i-lo], 0)
 		}
 	}
-	return out, nil
+	return outMean, outVar, nil
 }
 
-// PredictCov returns the latent predictive mean [Ns,P] and the full predictive covariance [Ns,Ns] of f at xs:
-// Σ* = K** − (L⁻¹Kₓ*)ᵀ(L⁻¹Kₓ*) (MATH.md §1). Memory is O(N·Ns + Ns²): use Predict for marginals of large sets.
-func (m *GPR) PredictCov(x, y, xs *mat.Dense, o graph.Options) (*mat.Dense, *mat.SymDense, error) {
-	n, d, p, err := m.checkData(x, y)
-	if err != nil {
-		return nil, nil, err
-	}
-	ns, ds := xs.Dims()
-	if ds != d {
-		return nil, nil, &ops.ShapeError{Op: "GPR.PredictCov", Want: fmt.Sprintf("test inputs with %d columns", d), Got: fmt.Sprint(ds)}
-	}
-	if err := ops.CheckFinite("GPR.PredictCov test inputs", xs.RawMatrix().Data, ds); err != nil {
-		return nil, nil, err
-	}
+// predictCov returns the full predictive covariance [Ns,Ns] of f at xs (MATH.md §1), in one run.
+func (m *GPR) predictCov(xs *mat.Dense, o graph.Options) (*mat.SymDense, error) {
+	x, y := m.x, m.y
+	n, d := x.Dims()
+	_, p := y.Dims()
+	ns, _ := xs.Dims()
 	g := graph.New(o)
 	xn, yn, xsn := g.Input("x", n, d), g.Input("y", n, p), g.Input("xs", ns, d)
-	l, v := m.factor(xn, yn)
+	l, _ := m.factor(xn, yn)
 	a := g.TriSolve(l, m.Kernel.K(xn, xsn), false, false) // [N,Ns]
-	mean := g.MatMul(a, v, true, false)
-	if m.Mean != nil {
-		mean = g.Add(mean, m.Mean.Mean(xsn))
-	}
 	cov := g.Sub(m.Kernel.K(xsn, xsn), g.MatMul(a, a, true, false))
-	prog, err := g.CompileForward(map[string]*graph.Node{"mean": mean, "cov": cov})
+	prog, err := g.CompileForward(map[string]*graph.Node{"cov": cov})
 	if err != nil {
-		return nil, nil, fmt.Errorf("gp: GPR.PredictCov: %w", err)
+		return nil, fmt.Errorf("gp: GPR.Predict (full covariance): %w", err)
 	}
 	defer prog.Close()
 	copyInto(prog.InputData("x"), x)
 	copyInto(prog.InputData("y"), y)
 	copyInto(prog.InputData("xs"), xs)
 	if err := prog.Run(); err != nil {
-		return nil, nil, fmt.Errorf("gp: GPR.PredictCov: %w", err)
+		return nil, fmt.Errorf("gp: GPR.Predict (full covariance): %w", err)
 	}
-	c := prog.Output("cov")
-	sym := mat.NewSymDense(ns, nil)
-	for i := 0; i < ns; i++ {
-		for j := i; j < ns; j++ {
-			sym.SetSym(i, j, 0.5*(c[i*ns+j]+c[j*ns+i]))
-		}
+	return SymFromRowMajor(prog.Output("cov"), ns), nil
+}
+
+// TrainingData returns the training data the model predicts from (DataHolder; nil, nil when unset).
+func (m *GPR) TrainingData() (x, y *mat.Dense) { return m.x, m.y }
+
+// SetTrainingData copies the training data x [N,D] and y [N,P] into the model, for Predict (DataHolder): after
+// fitting, or when a model file is loaded. Both nil unset them.
+func (m *GPR) SetTrainingData(x, y *mat.Dense) error {
+	if x == nil && y == nil {
+		m.x, m.y = nil, nil
+		return nil
 	}
-	return mat.NewDense(ns, p, append([]float64(nil), prog.Output("mean")...)), sym, nil
+	if _, _, _, err := m.checkData(x, y); err != nil {
+		return err
+	}
+	m.x, m.y = mat.DenseCopyOf(x), mat.DenseCopyOf(y)
+	return nil
+}
+
+// InputDim returns the kernel's input dimension D (0 without a kernel).
+func (m *GPR) InputDim() int {
+	if m == nil || m.Kernel == nil {
+		return 0
+	}
+	return m.Kernel.InputDim()
+}
+
+// OutputDim returns P, the width of the training targets (the mean function's width without training data; 0
+// without either).
+func (m *GPR) OutputDim() int {
+	switch {
+	case m == nil:
+		return 0
+	case m.y != nil:
+		_, p := m.y.Dims()
+		return p
+	case m.Mean != nil:
+		return m.Mean.OutputDim()
+	}
+	return 0
 }
 
 // LogMarginalLikelihoodValue evaluates log p(y | X) for data matrices (a convenience over a forward graph).

@@ -142,7 +142,10 @@ func TestGPRPredict(t *testing.T) {
 	xs, _ := toyData(rng, 11, 1)
 	ls := []float64{0.6}
 	m := newGPR(t, 1, 1.1, ls, 0.03)
-	pred, err := m.Predict(x, y, xs, gp.PredictOptions{Chunk: 4}) // 3 chunks, the last one padded
+	if err := m.SetTrainingData(x, y); err != nil {
+		t.Fatal(err)
+	}
+	pred, err := m.Predict(xs, gp.PredictOptions{ChunkRows: 4}) // 3 chunks, the last one padded
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,10 +163,11 @@ func TestGPRPredict(t *testing.T) {
 	if err := b.Solve(k, ksx.T()); err != nil {
 		t.Fatal(err)
 	}
-	mean, cov, err := m.PredictCov(x, y, xs, graph.Options{})
+	full, err := m.Predict(xs, gp.PredictOptions{Full: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	mean, cov := full.FMean, full.FCov[0]
 	kss := seARD(xs, xs, 1.1, ls)
 	for i := 0; i < 11; i++ {
 		for j := 0; j < 11; j++ {
@@ -173,13 +177,16 @@ func TestGPRPredict(t *testing.T) {
 			}
 		}
 		if math.Abs(mean.At(i, 0)-mu.At(i, 0)) > 1e-8 {
-			t.Errorf("PredictCov mean[%d] = %v, want %v", i, mean.At(i, 0), mu.At(i, 0))
+			t.Errorf("full prediction's mean[%d] = %v, want %v", i, mean.At(i, 0), mu.At(i, 0))
 		}
 	}
 	for i := 0; i < 11; i++ {
 		v := 1.1 - mat.Dot(ksx.RowView(i), b.ColView(i))
-		if math.Abs(pred.Mean.At(i, 0)-mu.At(i, 0)) > 1e-8 || math.Abs(pred.Var[i]-v) > 1e-8 {
-			t.Errorf("row %d: mean %v var %v; want %v %v", i, pred.Mean.At(i, 0), pred.Var[i], mu.At(i, 0), v)
+		if math.Abs(pred.FMean.At(i, 0)-mu.At(i, 0)) > 1e-8 || math.Abs(pred.FVar.At(i, 0)-v) > 1e-8 {
+			t.Errorf("row %d: mean %v var %v; want %v %v", i, pred.FMean.At(i, 0), pred.FVar.At(i, 0), mu.At(i, 0), v)
+		}
+		if pred.YMean.At(i, 0) != pred.FMean.At(i, 0) || pred.YVar.At(i, 0) != pred.FVar.At(i, 0)+0.03 {
+			t.Errorf("row %d: y mean %v var %v, want f's mean and variance + noise", i, pred.YMean.At(i, 0), pred.YVar.At(i, 0))
 		}
 	}
 }
@@ -189,17 +196,30 @@ func TestGPRBadInput(t *testing.T) {
 	m := newGPR(t, 2, 1, nil, 0.1)
 	x := mat.NewDense(3, 2, []float64{1, 2, 3, math.NaN(), 5, 6})
 	y := mat.NewDense(3, 1, []float64{1, 2, 3})
-	_, err := m.Predict(x, y, mat.NewDense(1, 2, nil), gp.PredictOptions{})
+	err := m.SetTrainingData(x, y)
 	var nf *ops.NonFiniteError
 	if !errors.As(err, &nf) || nf.Row != 1 || nf.Col != 1 {
 		t.Errorf("NaN at (1,1): got %v", err)
 	}
 	good := mat.NewDense(3, 2, []float64{1, 2, 3, 4, 5, 6})
-	if _, err := m.Predict(good, mat.NewDense(2, 1, nil), good, gp.PredictOptions{}); !errors.Is(err, ops.ErrShape) {
+	if _, err := m.Predict(good, gp.PredictOptions{}); !errors.Is(err, gp.ErrNoTrainingData) {
+		t.Errorf("no training data: %v", err)
+	}
+	if err := m.SetTrainingData(good, mat.NewDense(2, 1, nil)); !errors.Is(err, ops.ErrShape) {
 		t.Errorf("rows mismatch: %v", err)
 	}
-	if _, err := m.Predict(good, y, mat.NewDense(2, 3, nil), gp.PredictOptions{}); !errors.Is(err, ops.ErrShape) {
+	if err := m.SetTrainingData(good, nil); !errors.Is(err, gp.ErrConfig) {
+		t.Errorf("nil targets: %v", err)
+	}
+	if err := m.SetTrainingData(good, y); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Predict(mat.NewDense(2, 3, nil), gp.PredictOptions{}); !errors.Is(err, ops.ErrShape) {
 		t.Errorf("test dims mismatch: %v", err)
+	}
+	bad := mat.NewDense(2, 2, []float64{0, 1, math.Inf(1), 0})
+	if _, err := m.Predict(bad, gp.PredictOptions{}); !errors.As(err, &nf) || nf.Row != 1 || nf.Col != 0 {
+		t.Errorf("Inf test input at (1,0): %v", err)
 	}
 	if _, err := m.LogMarginalLikelihoodValue(nil, y, graph.Options{}); err == nil {
 		t.Error("nil data accepted")

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gpzoo/gpzoo/graph"
+	"gonum.org/v1/gonum/mat"
 )
 
 // MeanFunction is a GP's prior mean m(X) [N,Q] for X [N,D].
@@ -11,6 +12,15 @@ type MeanFunction interface {
 	Mean(x *graph.Node) *graph.Node
 	OutputDim() int
 	Params() []*graph.Param
+}
+
+// DataMean is a MeanFunction that also evaluates on plain data, outside a graph: deep GPs push their training
+// inputs and inducing inputs through the fixed mean functions of inner layers with it (dgp.Build). IdentityMean
+// and ProjectionMean implement it.
+type DataMean interface {
+	MeanFunction
+	// MeanOf returns m(x) [N,Q] for x [N,D] (a new matrix).
+	MeanOf(x *mat.Dense) *mat.Dense
 }
 
 // ZeroMean is m(x) = 0 with Q outputs.
@@ -115,6 +125,9 @@ func (m IdentityMean) OutputDim() int { return m.D }
 // Params returns nil.
 func (m IdentityMean) Params() []*graph.Param { return nil }
 
+// MeanOf returns a copy of x (DataMean).
+func (m IdentityMean) MeanOf(x *mat.Dense) *mat.Dense { return mat.DenseCopyOf(x) }
+
 // ProjectionMean is m(x) = x·W with a fixed (not trained) W [D,Q]: the mean of deep-GP inner layers that change
 // width (Salimbeni & Deisenroth 2017, Sec. 4; MATH.md §9): the top-Q principal directions of the layer's input
 // data when stepping down (Q < D), and W = [I 0] (identity with zero padding) when stepping up.
@@ -143,6 +156,13 @@ func NewProjectionMean(d, q int, w []float64) (*ProjectionMean, error) {
 func (m *ProjectionMean) Mean(x *graph.Node) *graph.Node {
 	g := x.Graph()
 	return g.MatMul(x, g.Const("projection", m.w, m.d, m.q), false, false)
+}
+
+// MeanOf returns x·W [N,Q] (DataMean).
+func (m *ProjectionMean) MeanOf(x *mat.Dense) *mat.Dense {
+	var out mat.Dense
+	out.Mul(x, mat.NewDense(m.d, m.q, m.w))
+	return &out
 }
 
 // Weights returns a copy of W, row-major [D,Q].

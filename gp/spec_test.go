@@ -216,7 +216,10 @@ func outputs(t *testing.T, v any, a, b, x *mat.Dense) []float64 {
 		for i := range n {
 			y.Set(i, 0, math.Sin(3*x.At(i, 0))+x.At(i, 1))
 		}
-		pr, err := v.Predict(a, y, b, gp.PredictOptions{Chunk: 3})
+		if err := v.SetTrainingData(a, y); err != nil {
+			t.Fatal(err)
+		}
+		pr, err := v.Predict(b, gp.PredictOptions{ChunkRows: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +227,7 @@ func outputs(t *testing.T, v any, a, b, x *mat.Dense) []float64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return append(append(slices.Clone(pr.Mean.RawMatrix().Data), pr.Var...), lml, v.NoiseVariance())
+		return append(append(slices.Clone(pr.FMean.RawMatrix().Data), pr.FVar.RawMatrix().Data...), lml, v.NoiseVariance())
 	}
 	t.Fatalf("cannot evaluate a %T", v)
 	return nil

@@ -303,7 +303,7 @@ func TestBasisGrowthFullStartIsNoOp(t *testing.T) {
 // grEval returns the predictive means and variances at x and the KL of l.
 func grEval(t *testing.T, l *layers.Decoupled, x *mat.Dense) (mu, va []float64, kl float64) {
 	t.Helper()
-	m, v, err := models.PredictLayer(l, x, models.PredictOptions{})
+	m, v, err := models.PredictLayer(l, x, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

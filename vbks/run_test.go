@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/gptest"
 	"github.com/gpzoo/gpzoo/gp/grammar"
 	"github.com/gpzoo/gpzoo/gp/layers"
@@ -214,36 +215,56 @@ func TestRunRejectsBadInput(t *testing.T) {
 
 // TestPredictiveMoments checks eq. 15 and the mixture density on hand-made components.
 func TestPredictiveMoments(t *testing.T) {
-	p := &Predictive{Weights: []float64{0.25, 0.75}, Means: [][]float64{{1, -2}, {3, 0}}, Vars: [][]float64{{0.5, 1}, {2, 0.1}}}
-	mean, variance := p.Moments()
+	col := func(v ...float64) *mat.Dense { return mat.NewDense(len(v), 1, v) }
+	means, vars := [][]float64{{1, -2}, {3, 0}}, [][]float64{{0.5, 1}, {2, 0.1}}
+	weights := []float64{0.25, 0.75}
+	cs := make([]gp.Component, 2)
+	for i := range cs {
+		cs[i] = gp.Component{Weight: weights[i], YMean: col(means[i]...), YVar: col(vars[i]...), FMean: col(means[i]...), FVar: col(0.5*vars[i][0], 0.5*vars[i][1])}
+	}
+	p := Mixture(cs)
 	for n := range 2 {
-		mu := 0.25*p.Means[0][n] + 0.75*p.Means[1][n]
-		s2 := 0.25*(p.Vars[0][n]+p.Means[0][n]*p.Means[0][n]) + 0.75*(p.Vars[1][n]+p.Means[1][n]*p.Means[1][n]) - mu*mu
-		if math.Abs(mean[n]-mu) > 1e-14 || math.Abs(variance[n]-s2) > 1e-13 {
-			t.Errorf("row %d: moments (%v, %v), eq. 15 gives (%v, %v)", n, mean[n], variance[n], mu, s2)
+		mu := 0.25*means[0][n] + 0.75*means[1][n]
+		s2 := 0.25*(vars[0][n]+means[0][n]*means[0][n]) + 0.75*(vars[1][n]+means[1][n]*means[1][n]) - mu*mu
+		if got, gv := p.YMean.At(n, 0), p.YVar.At(n, 0); math.Abs(got-mu) > 1e-14 || math.Abs(gv-s2) > 1e-13 {
+			t.Errorf("row %d: moments (%v, %v), eq. 15 gives (%v, %v)", n, got, gv, mu, s2)
+		}
+		if p.FMean.At(n, 0) != p.YMean.At(n, 0) || !(p.FVar.At(n, 0) < p.YVar.At(n, 0)) {
+			t.Errorf("row %d: f's moments (%v, %v) against y's (%v, %v)", n, p.FMean.At(n, 0), p.FVar.At(n, 0), p.YMean.At(n, 0), p.YVar.At(n, 0))
 		}
 	}
 	y := []float64{0.5, -1}
-	ld, err := p.LogDensity(y)
+	ld, err := LogDensity(p, y)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for n := range 2 {
 		want := 0.0
-		for i, w := range p.Weights {
-			v := p.Vars[i][n]
-			want += w * math.Exp(-0.5*(y[n]-p.Means[i][n])*(y[n]-p.Means[i][n])/v) / math.Sqrt(2*math.Pi*v)
+		for i, w := range weights {
+			v := vars[i][n]
+			want += w * math.Exp(-0.5*(y[n]-means[i][n])*(y[n]-means[i][n])/v) / math.Sqrt(2*math.Pi*v)
 		}
 		if math.Abs(ld[n]-math.Log(want)) > 1e-12 {
 			t.Errorf("row %d: log density %v, want %v", n, ld[n], math.Log(want))
 		}
 	}
-	one := &Predictive{Weights: []float64{1, 0}, Means: p.Means, Vars: p.Vars}
-	m1, v1 := one.Moments()
-	if m1[1] != -2 || v1[1] != 1 {
-		t.Errorf("a one-hot mixture: (%v, %v), want the first component (-2, 1)", m1[1], v1[1])
+	oneHot := []gp.Component{cs[0], cs[1]}
+	oneHot[0].Weight, oneHot[1].Weight = 1, 0
+	one := Mixture(oneHot)
+	if m1, v1 := one.YMean.At(1, 0), one.YVar.At(1, 0); m1 != -2 || v1 != 1 {
+		t.Errorf("a one-hot mixture: (%v, %v), want the first component (-2, 1)", m1, v1)
 	}
-	if _, err := p.LogDensity([]float64{1}); err == nil {
+	single, err := LogDensity(&gp.Prediction{YMean: cs[0].YMean, YVar: cs[0].YVar}, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range 2 {
+		d := y[n] - means[0][n]
+		if want := -0.5 * (math.Log(2*math.Pi*vars[0][n]) + d*d/vars[0][n]); single[n] != want {
+			t.Errorf("row %d: one Gaussian's log density %v, want %v", n, single[n], want)
+		}
+	}
+	if _, err := LogDensity(p, []float64{1}); err == nil {
 		t.Error("wrong number of targets: no error")
 	}
 }

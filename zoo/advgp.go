@@ -259,7 +259,7 @@ func runADVGP(e *Entry, o Options, sp advgpSpec) (*Result, error) {
 	stats.Workers, stats.Tau, stats.Updates, stats.PointsPerSecond = workers, tau, dres.Updates, dres.PointsPerSecond
 	stats.Stale, stats.Dropped, stats.Rejoins, stats.PerShard = dres.Stale, dres.Dropped(), dres.Rejoins, dres.PerShard
 	res.ADVGP = stats
-	if err := saveModel(e, o, res, model.SVGP, p.std, nil, false); err != nil {
+	if err := saveModel(e, o, res, model.SVGP, p.std); err != nil {
 		return nil, err
 	}
 	return scoreSVGP(res, model.SVGP, p.te, p.std)

@@ -147,7 +147,7 @@ func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
 			return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
 		}
 	}
-	f := newModelFile(b.model, std, tr, b.needsData, map[string]string{
+	f := newModelFile(b.model, std, map[string]string{
 		"family": c.Family, "likelihood": c.Likelihood, "seed": fmt.Sprint(c.Seed), "data": d.Name,
 		"test_samples": fmt.Sprint(c.TestSamples)})
 	if len(d.FeatureNames) > 0 {
@@ -252,12 +252,11 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 
 // customBuild is a model ready to train.
 type customBuild struct {
-	model     modelfile.Model
-	hooks     []train.Hook
-	lbfgs     bool // full-batch L-BFGS (gpr, sgpr)
-	needsData bool // prediction needs the training data (gpr, sgpr)
-	describe  string
-	sources   []*rand.PCG // the model's own random sources (deep-GP noise, Monte-Carlo likelihood), for checkpoints
+	model    modelfile.Model
+	hooks    []train.Hook
+	lbfgs    bool // full-batch L-BFGS (gpr, sgpr)
+	describe string
+	sources  []*rand.PCG // the model's own random sources (deep-GP noise, Monte-Carlo likelihood), for checkpoints
 }
 
 func buildCustom(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, rng *rand.Rand) (*customBuild, error) {
@@ -272,21 +271,21 @@ func buildCustom(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, 
 		if n > 5000 {
 			return nil, fmt.Errorf("%w: gpr on %d training rows needs O(N³) = too much time and memory: use sgpr or svgp", ErrBadCustom, n)
 		}
-		model, err := gp.NewGPR(gp.GPRConfig{Kernel: kern})
+		model, err := gp.NewGPR(gp.GPRConfig{Kernel: kern, X: tr.X, Y: tr.Y}) // it predicts from them
 		if err != nil {
 			return nil, err
 		}
-		return &customBuild{model: model, lbfgs: true, needsData: true, describe: "lbfgs, exact GP"}, nil
+		return &customBuild{model: model, lbfgs: true, describe: "lbfgs, exact GP"}, nil
 	case "sgpr":
 		z, err := gp.KMeans(tr.X, m, DefaultKMeansIters, rng)
 		if err != nil {
 			return nil, err
 		}
-		model, err := models.NewSGPR(models.SGPRConfig{Kernel: kern, Z: z})
+		model, err := models.NewSGPR(models.SGPRConfig{Kernel: kern, Z: z, X: tr.X, Y: tr.Y}) // it predicts from them
 		if err != nil {
 			return nil, err
 		}
-		return &customBuild{model: model, lbfgs: true, needsData: true, describe: fmt.Sprintf("lbfgs, M=%d", m)}, nil
+		return &customBuild{model: model, lbfgs: true, describe: fmt.Sprintf("lbfgs, M=%d", m)}, nil
 	}
 	mcSrc := rand.NewPCG(c.Seed, 0x50f7)
 	lik, latent, err := newLikelihood(fam, tr.P(), tr.NumClasses, models.DefaultNoiseVariance, rand.New(mcSrc))
@@ -437,7 +436,7 @@ func checkTargets(d *datasets.Dataset, fam gp.LikelihoodFamily, target string) e
 // scoreCustom fills res's test metrics from the model file's predictions (the path `gpzoo predict` takes), so
 // what is reported is what a saved model predicts. te is in original units, as are the predictions.
 func scoreCustom(res *Result, f *modelfile.File, te *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily) error {
-	p, err := f.Predict(te.X, modelfile.PredictOptions{Samples: c.TestSamples, Rand: rand.New(rand.NewPCG(c.Seed, 0x7e57))})
+	p, err := f.Predict(te.X, gp.PredictOptions{Samples: c.TestSamples, Rand: rand.New(rand.NewPCG(c.Seed, 0x7e57))})
 	if err != nil {
 		return fmt.Errorf("zoo: scoring the held-out rows: %w", err)
 	}

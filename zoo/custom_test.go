@@ -88,7 +88,7 @@ func TestTrainCustomEveryFamily(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := modelfile.PredictOptions{Samples: 5, Rand: rand.New(rand.NewPCG(1, 1))}
+			o := gp.PredictOptions{Samples: 5, Rand: rand.New(rand.NewPCG(1, 1))}
 			p1, err := run.File.Predict(c.d.X, o)
 			if err != nil {
 				t.Fatal(err)
@@ -190,7 +190,7 @@ func TestTrainCustomPoisson(t *testing.T) {
 	if s := run.File.Standardizer; s.YMean[0] != 0 || s.YStd[0] != 1 {
 		t.Fatalf("target standardised: mean %v, deviation %v", s.YMean, s.YStd)
 	}
-	p, err := run.File.Predict(d.X, modelfile.PredictOptions{})
+	p, err := run.File.Predict(d.X, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,8 @@ func TestFullBatchObjectiveIsFinal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			loss, err := train.Objective(f.Model.(gp.Model), f.TrainX, f.TrainY)
+			x, y := f.Model.(gp.DataHolder).TrainingData()
+			loss, err := train.Objective(f.Model.(gp.Model), x, y)
 			if err != nil {
 				t.Fatal(err)
 			}

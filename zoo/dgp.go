@@ -10,7 +10,6 @@ import (
 	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/gp/likelihoods"
 	"github.com/gpzoo/gpzoo/train"
-	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -251,7 +250,7 @@ func runDGP(e *Entry, o Options, sp dgpSpec) (*Result, error) {
 		ts = o.TestSamples
 	}
 	res.TestSamples = ts
-	if err := saveModel(e, o, res, model, std, tr, false); err != nil {
+	if err := saveModel(e, o, res, model, std); err != nil {
 		return nil, err
 	}
 	return scoreDGP(res, model, ts, te, std, testRand(o))
@@ -264,32 +263,26 @@ func testRand(o Options) *rand.Rand { return rand.New(rand.NewPCG(o.Seed, uint64
 // mixture test LL in original units (regression), or accuracy and mixture LL of the labels; the moment-matched
 // Gaussian's LL goes beside it, labelled.
 func scoreDGP(res *Result, model *dgp.DGP, s int, te *datasets.Dataset, std *datasets.Standardizer, rng *rand.Rand) (*Result, error) {
-	o := dgp.PredictOptions{Samples: s, Rand: rng}
-	p, err := model.PredictF(te.X, o)
+	p, err := model.Predict(te.X, gp.PredictOptions{Samples: s, Rand: rng})
 	if err != nil {
 		return nil, err
 	}
-	res.TestSamples = p.Samples()
+	res.TestSamples = len(p.Components)
 	lds, err := model.Score(p, te.Y)
 	if err != nil {
 		return nil, err
 	}
 	mix, mm := stat.Mean(lds.Mixture, nil), stat.Mean(lds.MomentMatched, nil)
-	if g, ok := model.Likelihood.(*likelihoods.Gaussian); ok {
+	if _, ok := model.Likelihood.(*likelihoods.Gaussian); ok {
 		off := std.LogDensityOffset(0)
 		mix, mm = mix+off, mm+off
-		fm, fv := p.MomentMatched()
-		rmse, _ := gaussianMetrics(&gp.Prediction{Mean: fm, Var: mat.Col(nil, 0, fv)}, g.Variance(), te, std)
+		rmse, _ := gaussianScores(p, te, std) // the mixture's mean
 		res.TestRMSE = &rmse
 	} else {
-		probs, _, err := model.YMoments(p)
-		if err != nil {
-			return nil, err
-		}
-		acc, _ := classMetrics(res, probs, lds.Mixture, te.Y)
+		acc, _ := classMetrics(res, p.YMean, lds.Mixture, te.Y)
 		res.TestAccuracy = &acc
 	}
-	res.TestLL, res.TestLLKind = mix, fmt.Sprintf("mixture of %d samples", p.Samples())
+	res.TestLL, res.TestLLKind = mix, fmt.Sprintf("mixture of %d samples", len(p.Components))
 	res.TestLLMomentMatched = &mm
 	return res, nil
 }

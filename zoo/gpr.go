@@ -55,7 +55,7 @@ func runGPR(e *Entry, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := gp.NewGPR(gp.GPRConfig{Kernel: kern, NoiseVariance: DefaultGPRNoise})
+	m, err := gp.NewGPR(gp.GPRConfig{Kernel: kern, NoiseVariance: DefaultGPRNoise, X: tr.X, Y: tr.Y})
 	if err != nil {
 		return nil, err
 	}
@@ -90,15 +90,14 @@ func runGPR(e *Entry, o Options) (*Result, error) {
 	if o.Logger != nil {
 		o.Logger.Info("fitted", "entry", e.Name, "kernel", kern.String(), "noise", m.NoiseVariance())
 	}
-	if err := saveModel(e, o, res, m, std, tr, true); err != nil {
+	if err := saveModel(e, o, res, m, std); err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
-	pred, err := m.Predict(tr.X, tr.Y, te.X, gp.PredictOptions{})
+	rmse, ll, err := gaussianMetrics(m, te, std)
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: predict: %w", e.Name, err)
 	}
-	rmse, ll := gaussianMetrics(pred, m.NoiseVariance(), te, std)
 	res.TestRMSE, res.TestLL = &rmse, ll
 	if o.Logger != nil {
 		o.Logger.Info("predicted", "entry", e.Name, "seconds", time.Since(t0).Seconds())
@@ -106,14 +105,25 @@ func runGPR(e *Entry, o Options) (*Result, error) {
 	return res, nil
 }
 
-// gaussianMetrics returns the test RMSE and mean log predictive density of N(y | μ, v + σ²), both in the
-// original units of the (single) target.
-func gaussianMetrics(p *gp.Prediction, noise float64, test *datasets.Dataset, std *datasets.Standardizer) (rmse, ll float64) {
+// gaussianMetrics predicts the test rows with m and returns the RMSE and the mean log predictive density of
+// N(y | μ, v + σ²) (the Prediction's YMean and YVar), both in the original units of the (single) target.
+func gaussianMetrics(m gp.Predictor, test *datasets.Dataset, std *datasets.Standardizer) (rmse, ll float64, err error) {
+	p, err := m.Predict(test.X, gp.PredictOptions{})
+	if err != nil {
+		return 0, 0, err
+	}
+	rmse, ll = gaussianScores(p, test, std)
+	return rmse, ll, nil
+}
+
+// gaussianScores returns the test RMSE and mean log predictive density of N(y | μ, σ²) for μ, σ² the
+// Prediction's YMean and YVar, in the original units of the (single) target.
+func gaussianScores(p *gp.Prediction, test *datasets.Dataset, std *datasets.Standardizer) (rmse, ll float64) {
 	n := test.N()
 	for i := 0; i < n; i++ {
-		mu := std.InverseMean(0, p.Mean.At(i, 0))
+		mu := std.InverseMean(0, p.YMean.At(i, 0))
 		y := std.InverseMean(0, test.Y.At(i, 0))
-		v := std.InverseVar(0, p.Var[i]+noise)
+		v := std.InverseVar(0, p.YVar.At(i, 0))
 		r := y - mu
 		rmse += r * r
 		ll += -0.5*math.Log(2*math.Pi*v) - r*r/(2*v)

@@ -371,7 +371,7 @@ func runODVGP(e *Entry, o Options, sp odvgpSpec) (*Result, error) {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}
 	fillTraining(res, tres, tr.N())
-	if err := saveModel(e, o, res, model, std, tr, false); err != nil {
+	if err := saveModel(e, o, res, model, std); err != nil {
 		return nil, err
 	}
 	return scoreSVGP(res, model, te, std)

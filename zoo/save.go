@@ -9,15 +9,15 @@ import (
 	"github.com/gpzoo/gpzoo/train"
 )
 
-// saveModel writes the model an entry trained to o.SaveModel (nothing when it is empty): the model, the data
-// standardisation, the standardised training data when prediction needs it (exact GP, SGPR), and the entry,
-// split and seed as metadata. The saved model predicts (gpzoo predict, modelfile.File.Predict) on inputs in the
-// data set's original units.
-func saveModel(e *Entry, o Options, res *Result, model modelfile.Model, std *datasets.Standardizer, tr *datasets.Dataset, needsData bool) error {
+// saveModel writes the model an entry trained to o.SaveModel (nothing when it is empty): the model (with the
+// standardised training data an exact GP or SGPR holds to predict from), the data standardisation, and the
+// entry, split and seed as metadata. The saved model predicts (gpzoo predict, modelfile.File.Predict) on inputs
+// in the data set's original units.
+func saveModel(e *Entry, o Options, res *Result, model modelfile.Model, std *datasets.Standardizer) error {
 	if o.SaveModel == "" {
 		return nil
 	}
-	f := newModelFile(model, std, tr, needsData, map[string]string{
+	f := newModelFile(model, std, map[string]string{
 		"entry": e.Name, "data": e.Dataset, "split": fmt.Sprint(o.Split), "seed": fmt.Sprint(o.Seed),
 		"optimizer": res.Optimizer})
 	if res.TestSamples > 0 {
@@ -87,12 +87,8 @@ func (o Options) withEval(c train.Config, score func(r *Result) error) train.Con
 	return c
 }
 
-// newModelFile returns the model file of a trained model: the standardisation, the (standardised) training data
-// when prediction needs it (exact GP, SGPR), and meta.
-func newModelFile(model modelfile.Model, std *datasets.Standardizer, tr *datasets.Dataset, needsData bool, meta map[string]string) *modelfile.File {
-	f := &modelfile.File{Model: model, Standardizer: std, Meta: meta}
-	if needsData {
-		f.TrainX, f.TrainY = tr.X, tr.Y
-	}
-	return f
+// newModelFile returns the model file of a trained model (an exact GP or SGPR holds its standardised training
+// data, which the file saves with it): the standardisation and meta.
+func newModelFile(model modelfile.Model, std *datasets.Standardizer, meta map[string]string) *modelfile.File {
+	return &modelfile.File{Model: model, Standardizer: std, Meta: meta}
 }

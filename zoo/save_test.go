@@ -109,7 +109,7 @@ func checkSavedRMSE(t *testing.T, e *zoo.Entry, o zoo.Options, f *modelfile.File
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := f.Predict(te.X, modelfile.PredictOptions{Samples: o.TestSamples, Rand: zoo.RandForTest(o)})
+	p, err := f.Predict(te.X, gp.PredictOptions{Samples: o.TestSamples, Rand: zoo.RandForTest(o)})
 	if err != nil {
 		t.Fatal(err)
 	}

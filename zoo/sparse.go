@@ -206,14 +206,14 @@ func runSparse(e *Entry, o Options, sp sparseSpec) (*Result, error) {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}
 	fillTraining(res, tres, tr.N())
-	if err := saveModel(e, o, res, model, std, tr, false); err != nil {
+	if err := saveModel(e, o, res, model, std); err != nil {
 		return nil, err
 	}
 	return scoreSVGP(res, model, te, std)
 }
 
 func runSGPR(e *Entry, o Options, sp sparseSpec, res *Result, kern gp.Kernel, z *mat.Dense, tr, te *datasets.Dataset, std *datasets.Standardizer, rng *rand.Rand, src *rand.PCG) (*Result, error) {
-	model, err := models.NewSGPR(models.SGPRConfig{Kernel: kern, Z: z})
+	model, err := models.NewSGPR(models.SGPRConfig{Kernel: kern, Z: z, X: tr.X, Y: tr.Y})
 	if err != nil {
 		return nil, err
 	}
@@ -242,14 +242,13 @@ func runSGPR(e *Entry, o Options, sp sparseSpec, res *Result, kern gp.Kernel, z 
 	if err := fillFinal(res, model, tr.X, tr.Y); err != nil { // SGPR's collapsed bound takes the whole data set
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}
-	if err := saveModel(e, o, res, model, std, tr, true); err != nil {
+	if err := saveModel(e, o, res, model, std); err != nil {
 		return nil, err
 	}
-	pred, err := model.Predict(tr.X, tr.Y, te.X, models.PredictOptions{})
+	rmse, ll, err := gaussianMetrics(model, te, std)
 	if err != nil {
 		return nil, err
 	}
-	rmse, ll := gaussianMetrics(pred, model.NoiseVariance(), te, std)
 	res.TestRMSE, res.TestLL = &rmse, ll
 	return res, nil
 }
@@ -258,24 +257,21 @@ func runSGPR(e *Entry, o Options, sp sparseSpec, res *Result, kern gp.Kernel, z 
 // original units for a Gaussian likelihood (std undoes the standardisation), accuracy and mean log predictive
 // density of the labels for a classifier.
 func scoreSVGP(res *Result, model *models.SVGP, te *datasets.Dataset, std *datasets.Standardizer) (*Result, error) {
-	if g, ok := model.Likelihood.(*likelihoods.Gaussian); ok {
-		fm, fv, err := model.PredictF(te.X, models.PredictOptions{})
-		if err != nil {
-			return nil, err
-		}
-		rmse, ll := gaussianMetrics(&gp.Prediction{Mean: fm, Var: mat.Col(nil, 0, fv)}, g.Variance(), te, std)
+	p, err := model.Predict(te.X, gp.PredictOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := model.Likelihood.(*likelihoods.Gaussian); ok {
+		rmse, ll := gaussianScores(p, te, std)
 		res.TestRMSE, res.TestLL = &rmse, ll
 		return res, nil
 	}
-	probs, _, err := model.PredictY(te.X, models.PredictOptions{})
+	// The labels' log densities from the latent marginals, as models.SVGP.LogDensity computes them.
+	lds, err := model.Likelihood.PredictLogDensity(p.FMean.RawMatrix().Data, p.FVar.RawMatrix().Data, mat.DenseCopyOf(te.Y).RawMatrix().Data, te.N())
 	if err != nil {
 		return nil, err
 	}
-	lds, err := model.LogDensity(te.X, te.Y, models.PredictOptions{})
-	if err != nil {
-		return nil, err
-	}
-	acc, ll := classMetrics(res, probs, lds, te.Y)
+	acc, ll := classMetrics(res, p.YMean, lds, te.Y)
 	res.TestAccuracy, res.TestLL = &acc, ll
 	return res, nil
 }

@@ -12,11 +12,10 @@ import (
 	"strings"
 
 	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/grammar"
-	"github.com/gpzoo/gpzoo/gp/models"
 	"github.com/gpzoo/gpzoo/plots"
 	"github.com/gpzoo/gpzoo/vbks"
-	"gonum.org/v1/gonum/mat"
 )
 
 // SyntheticPrefix names the paper's synthetic data sets in VBKSConfig.Data: "synthetic:" followed by one of
@@ -157,10 +156,10 @@ func RunVBKS(c VBKSConfig) (*VBKSReport, *vbks.Result, error) {
 	}
 	slices.SortStableFunc(rep.Pruned, func(a, b VBKSKernel) int { return cmp.Compare(b.Prob, a.Prob) })
 	rep.Best = rep.Kernels[res.Best()]
-	if rep.BMA, err = scoreVBKS(res.Predict, te, std); err != nil {
+	if rep.BMA, err = scoreVBKS(res, te, std); err != nil {
 		return nil, res, err
 	}
-	if rep.Single, err = scoreVBKS(res.PredictBest, te, std); err != nil {
+	if rep.Single, err = scoreVBKS(res.Candidates[res.Best()].Model, te, std); err != nil { // VBKS-s
 		return nil, res, err
 	}
 	return rep, res, nil
@@ -177,14 +176,15 @@ func markTies(r []VBKSKernel) {
 	}
 }
 
-func scoreVBKS(predict func(*mat.Dense, models.PredictOptions) (*vbks.Predictive, error), te *datasets.Dataset, std *datasets.Standardizer) (VBKSMetrics, error) {
-	p, err := predict(te.X, models.PredictOptions{})
+// scoreVBKS returns the test RMSE and mixture log density of m's predictions (the BMA's, or one kernel's).
+func scoreVBKS(m gp.Predictor, te *datasets.Dataset, std *datasets.Standardizer) (VBKSMetrics, error) {
+	p, err := m.Predict(te.X, gp.PredictOptions{})
 	if err != nil {
 		return VBKSMetrics{}, err
 	}
-	mean, _ := p.Moments()
+	mean := p.YMean.RawMatrix().Data
 	y := te.Y.RawMatrix().Data
-	ld, err := p.LogDensity(y)
+	ld, err := vbks.LogDensity(p, y)
 	if err != nil {
 		return VBKSMetrics{}, err
 	}

@@ -84,7 +84,7 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	if s == 0 {
 		s, _ = strconv.Atoi(f.Meta["test_samples"])
 	}
-	p, err := f.Predict(x, modelfile.PredictOptions{Samples: s, Rand: rand.New(rand.NewPCG(*seed, 0x7e57))})
+	p, err := f.Predict(x, gp.PredictOptions{Samples: s, Rand: rand.New(rand.NewPCG(*seed, 0x7e57))})
 	if err != nil {
 		return err
 	}

@@ -66,13 +66,14 @@ func main() {
 	if _, err := train.Train(model, x, y, rng, train.Config{Iters: *iters, BatchSize: 256, Hooks: []train.Hook{natgrad}}); err != nil {
 		log.Fatal(err)
 	}
-	probs, _, err := model.PredictY(xTest, models.PredictOptions{}) // p(y=1), in chunks
+	pred, err := model.Predict(xTest, gp.PredictOptions{}) // in chunks
 	if err != nil {
 		log.Fatal(err)
 	}
+	probs := pred.Probs // [N,2]: p(y=0), p(y=1)
 	correct := 0
 	for i := 0; i < 500; i++ {
-		if (probs.At(i, 0) > 0.5) == (yTest.At(i, 0) == 1) {
+		if (probs.At(i, 1) > 0.5) == (yTest.At(i, 0) == 1) {
 			correct++
 		}
 	}

@@ -90,10 +90,11 @@ func main() {
 
 	// The loop: Adam on minibatches of 200, with an evaluation every tenth of the run.
 	eval := func(step int) (map[string]float64, error) {
-		mean, _, err := model.PredictY(xTest, models.PredictOptions{})
+		pred, err := model.Predict(xTest, gp.PredictOptions{})
 		if err != nil {
 			return nil, err
 		}
+		mean := pred.YMean
 		rmse := 0.0
 		for i := 0; i < 300; i++ {
 			d := mean.At(i, 0) - yTest.At(i, 0)

@@ -108,7 +108,7 @@ func main() {
 	}
 	fmt.Printf("trained in %.1fs; noise std %.3f (true %.2f)\n", res.Seconds, math.Sqrt(lik.Variance()), noiseStd)
 
-	lds, err := deep.LogDensity(xTest, yTest, dgp.PredictOptions{Samples: 100, Rand: rand.New(rand.NewPCG(11, 3))})
+	lds, err := deep.LogDensity(xTest, yTest, gp.PredictOptions{Samples: 100, Rand: rand.New(rand.NewPCG(11, 3))})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -30,16 +30,17 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	model, err := gp.NewGPR(gp.GPRConfig{Kernel: kern})
+	model, err := gp.NewGPR(gp.GPRConfig{Kernel: kern, X: x, Y: y}) // the exact GP predicts from its data
 	if err != nil {
 		log.Fatal(err)
 	}
 	if _, err := train.TrainLBFGS(model, x, y, train.LBFGSConfig{Iters: *iters}); err != nil {
 		log.Fatal(err)
 	}
-	pred, err := model.Predict(x, y, mat.NewDense(1, 1, []float64{1.5}), gp.PredictOptions{})
+	var p gp.Predictor = model // every model family predicts through this interface
+	pred, err := p.Predict(mat.NewDense(1, 1, []float64{1.5}), gp.PredictOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("f(1.5) ≈ %.3f ± %.3f (sin 1.5 = %.3f)\n", pred.Mean.At(0, 0), 2*math.Sqrt(pred.Var[0]), math.Sin(1.5))
+	fmt.Printf("f(1.5) ≈ %.3f ± %.3f (sin 1.5 = %.3f)\n", pred.FMean.At(0, 0), 2*math.Sqrt(pred.FVar.At(0, 0)), math.Sin(1.5))
 }

@@ -77,11 +77,12 @@ func main() {
 		log.Fatal(err)
 	}
 
-	probs, _, err := model.PredictY(xTest, models.PredictOptions{}) // [N,K] class probabilities
+	pred, err := model.Predict(xTest, gp.PredictOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	lds, err := model.LogDensity(xTest, yTest, models.PredictOptions{})
+	probs := pred.Probs // [N,K] class probabilities
+	lds, err := model.LogDensity(xTest, yTest, gp.PredictOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -92,6 +92,33 @@ func FromSVGP(s *models.SVGP) (*Model, error) {
 	return &Model{SVGP: s, Layer: layer, Lik: lik}, nil
 }
 
+var _ gp.Predictor = (*Model)(nil)
+
+// Predict returns the predictive distribution at x [N,D] (gp.Predictor): the SVGP's, f = φ(x)ᵀw under q(w) and
+// y = f + N(0, β⁻¹) (models.SVGP.Predict; o.Full and o.Draws through the layer's full covariance).
+func (m *Model) Predict(x *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error) {
+	if m == nil || m.SVGP == nil {
+		return nil, fmt.Errorf("%w: Predict with an incomplete model", ErrConfig)
+	}
+	return m.SVGP.Predict(x, o)
+}
+
+// InputDim returns D, the inputs' width (0 for an incomplete model).
+func (m *Model) InputDim() int {
+	if m == nil {
+		return 0
+	}
+	return m.SVGP.InputDim()
+}
+
+// OutputDim returns the output width, 1 (ADVGP models one output).
+func (m *Model) OutputDim() int {
+	if m == nil {
+		return 0
+	}
+	return m.SVGP.OutputDim()
+}
+
 // M returns the number of inducing points (the dimension of w).
 func (m *Model) M() int { return m.Layer.NumInducing() }
 

@@ -97,7 +97,11 @@ func Build(x *mat.Dense, c BuildConfig) ([]gp.Layer, error) {
 			return nil, fmt.Errorf("dgp: layer %d mean function: %w", l, err)
 		}
 		means = append(means, m)
-		inputs = append(inputs, applyMean(m, inputs[l]))
+		next, err := applyMean(m, inputs[l])
+		if err != nil {
+			return nil, fmt.Errorf("dgp: layer %d: %w", l, err)
+		}
+		inputs = append(inputs, next)
 	}
 	cache := map[int]*mat.Dense{}
 	layers := make([]gp.Layer, len(widths)-1)
@@ -117,7 +121,10 @@ func Build(x *mat.Dense, c BuildConfig) ([]gp.Layer, error) {
 			}
 			z = mat.DenseCopyOf(z)
 			for _, m := range means[:l] {
-				z = applyMean(m, z)
+				var err error
+				if z, err = applyMean(m, z); err != nil {
+					return nil, err
+				}
 			}
 			return z, nil
 		}
@@ -180,16 +187,13 @@ func InnerMean(x *mat.Dense, q int) (gp.MeanFunction, error) {
 	return gp.NewProjectionMean(d, q, w)
 }
 
-// applyMean evaluates the fixed mean functions InnerMean returns on plain data.
-func applyMean(m gp.MeanFunction, x *mat.Dense) *mat.Dense {
-	switch m := m.(type) {
-	case *gp.ProjectionMean:
-		var out mat.Dense
-		out.Mul(x, mat.NewDense(m.InputDim(), m.OutputDim(), m.Weights()))
-		return &out
-	default: // identity
-		return mat.DenseCopyOf(x)
+// applyMean evaluates the fixed mean functions InnerMean returns on plain data (gp.DataMean).
+func applyMean(m gp.MeanFunction, x *mat.Dense) (*mat.Dense, error) {
+	dm, ok := m.(gp.DataMean)
+	if !ok {
+		return nil, fmt.Errorf("%w: an inner mean function %T that cannot be evaluated on data (gp.DataMean)", ErrConfig, m)
 	}
+	return dm.MeanOf(x), nil
 }
 
 // InnerKernel returns k + White(InnerWhite), the kernel of an inner layer; name prefixes the white kernel's

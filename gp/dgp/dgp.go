@@ -63,6 +63,8 @@ type DGP struct {
 	noise      Noise
 }
 
+var _ gp.Predictor = (*DGP)(nil)
+
 // New validates c and returns the deep GP.
 func New(c Config) (*DGP, error) {
 	if len(c.Layers) == 0 {
@@ -101,9 +103,6 @@ func New(c Config) (*DGP, error) {
 
 // Samples returns S, the number of training samples per point.
 func (d *DGP) Samples() int { return d.samples }
-
-// InputDim returns the first layer's input width.
-func (d *DGP) InputDim() int { return d.Layers[0].InputDim() }
 
 // Params returns every layer's and the likelihood's parameters, without duplicates.
 func (d *DGP) Params() []*graph.Param {

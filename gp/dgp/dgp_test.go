@@ -15,6 +15,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp/models"
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/internal/gradcheck"
+	"github.com/gpzoo/gpzoo/ops"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -130,34 +131,28 @@ func TestOneLayerEqualsSVGP(t *testing.T) {
 	}
 	closeRel(t, "ELBO", gptest.EvalScalar(t, deep.ELBO, x, y), gptest.EvalScalar(t, sv.ELBO, x, y), 1e-12)
 	xt, yt := gptest.ToyRegression(rng, 25, 3, 2)
-	p, err := deep.PredictF(xt, dgp.PredictOptions{Samples: 5})
+	p, err := deep.Predict(xt, gp.PredictOptions{Samples: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Samples() != 1 {
-		t.Fatalf("one-layer DGP drew %d samples, want 1", p.Samples())
+	if len(p.Components) != 1 {
+		t.Fatalf("one-layer DGP drew %d samples, want 1", len(p.Components))
 	}
-	fm, fv, err := sv.PredictF(xt, models.PredictOptions{})
+	sp, err := sv.Predict(xt, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeDense(t, "mean", p.SampleMean[0], fm, 1e-12)
-	closeDense(t, "var", p.SampleVar[0], fv, 1e-12)
-	ym, yv, err := deep.PredictY(xt, dgp.PredictOptions{})
+	closeDense(t, "mean", p.Components[0].FMean, sp.FMean, 1e-12)
+	closeDense(t, "var", p.Components[0].FVar, sp.FVar, 1e-12)
+	closeDense(t, "mixture mean", p.FMean, sp.FMean, 1e-12)
+	closeDense(t, "mixture var", p.FVar, sp.FVar, 1e-12)
+	closeDense(t, "y mean", p.YMean, sp.YMean, 1e-12)
+	closeDense(t, "y var", p.YVar, sp.YVar, 1e-12)
+	ld, err := deep.LogDensity(xt, yt, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sm, svv, err := sv.PredictY(xt, models.PredictOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	closeDense(t, "y mean", ym, sm, 1e-12)
-	closeDense(t, "y var", yv, svv, 1e-12)
-	ld, err := deep.LogDensity(xt, yt, dgp.PredictOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := sv.LogDensity(xt, yt, models.PredictOptions{})
+	want, err := sv.LogDensity(xt, yt, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +229,7 @@ func TestOrthStackEqualsCoupled(t *testing.T) {
 	x, y := gptest.ToyRegression(rng, 20, 3, 1)
 	xt, _ := gptest.ToyRegression(rng, 7, 3, 1)
 	var elbo [2]float64
-	var pred [2]*dgp.Prediction
+	var pred [2]*gp.Prediction
 	for i, orth := range []bool{false, true} {
 		ls := build(t, x, []int{2, 2}, 1, 6, orth, 11)
 		deep, err := dgp.New(dgp.Config{Layers: ls, Likelihood: gaussian(t, 0.1), NumData: 20, Samples: 3,
@@ -243,14 +238,14 @@ func TestOrthStackEqualsCoupled(t *testing.T) {
 			t.Fatal(err)
 		}
 		elbo[i] = gptest.EvalScalar(t, deep.ELBO, x, y)
-		if pred[i], err = deep.PredictF(xt, dgp.PredictOptions{Samples: 4, Rand: rand.New(rand.NewPCG(2, 2))}); err != nil {
+		if pred[i], err = deep.Predict(xt, gp.PredictOptions{Samples: 4, Rand: rand.New(rand.NewPCG(2, 2))}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	closeRel(t, "ELBO", elbo[1], elbo[0], 1e-10)
-	for s := range pred[0].SampleMean {
-		closeDense(t, "sample mean", pred[1].SampleMean[s], pred[0].SampleMean[s], 1e-10)
-		closeDense(t, "sample var", pred[1].SampleVar[s], pred[0].SampleVar[s], 1e-10)
+	for s := range pred[0].Components {
+		closeDense(t, "sample mean", pred[1].Components[s].FMean, pred[0].Components[s].FMean, 1e-10)
+		closeDense(t, "sample var", pred[1].Components[s].FVar, pred[0].Components[s].FVar, 1e-10)
 	}
 }
 
@@ -264,21 +259,22 @@ func TestZeroNoiseComposes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := deep.PredictF(x, dgp.PredictOptions{Samples: 2, Noise: dgp.ZeroNoise})
+	p, err := deep.PredictWithNoise(x, gp.PredictOptions{Samples: 2, Draws: 2}, dgp.ZeroNoise)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _, err := models.PredictLayer(ls[0], x, models.PredictOptions{})
+	h, _, err := models.PredictLayer(ls[0], x, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fm, fv, err := models.PredictLayer(ls[1], h, models.PredictOptions{})
+	fm, fv, err := models.PredictLayer(ls[1], h, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for s := 0; s < 2; s++ {
-		closeDense(t, "mean", p.SampleMean[s], fm, 1e-12)
-		closeDense(t, "var", p.SampleVar[s], fv, 1e-12)
+		closeDense(t, "mean", p.Components[s].FMean, fm, 1e-12)
+		closeDense(t, "var", p.Components[s].FVar, fv, 1e-12)
+		closeDense(t, "draw", p.Draws[s], fm, 1e-12) // every layer passes on its mean
 	}
 }
 
@@ -292,17 +288,17 @@ func TestPredictionSummaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := dgp.PredictOptions{Samples: 50, Rand: rand.New(rand.NewPCG(4, 4)), ChunkRows: 50 * 7} // several chunks
-	p, err := deep.PredictF(x, o)
+	o := gp.PredictOptions{Samples: 50, Rand: rand.New(rand.NewPCG(4, 4)), ChunkRows: 50 * 7} // several chunks
+	p, err := deep.Predict(x, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Samples() != 50 {
-		t.Fatalf("%d samples, want 50", p.Samples())
+	if len(p.Components) != 50 {
+		t.Fatalf("%d samples, want 50", len(p.Components))
 	}
 	distinct := false
 	for i := 0; i < 30; i++ {
-		distinct = distinct || p.SampleMean[0].At(i, 0) != p.SampleMean[1].At(i, 0)
+		distinct = distinct || p.Components[0].FMean.At(i, 0) != p.Components[1].FMean.At(i, 0)
 	}
 	if !distinct {
 		t.Fatal("two samples have the same means: the noise is not redrawn per sample")
@@ -313,13 +309,13 @@ func TestPredictionSummaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Rand = rand.New(rand.NewPCG(4, 4))
-	p2, _ := deep.PredictF(x, o)
-	closeDense(t, "reproducible mean", p2.SampleMean[17], p.SampleMean[17], 0)
+	p2, _ := deep.Predict(x, o)
+	closeDense(t, "reproducible mean", p2.Components[17].FMean, p.Components[17].FMean, 0)
 	lik := gaussian(t, 0.05)
 	for i := 0; i < 30; i++ {
 		avg := 0.0
 		for s := 0; s < 50; s++ {
-			lp, _ := lik.PredictLogDensity([]float64{p.SampleMean[s].At(i, 0)}, []float64{p.SampleVar[s].At(i, 0)}, []float64{y.At(i, 0)}, 1)
+			lp, _ := lik.PredictLogDensity([]float64{p.Components[s].FMean.At(i, 0)}, []float64{p.Components[s].FVar.At(i, 0)}, []float64{y.At(i, 0)}, 1)
 			avg += lp[0] / 50
 		}
 		if ld.Mixture[i] < avg-1e-12 {
@@ -417,13 +413,21 @@ func TestConfigErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := deep.PredictF(x, dgp.PredictOptions{}); !errors.Is(err, dgp.ErrConfig) {
-		t.Errorf("prediction without a Rand: %v", err)
+	if _, err := deep.Predict(x, gp.PredictOptions{Samples: -1}); !errors.Is(err, gp.ErrConfig) {
+		t.Errorf("negative samples: %v", err)
+	}
+	if _, err := deep.Predict(x, gp.PredictOptions{Full: true}); !errors.Is(err, gp.ErrUnsupported) {
+		t.Errorf("full covariance of a deep GP: %v", err)
 	}
 	bad := mat.DenseCopyOf(x)
 	bad.Set(3, 1, math.NaN())
-	if _, err := deep.PredictF(bad, dgp.PredictOptions{Noise: dgp.ZeroNoise}); err == nil {
-		t.Error("NaN input: no error")
+	var nf *ops.NonFiniteError
+	if _, err := deep.PredictWithNoise(bad, gp.PredictOptions{}, dgp.ZeroNoise); !errors.As(err, &nf) || nf.Row != 3 || nf.Col != 1 {
+		t.Errorf("NaN input at (3,1): %v", err)
+	}
+	var se *ops.ShapeError
+	if _, err := deep.Predict(mat.NewDense(2, 7, nil), gp.PredictOptions{}); !errors.As(err, &se) {
+		t.Errorf("wrong width: %v", err)
 	}
 }
 

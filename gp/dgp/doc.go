@@ -21,7 +21,9 @@
 //
 // # Prediction
 //
-// PredictF returns the last layer's marginals for each of S test samples; LogDensity reports both the mixture
-// test log-likelihood (the DGP's predictive density, the papers' metric) and the moment-matched Gaussian's,
-// labelled.
+// DGP is a gp.Predictor: Predict propagates S test samples and returns their mixture (the last layer's marginals
+// and the likelihood's predictive for each sample as the Prediction's Components; FMean, FVar, YMean and YVar
+// the mixture's moments, i.e. the moment-matched Gaussian's). LogDensity (or Score on a Prediction) reports
+// both the mixture test log-likelihood (the DGP's predictive density, the papers' metric) and the
+// moment-matched Gaussian's, labelled.
 package dgp

@@ -3,58 +3,20 @@ package dgp
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
+	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
 	"gonum.org/v1/gonum/mat"
 )
 
-// Defaults of PredictOptions.
+// Defaults of gp.PredictOptions for deep GPs.
 const (
 	// DefaultTestSamples is S at test time (Salimbeni & Deisenroth use 100 for the UCI tables).
 	DefaultTestSamples = 100
 	// DefaultChunkRows bounds S·(test rows) per prediction run: memory is O(M·DefaultChunkRows) per layer.
 	DefaultChunkRows = 20000
 )
-
-// PredictOptions configures prediction. Zero values mean defaults.
-type PredictOptions struct {
-	// Samples is the number of propagated test samples S (default DefaultTestSamples; 1 for a one-layer DGP,
-	// which has nothing to sample).
-	Samples int
-	// Rand draws the test noise (required for a deep GP unless Noise is set). Use a generator of its own:
-	// prediction must not consume the training stream.
-	Rand *rand.Rand
-	// Noise overrides the noise source (tests); nil means StandardNormalNoise(Rand).
-	Noise Noise
-	// ChunkRows bounds S·rows per run (default DefaultChunkRows).
-	ChunkRows int
-	// Graph sets the jitter policy of the prediction graph.
-	Graph graph.Options
-}
-
-// Prediction holds the last layer's latent marginals for each of S propagated samples: SampleMean[s] and
-// SampleVar[s] are [N,L]. A DGP's predictive distribution is the mixture (1/S) Σ_s N(μ_s, diag v_s) in f, pushed
-// through the likelihood.
-type Prediction struct {
-	SampleMean, SampleVar []*mat.Dense
-}
-
-// Samples returns S.
-func (p *Prediction) Samples() int { return len(p.SampleMean) }
-
-// MomentMatched returns the mean and variance [N,L] of the Gaussian that matches the first two moments of the
-// latent mixture: mean = (1/S)Σ μ_s, var = (1/S)Σ (v_s + μ_s²) − mean².
-func (p *Prediction) MomentMatched() (mean, variance *mat.Dense) {
-	n, l := p.SampleMean[0].Dims()
-	ms, vs := make([][]float64, p.Samples()), make([][]float64, p.Samples())
-	for s := range ms {
-		ms[s], vs[s] = p.SampleMean[s].RawMatrix().Data, p.SampleVar[s].RawMatrix().Data
-	}
-	mu, v := mixtureMoments(ms, vs)
-	return mat.NewDense(n, l, mu), mat.NewDense(n, l, v)
-}
 
 // mixtureMoments returns the mean and variance of the equally weighted mixture of Gaussians N(ms[s], vs[s]),
 // entry by entry: mean = (1/S)Σ ms[s], var = (1/S)Σ (vs[s] + ms[s]²) − mean² (law of total variance).
@@ -73,18 +35,35 @@ func mixtureMoments(ms, vs [][]float64) (mean, variance []float64) {
 	return mean, variance
 }
 
-// PredictF propagates S samples of every test row through the hidden layers (each sample its own noise) and
-// returns the last layer's marginals per sample.
-func (d *DGP) PredictF(x *mat.Dense, o PredictOptions) (*Prediction, error) {
-	if x == nil {
-		return nil, fmt.Errorf("dgp: nil inputs")
+// Predict returns the predictive distribution at x [N,D] (gp.Predictor): o.Samples (S, default
+// DefaultTestSamples; 1 for a one-layer DGP) samples of every test row are propagated through the hidden layers
+// (each sample its own noise, drawn from o.Rand) in runs of at most o.ChunkRows (default DefaultChunkRows)
+// samples × rows, and the last layer's marginals of each sample pushed through the likelihood. The result is the
+// equally weighted mixture of the S samples, kept in Components (weight 1/S; FMean, FVar: the last layer's
+// marginals given the sample; YMean, YVar: the likelihood's predictive of each). FMean and FVar are the mixture's
+// mean and variance in f (the moment-matched Gaussian: mean = (1/S)Σ μ_s, var = (1/S)Σ (v_s + μ_s²) − mean²),
+// YMean and YVar the mixture's in y (the same law of total variance over the per-sample predictives; for
+// classifiers YMean is the mixture's class probabilities, and Probs follow from it). o.Draws adds samples of f^L
+// propagated through every layer (each row given the previous layer's sample of that row: not joint across rows).
+// o.Full returns ErrUnsupported: the predictive is not Gaussian.
+func (d *DGP) Predict(x *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error) {
+	return d.PredictWithNoise(x, o, nil)
+}
+
+// PredictWithNoise is Predict with the propagation noise taken from noise instead of o.Rand (nil: o.Rand), for
+// tests and noise-free comparisons (ZeroNoise, FixedNoise).
+func (d *DGP) PredictWithNoise(x *mat.Dense, o gp.PredictOptions, noise Noise) (*gp.Prediction, error) {
+	if d == nil || len(d.Layers) == 0 || d.Likelihood == nil {
+		return nil, fmt.Errorf("%w: Predict with an incomplete deep GP (no layers or no likelihood)", ErrConfig)
 	}
-	n, dim := x.Dims()
-	if dim != d.InputDim() {
-		return nil, &ops.ShapeError{Op: "dgp.PredictF", Want: fmt.Sprintf("inputs with %d columns", d.InputDim()), Got: fmt.Sprint(dim)}
-	}
-	if err := ops.CheckFinite("dgp prediction inputs", x.RawMatrix().Data, dim); err != nil {
+	if err := o.Check(); err != nil {
 		return nil, err
+	}
+	if err := gp.CheckInputs("dgp.Predict", x, d.InputDim()); err != nil {
+		return nil, err
+	}
+	if o.Full {
+		return nil, fmt.Errorf("%w: a deep GP's predictive is a mixture, it has no full covariance (PredictOptions.Full)", gp.ErrUnsupported)
 	}
 	s := o.Samples
 	if len(d.Layers) == 1 {
@@ -92,16 +71,70 @@ func (d *DGP) PredictF(x *mat.Dense, o PredictOptions) (*Prediction, error) {
 	} else if s == 0 {
 		s = DefaultTestSamples
 	}
-	if s < 0 {
-		return nil, fmt.Errorf("%w: %d test samples", ErrConfig, o.Samples)
+	rng := o.Rng()
+	lik, err := gp.LikelihoodWithRand(d.Likelihood, rng)
+	if err != nil {
+		return nil, err
 	}
-	noise := o.Noise
 	if noise == nil {
-		if o.Rand == nil && len(d.Layers) > 1 {
-			return nil, fmt.Errorf("%w: prediction of a deep GP needs a Rand (or a Noise)", ErrConfig)
-		}
-		noise = StandardNormalNoise(o.Rand)
+		noise = StandardNormalNoise(rng)
 	}
+	sm, sv, err := d.sampleMarginals(x, s, noise, o)
+	if err != nil {
+		return nil, err
+	}
+	n, l := sm[0].Dims()
+	fms, fvs := make([][]float64, s), make([][]float64, s)
+	yms, yvs := make([][]float64, s), make([][]float64, s)
+	for k := range fms {
+		fms[k], fvs[k] = sm[k].RawMatrix().Data, sv[k].RawMatrix().Data
+	}
+	for k := range yms {
+		if yms[k], yvs[k], err = lik.PredictMeanVar(fms[k], fvs[k], n); err != nil {
+			return nil, err
+		}
+	}
+	out := &gp.Prediction{Components: make([]gp.Component, s)}
+	fm, fv := mixtureMoments(fms, fvs)
+	out.FMean, out.FVar = mat.NewDense(n, l, fm), mat.NewDense(n, l, fv)
+	ym, yv := mixtureMoments(yms, yvs)
+	c := len(ym) / n
+	out.YMean, out.YVar = mat.NewDense(n, c, ym), mat.NewDense(n, c, yv)
+	if cl, ok := lik.(gp.ClassLikelihood); ok {
+		out.Probs = cl.ClassProbs(out.YMean)
+	}
+	for k := range out.Components {
+		out.Components[k] = gp.Component{Weight: 1 / float64(s), FMean: sm[k], FVar: sv[k],
+			YMean: mat.NewDense(n, c, yms[k]), YVar: mat.NewDense(n, c, yvs[k])}
+	}
+	if o.Draws > 0 {
+		if out.Draws, err = d.drawLast(x, o.Draws, noise, o.Graph); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// InputDim returns the first layer's input width (0 without layers).
+func (d *DGP) InputDim() int {
+	if d == nil || len(d.Layers) == 0 || d.Layers[0] == nil {
+		return 0
+	}
+	return d.Layers[0].InputDim()
+}
+
+// OutputDim returns the last layer's output width L (the likelihood's latent functions; 0 without layers).
+func (d *DGP) OutputDim() int {
+	if d == nil || len(d.Layers) == 0 || d.Layers[len(d.Layers)-1] == nil {
+		return 0
+	}
+	return d.Layers[len(d.Layers)-1].OutputDim()
+}
+
+// sampleMarginals propagates s samples of every row of x through the hidden layers and returns the last layer's
+// marginals per sample, [N,L] each.
+func (d *DGP) sampleMarginals(x *mat.Dense, s int, noise Noise, o gp.PredictOptions) (means, variances []*mat.Dense, err error) {
+	n, dim := x.Dims()
 	budget := o.ChunkRows
 	if budget <= 0 {
 		budget = DefaultChunkRows
@@ -112,13 +145,13 @@ func (d *DGP) PredictF(x *mat.Dense, o PredictOptions) (*Prediction, error) {
 	fm, fv := d.propagate(xs, s, noise)
 	prog, err := g.CompileForward(map[string]*graph.Node{"mean": fm, "var": fv})
 	if err != nil {
-		return nil, fmt.Errorf("dgp: prediction graph: %w", err)
+		return nil, nil, fmt.Errorf("dgp: prediction graph: %w", err)
 	}
 	defer prog.Close()
 	l := d.Layers[len(d.Layers)-1].OutputDim()
-	p := &Prediction{SampleMean: make([]*mat.Dense, s), SampleVar: make([]*mat.Dense, s)}
-	for k := range p.SampleMean {
-		p.SampleMean[k], p.SampleVar[k] = mat.NewDense(n, l, nil), mat.NewDense(n, l, nil)
+	means, variances = make([]*mat.Dense, s), make([]*mat.Dense, s)
+	for k := range means {
+		means[k], variances[k] = mat.NewDense(n, l, nil), mat.NewDense(n, l, nil)
 	}
 	buf := prog.InputData("xs")
 	for lo := 0; lo < n; lo += chunk {
@@ -128,46 +161,44 @@ func (d *DGP) PredictF(x *mat.Dense, o PredictOptions) (*Prediction, error) {
 			copy(buf[(i-lo)*dim:], x.RawRowView(i))
 		}
 		if err := prog.Run(); err != nil {
-			return nil, fmt.Errorf("dgp: predicting rows %d..%d: %w", lo, hi, err)
+			return nil, nil, fmt.Errorf("dgp: predicting rows %d..%d: %w", lo, hi, err)
 		}
 		mean, variance := prog.Output("mean"), prog.Output("var")
 		for k := 0; k < s; k++ { // sample-major rows: sample k of row i is row k·chunk + i
 			for i := lo; i < hi; i++ {
 				r := (k*chunk + i - lo) * l
-				copy(p.SampleMean[k].RawRowView(i), mean[r:r+l])
-				vr := p.SampleVar[k].RawRowView(i)
+				copy(means[k].RawRowView(i), mean[r:r+l])
+				vr := variances[k].RawRowView(i)
 				for j := range vr {
 					vr[j] = math.Max(variance[r+j], 0) // round-off can make a tiny variance negative
 				}
 			}
 		}
 	}
-	return p, nil
+	return means, variances, nil
 }
 
-// PredictY returns the mean and variance [N,P] of the predictive mixture of y at x (class probabilities for
-// classifiers); see YMoments.
-func (d *DGP) PredictY(x *mat.Dense, o PredictOptions) (mean, variance *mat.Dense, err error) {
-	p, err := d.PredictF(x, o)
+// drawLast returns s samples [N,L] of the last layer's output at the rows of x, each propagated through every
+// layer (LayerSamples' last layer), in one run.
+func (d *DGP) drawLast(x *mat.Dense, s int, noise Noise, o graph.Options) ([]*mat.Dense, error) {
+	n, dim := x.Dims()
+	g := graph.New(o)
+	f := d.sample(g.Input("xs", n, dim), s, noise, len(d.Layers), nil)
+	prog, err := g.CompileForward(map[string]*graph.Node{"f": f})
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("dgp: sampling graph: %w", err)
 	}
-	return d.YMoments(p)
-}
-
-// YMoments returns the mean and variance [N,P] of y under the predictive mixture p: the per-sample likelihood
-// predictives combined by the law of total variance.
-func (d *DGP) YMoments(p *Prediction) (mean, variance *mat.Dense, err error) {
-	n, _ := p.SampleMean[0].Dims()
-	ms, vs := make([][]float64, p.Samples()), make([][]float64, p.Samples())
-	for s := range ms {
-		if ms[s], vs[s], err = d.Likelihood.PredictMeanVar(p.SampleMean[s].RawMatrix().Data, p.SampleVar[s].RawMatrix().Data, n); err != nil {
-			return nil, nil, err
-		}
+	defer prog.Close()
+	copy(prog.InputData("xs"), mat.DenseCopyOf(x).RawMatrix().Data)
+	if err := prog.Run(); err != nil {
+		return nil, fmt.Errorf("dgp: drawing samples: %w", err)
 	}
-	mu, v := mixtureMoments(ms, vs)
-	c := len(mu) / n
-	return mat.NewDense(n, c, mu), mat.NewDense(n, c, v), nil
+	vals, q := prog.Output("f"), d.OutputDim()
+	out := make([]*mat.Dense, s)
+	for k := range out { // sample-major rows: sample k of row r is row k·N + r
+		out[k] = mat.NewDense(n, q, append([]float64(nil), vals[k*n*q:(k+1)*n*q]...))
+	}
+	return out, nil
 }
 
 // LogDensities are per-row test log densities log p(y_n | x_n) under the two summaries of a DGP's predictive.
@@ -176,25 +207,28 @@ type LogDensities struct {
 	// Deisenroth and Havasi et al. report.
 	Mixture []float64
 	// MomentMatched is log p(y_n) under the likelihood applied to the moment-matched Gaussian of the latent
-	// mixture (Prediction.MomentMatched): a Gaussian summary, never higher on average for multimodal
+	// mixture (the Prediction's FMean and FVar): a Gaussian summary, never higher on average for multimodal
 	// predictives.
 	MomentMatched []float64
 }
 
 // LogDensity returns the test log densities of y [N,P] at x under the S-sample mixture and its moment-matched
-// Gaussian.
-func (d *DGP) LogDensity(x, y *mat.Dense, o PredictOptions) (*LogDensities, error) {
-	p, err := d.PredictF(x, o)
+// Gaussian (Predict with o, then Score).
+func (d *DGP) LogDensity(x, y *mat.Dense, o gp.PredictOptions) (*LogDensities, error) {
+	p, err := d.Predict(x, o)
 	if err != nil {
 		return nil, err
 	}
 	return d.Score(p, y)
 }
 
-// Score returns the log densities of y [N,P] under the predictive mixture p (made at the inputs of y's rows)
-// and under its moment-matched Gaussian.
-func (d *DGP) Score(p *Prediction, y *mat.Dense) (*LogDensities, error) {
-	n, _ := p.SampleMean[0].Dims()
+// Score returns the log densities of y [N,P] under the predictive mixture p (Predict's, made at the inputs of
+// y's rows) and under its moment-matched Gaussian. A Monte-Carlo likelihood draws from its own generator.
+func (d *DGP) Score(p *gp.Prediction, y *mat.Dense) (*LogDensities, error) {
+	if p == nil || len(p.Components) == 0 {
+		return nil, fmt.Errorf("%w: Score needs a deep GP's prediction (with its sample components)", ErrConfig)
+	}
+	n, _ := p.Components[0].FMean.Dims()
 	var err error
 	if y == nil {
 		return nil, fmt.Errorf("dgp: nil targets")
@@ -203,9 +237,10 @@ func (d *DGP) Score(p *Prediction, y *mat.Dense) (*LogDensities, error) {
 		return nil, &ops.ShapeError{Op: "dgp.LogDensity", Want: fmt.Sprintf("%d target rows", n), Got: fmt.Sprint(ny)}
 	}
 	yd := mat.DenseCopyOf(y).RawMatrix().Data
-	per := make([][]float64, p.Samples())
+	per := make([][]float64, len(p.Components))
 	for s := range per {
-		if per[s], err = d.Likelihood.PredictLogDensity(p.SampleMean[s].RawMatrix().Data, p.SampleVar[s].RawMatrix().Data, yd, n); err != nil {
+		c := p.Components[s]
+		if per[s], err = d.Likelihood.PredictLogDensity(c.FMean.RawMatrix().Data, c.FVar.RawMatrix().Data, yd, n); err != nil {
 			return nil, err
 		}
 	}
@@ -218,7 +253,7 @@ func (d *DGP) Score(p *Prediction, y *mat.Dense) (*LogDensities, error) {
 		}
 		out.Mixture[i] = ops.LogSumExp(col) - logS
 	}
-	mm, mv := p.MomentMatched()
+	mm, mv := p.FMean, p.FVar
 	if out.MomentMatched, err = d.Likelihood.PredictLogDensity(mm.RawMatrix().Data, mv.RawMatrix().Data, yd, n); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/dgp"
 	"github.com/gpzoo/gpzoo/gp/gptest"
 	"github.com/gpzoo/gpzoo/gp/models"
@@ -12,7 +13,7 @@ import (
 )
 
 // LayerSamples: with ε = 0 every layer's "sample" is the composition of the layers' means; with noise, many
-// samples of the last layer average to the mixture mean of PredictF and spread by its variance.
+// samples of the last layer average to the mixture mean of Predict and spread by its variance.
 func TestLayerSamples(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	x, _ := gptest.ToyRegression(rng, 12, 3, 1)
@@ -25,11 +26,11 @@ func TestLayerSamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _, err := models.PredictLayer(ls[0], x, models.PredictOptions{})
+	h, _, err := models.PredictLayer(ls[0], x, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, _, err := models.PredictLayer(ls[1], h, models.PredictOptions{})
+	f, _, err := models.PredictLayer(ls[1], h, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,11 +43,11 @@ func TestLayerSamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := deep.PredictF(x, dgp.PredictOptions{Samples: 2000, Rand: rand.New(rand.NewPCG(6, 6))})
+	p, err := deep.Predict(x, gp.PredictOptions{Samples: 2000, Rand: rand.New(rand.NewPCG(6, 6))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mm, mv := p.MomentMatched()
+	mm, mv := p.FMean, p.FVar
 	for i := 0; i < 12; i++ {
 		sum, sq := 0.0, 0.0
 		for k := 0; k < s; k++ {

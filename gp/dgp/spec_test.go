@@ -94,16 +94,16 @@ func TestDGPSpecRoundTrip(t *testing.T) {
 			if l1, l2 := gptest.EvalScalar(t, d.Loss, x, c.y), gptest.EvalScalar(t, nd.Loss, x, c.y); l1 != l2 {
 				t.Errorf("loss %v after the round trip, want %v", l2, l1)
 			}
-			po := func() dgp.PredictOptions { return dgp.PredictOptions{Samples: 4, Rand: rand.New(rand.NewPCG(9, 9))} }
-			m1, v1, err := d.PredictY(x, po())
+			po := func() gp.PredictOptions { return gp.PredictOptions{Samples: 4, Rand: rand.New(rand.NewPCG(9, 9))} }
+			p1, err := d.Predict(x, po())
 			if err != nil {
 				t.Fatal(err)
 			}
-			m2, v2, err := nd.PredictY(x, po())
+			p2, err := nd.Predict(x, po())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !mat.Equal(m1, m2) || !mat.Equal(v1, v2) {
+			if !mat.Equal(p1.YMean, p2.YMean) || !mat.Equal(p1.YVar, p2.YVar) {
 				t.Error("predictions differ after the round trip")
 			}
 		})

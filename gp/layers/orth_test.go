@@ -168,11 +168,11 @@ func ogSameModel(t *testing.T, l, ref gp.Layer, x, y, xs *mat.Dense, rel float64
 	if e, er := ogValue(t, m.ELBO, x, y), ogValue(t, mr.ELBO, x, y); !ogClose(e, er, rel) {
 		t.Errorf("ELBO %.15g, coupled SVGP %.15g", e, er)
 	}
-	fm, fv, err := m.PredictF(xs, models.PredictOptions{})
+	fm, fv, err := models.PredictLayer(m.Layer, xs, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rm, rv, err := mr.PredictF(xs, models.PredictOptions{})
+	rm, rv, err := models.PredictLayer(mr.Layer, xs, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
+	"gonum.org/v1/gonum/mat"
 )
 
 // KindBernoulli is the Spec kind of a Bernoulli likelihood (gp.Spec).
@@ -43,7 +44,10 @@ type Bernoulli struct {
 	points int
 }
 
-var _ gp.Likelihood = (*Bernoulli)(nil)
+var (
+	_ gp.Likelihood      = (*Bernoulli)(nil)
+	_ gp.ClassLikelihood = (*Bernoulli)(nil)
+)
 
 // NewBernoulli returns a probit Bernoulli likelihood. It returns an error wrapping gp.ErrConfig for negative
 // QuadPoints.
@@ -89,6 +93,20 @@ func (b *Bernoulli) PredictMeanVar(fMean, fVar []float64, n int) (mean, variance
 		mean[i], variance[i] = p, p*q
 	}
 	return mean, variance, nil
+}
+
+// ClassProbs returns [N,2P] from the probabilities p(y_j = 1) [N,P] (PredictMeanVar's mean; gp.ClassLikelihood):
+// columns 2j and 2j+1 are 1 − p_j and p_j, the probabilities of labels 0 and 1 of column j.
+func (*Bernoulli) ClassProbs(mean *mat.Dense) *mat.Dense {
+	n, p := mean.Dims()
+	out := mat.NewDense(n, 2*p, nil)
+	for i := 0; i < n; i++ {
+		src, dst := mean.RawRowView(i), out.RawRowView(i)
+		for j, v := range src {
+			dst[2*j], dst[2*j+1] = 1-v, v
+		}
+	}
+	return out
 }
 
 // PredictLogDensity returns log p(y) = log Φ((2y − 1)μ/√(1 + v)) summed over each row's columns [n] (closed

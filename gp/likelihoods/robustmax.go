@@ -8,6 +8,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
+	"gonum.org/v1/gonum/mat"
 )
 
 // KindRobustMax is the Spec kind of a robust-max likelihood (gp.Spec).
@@ -52,7 +53,10 @@ type RobustMax struct {
 	points int
 }
 
-var _ gp.Likelihood = (*RobustMax)(nil)
+var (
+	_ gp.Likelihood      = (*RobustMax)(nil)
+	_ gp.ClassLikelihood = (*RobustMax)(nil)
+)
 
 // NewRobustMax returns a robust-max likelihood. It returns an error wrapping gp.ErrConfig if NumClasses < 2,
 // Epsilon is not in (0, 1) or QuadPoints is negative.
@@ -130,6 +134,9 @@ func (r *RobustMax) probs(op string, fMean, fVar []float64, n int) ([]float64, e
 	}
 	return out, nil
 }
+
+// ClassProbs returns a copy of the class probabilities [N,K] (PredictMeanVar's mean; gp.ClassLikelihood).
+func (*RobustMax) ClassProbs(mean *mat.Dense) *mat.Dense { return mat.DenseCopyOf(mean) }
 
 // PredictLogDensity returns log p(y_n) [n], the log of the predictive probability (PredictMeanVar's mean) of each
 // row's label y_n (y has n entries, classes 0..K−1). It returns an error for inconsistent sizes, non-finite values

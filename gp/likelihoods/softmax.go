@@ -9,6 +9,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
+	"gonum.org/v1/gonum/mat"
 )
 
 // KindSoftmax is the Spec kind of a softmax likelihood (gp.Spec).
@@ -63,7 +64,10 @@ type Softmax struct {
 	rng         *rand.Rand
 }
 
-var _ gp.Likelihood = (*Softmax)(nil)
+var (
+	_ gp.Likelihood      = (*Softmax)(nil)
+	_ gp.ClassLikelihood = (*Softmax)(nil)
+)
 
 // NewSoftmax returns a softmax likelihood. It returns an error wrapping gp.ErrConfig if NumClasses < 2,
 // NumSamples or PredictSamples is negative, or Rand is nil.
@@ -176,6 +180,10 @@ func (sm *Softmax) PredictMeanVar(fMean, fVar []float64, n int) (mean, variance 
 	}
 	return mean, indicatorVariance(mean), nil
 }
+
+// ClassProbs returns a copy of the Monte-Carlo class probabilities [N,K] (PredictMeanVar's mean;
+// gp.ClassLikelihood).
+func (*Softmax) ClassProbs(mean *mat.Dense) *mat.Dense { return mat.DenseCopyOf(mean) }
 
 // PredictLogDensity returns log p(y_n) [n] with p(y_n) the Monte-Carlo probability of PredictMeanVar (S =
 // PredictSamples draws per row from the Softmax's generator), evaluated in log space as

@@ -251,7 +251,7 @@ func famDGP(t *testing.T, x *mat.Dense, lik gp.Likelihood, out int) modelfile.Mo
 // their shapes.
 func famPredict(t *testing.T, f *modelfile.File, x *mat.Dense, task famTask) []float64 {
 	t.Helper()
-	p, err := f.Predict(x, modelfile.PredictOptions{ChunkRows: 4, Samples: 5, Rand: rand.New(rand.NewPCG(8, 8))})
+	p, err := f.Predict(x, gp.PredictOptions{ChunkRows: 4, Samples: 5, Rand: rand.New(rand.NewPCG(8, 8))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,9 @@ func TestFamiliesRoundTrip(t *testing.T) {
 			}
 			f := &modelfile.File{Model: m, Standardizer: std, Meta: map[string]string{"family": c.name, "seed": fmt.Sprint(i + 1)}}
 			if c.needData {
-				f.TrainX, f.TrainY = tr.X, tr.Y
+				if err := m.(gp.DataHolder).SetTrainingData(tr.X, tr.Y); err != nil {
+					t.Fatal(err)
+				}
 			}
 			want := famPredict(t, f, xTest, c.task)
 			if again := famPredict(t, f, xTest, c.task); !reflect.DeepEqual(bitsOf(again), bitsOf(want)) {
@@ -349,8 +351,12 @@ func TestFamiliesRoundTrip(t *testing.T) {
 					t.Errorf("Meta[%q] = %q, want %q", k, g.Meta[k], v)
 				}
 			}
-			if c.needData && (!mat.Equal(g.TrainX, f.TrainX) || !mat.Equal(g.TrainY, f.TrainY)) {
-				t.Error("training data differ after loading")
+			if c.needData {
+				fx, fy := m.(gp.DataHolder).TrainingData()
+				gx, gy := g.Model.(gp.DataHolder).TrainingData()
+				if !mat.Equal(gx, fx) || !mat.Equal(gy, fy) {
+					t.Error("training data differ after loading")
+				}
 			}
 		})
 	}
@@ -385,12 +391,12 @@ func TestPredictUnitsAndNoise(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := gp.NewGPR(gp.GPRConfig{Kernel: famKernel(t, "kern", famD), NoiseVariance: 0.3})
+	m, err := gp.NewGPR(gp.GPRConfig{Kernel: famKernel(t, "kern", famD), NoiseVariance: 0.3, X: tr.X, Y: tr.Y})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &modelfile.File{Model: m, Standardizer: std, TrainX: tr.X, TrainY: tr.Y}
-	p, err := f.Predict(xTest, modelfile.PredictOptions{})
+	f := &modelfile.File{Model: m, Standardizer: std}
+	p, err := f.Predict(xTest, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,13 +404,13 @@ func TestPredictUnitsAndNoise(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := m.Predict(tr.X, tr.Y, xs, gp.PredictOptions{})
+	ref, err := m.Predict(xs, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < famTest; i++ {
-		wm := ref.Mean.At(i, 0)*std.YStd[0] + std.YMean[0]
-		wv := (ref.Var[i] + 0.3) * std.YStd[0] * std.YStd[0]
+		wm := ref.FMean.At(i, 0)*std.YStd[0] + std.YMean[0]
+		wv := (ref.FVar.At(i, 0) + 0.3) * std.YStd[0] * std.YStd[0]
 		if gm, gv := p.Mean.At(i, 0), p.Var.At(i, 0); math.Abs(gm-wm) > 1e-9*math.Abs(wm) || math.Abs(gv-wv) > 1e-9*wv {
 			t.Errorf("row %d: mean %v, var %v; want %v, %v", i, gm, gv, wm, wv)
 		}
@@ -428,14 +434,15 @@ func TestPredictBernoulliColumns(t *testing.T) {
 		raw[i] = 0.5 * float64(i-2) // a mean away from 0, so that the probabilities are not all ½
 	}
 	m := famSVGP(t, l, nil, lik, nil).(*models.SVGP)
-	p, err := (&modelfile.File{Model: m}).Predict(xTest, modelfile.PredictOptions{})
+	p, err := (&modelfile.File{Model: m}).Predict(xTest, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu, _, err := m.PredictY(xTest, models.PredictOptions{})
+	mp, err := m.Predict(xTest, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	mu := mp.YMean
 	for i := 0; i < famTest; i++ {
 		if p.Probs.At(i, 1) != mu.At(i, 0) || p.Probs.At(i, 0) != 1-mu.At(i, 0) {
 			t.Errorf("row %d: probabilities %v, %v; want %v, %v", i, p.Probs.At(i, 0), p.Probs.At(i, 1), 1-mu.At(i, 0), mu.At(i, 0))
@@ -461,7 +468,7 @@ func TestPredictSeeds(t *testing.T) {
 		}
 	}
 	pred := func(seed uint64) []float64 {
-		p, err := f.Predict(xTest, modelfile.PredictOptions{Samples: 3, Rand: rand.New(rand.NewPCG(seed, 1))})
+		p, err := f.Predict(xTest, gp.PredictOptions{Samples: 3, Rand: rand.New(rand.NewPCG(seed, 1))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -474,11 +481,11 @@ func TestPredictSeeds(t *testing.T) {
 	if reflect.DeepEqual(a, c) {
 		t.Error("different seeds gave the same predictions")
 	}
-	p1, err := f.Predict(xTest, modelfile.PredictOptions{Samples: 3})
+	p1, err := f.Predict(xTest, gp.PredictOptions{Samples: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := f.Predict(xTest, modelfile.PredictOptions{Samples: 3})
+	p2, err := f.Predict(xTest, gp.PredictOptions{Samples: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,36 +497,43 @@ func TestPredictSeeds(t *testing.T) {
 func TestPredictErrors(t *testing.T) {
 	t.Parallel()
 	ds, xTest := famData(regression, 4)
-	m, err := gp.NewGPR(gp.GPRConfig{Kernel: famKernel(t, "kern", famD)})
+	m, err := gp.NewGPR(gp.GPRConfig{Kernel: famKernel(t, "kern", famD), X: ds.X, Y: ds.Y})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &modelfile.File{Model: m, TrainX: ds.X, TrainY: ds.Y}
+	f := &modelfile.File{Model: m}
 
 	var se *ops.ShapeError
-	if _, err := f.Predict(mat.NewDense(3, famD+1, nil), modelfile.PredictOptions{}); !errors.As(err, &se) {
+	if _, err := f.Predict(mat.NewDense(3, famD+1, nil), gp.PredictOptions{}); !errors.As(err, &se) {
 		t.Errorf("wrong width: %v, want a *ops.ShapeError", err)
 	}
-	if _, err := f.Predict(nil, modelfile.PredictOptions{}); !errors.As(err, &se) {
+	if _, err := f.Predict(nil, gp.PredictOptions{}); !errors.As(err, &se) {
 		t.Errorf("nil inputs: %v, want a *ops.ShapeError", err)
 	}
 	bad := mat.DenseCopyOf(xTest)
 	bad.Set(4, 1, math.Inf(-1))
 	var nf *ops.NonFiniteError
-	if _, err := f.Predict(bad, modelfile.PredictOptions{}); !errors.As(err, &nf) || nf.Row != 4 || nf.Col != 1 {
+	if _, err := f.Predict(bad, gp.PredictOptions{}); !errors.As(err, &nf) || nf.Row != 4 || nf.Col != 1 {
 		t.Errorf("non-finite input: %v, want a *ops.NonFiniteError at row 4, column 1", err)
 	}
-	if _, err := (&modelfile.File{Model: m}).Predict(xTest, modelfile.PredictOptions{}); !errors.Is(err, modelfile.ErrNoTrainingData) {
+	noData, err := gp.NewGPR(gp.GPRConfig{Kernel: famKernel(t, "kern", famD)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&modelfile.File{Model: noData}).Predict(xTest, gp.PredictOptions{}); !errors.Is(err, modelfile.ErrNoTrainingData) {
 		t.Errorf("no training data: %v, want ErrNoTrainingData", err)
 	}
+	if _, err := f.Predict(xTest, gp.PredictOptions{Full: true}); !errors.Is(err, gp.ErrUnsupported) {
+		t.Errorf("Full through a model file: %v, want ErrUnsupported", err)
+	}
 	std := &datasets.Standardizer{XMean: []float64{0, 0}, XStd: []float64{1, 1}, YMean: []float64{0, 0}, YStd: []float64{1, 1}}
-	if _, err := (&modelfile.File{Model: m, Standardizer: std, TrainX: ds.X, TrainY: ds.Y}).Predict(xTest, modelfile.PredictOptions{}); !errors.As(err, &se) {
+	if _, err := (&modelfile.File{Model: m, Standardizer: std}).Predict(xTest, gp.PredictOptions{}); !errors.As(err, &se) {
 		t.Errorf("standardizer of 2 targets for 1 output: %v, want a *ops.ShapeError", err)
 	}
-	if _, err := (*modelfile.File)(nil).Predict(xTest, modelfile.PredictOptions{}); err == nil {
+	if _, err := (*modelfile.File)(nil).Predict(xTest, gp.PredictOptions{}); err == nil {
 		t.Error("nil File: no error")
 	}
-	if _, err := (&modelfile.File{Model: &models.SVGP{}}).Predict(xTest, modelfile.PredictOptions{}); err == nil {
+	if _, err := (&modelfile.File{Model: &models.SVGP{}}).Predict(xTest, gp.PredictOptions{}); err == nil {
 		t.Error("incomplete SVGP: no error")
 	}
 }

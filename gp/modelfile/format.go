@@ -43,7 +43,9 @@ const headerLen = len(magic) + 4 + 8
 // than with the length field.
 const readChunk = 1 << 20
 
-// Model is what a model file holds: a gp.Model that can describe itself.
+// Model is what a model file holds: a gp.Model that can describe itself. Every gpzoo family is also a
+// gp.Predictor (File.Predict needs one); a gp.DataHolder's training data (exact GP, SGPR: standardised, what
+// its predictions condition on) is saved with it and restored on loading.
 type Model interface {
 	gp.Model
 	gp.Describer
@@ -55,9 +57,6 @@ type File struct {
 	Model Model
 	// Standardizer is the data standardisation applied before training (nil: none).
 	Standardizer *datasets.Standardizer
-	// TrainX [N,D] and TrainY [N,P] are the standardised training data prediction needs (exact GP, SGPR);
-	// both nil otherwise.
-	TrainX, TrainY *mat.Dense
 	// Meta is free metadata: entry, seed, column names, target, created_by, ... Load sets "created_by" to the
 	// writing gpzoo's version when the file's Meta has no such key.
 	Meta map[string]string
@@ -132,8 +131,8 @@ func (b *bits) UnmarshalJSON(data []byte) error {
 }
 
 // Save writes f to w as a model file. The model's Spec must rebuild to Params of the same names, shapes and
-// transforms (checked), every raw value must be finite, TrainX and TrainY must be both nil or both set with
-// the same number of rows, and the standardizer must agree with the model's input dimension.
+// transforms (checked), every raw value must be finite, and the standardizer must agree with the model's input
+// dimension and with the training data a gp.DataHolder holds (saved with it).
 func Save(w io.Writer, f *File) error {
 	data, err := encode(f)
 	if err != nil {
@@ -276,11 +275,10 @@ func encode(f *File) ([]byte, error) {
 		s := f.Standardizer
 		p.Standardizer = &stdRecord{XMean: s.XMean, XStd: s.XStd, YMean: s.YMean, YStd: s.YStd}
 	}
-	if (f.TrainX == nil) != (f.TrainY == nil) {
-		return nil, errors.New("modelfile: Save: TrainX and TrainY must be both set or both nil")
-	}
-	if f.TrainX != nil {
-		p.TrainX, p.TrainY = matrix(f.TrainX), matrix(f.TrainY)
+	if dh, ok := f.Model.(gp.DataHolder); ok {
+		if x, y := dh.TrainingData(); x != nil && y != nil {
+			p.TrainX, p.TrainY = matrix(x), matrix(y)
+		}
 	}
 	if err := validateData(f.Model, p.Standardizer, p.TrainX, p.TrainY); err != nil {
 		return nil, fmt.Errorf("modelfile: Save: %w", err)
@@ -335,8 +333,13 @@ func decode(data []byte, o gp.BuildOptions) (*File, error) {
 		f.Standardizer = &datasets.Standardizer{XMean: s.XMean, XStd: s.XStd, YMean: s.YMean, YStd: s.YStd}
 	}
 	if p.TrainX != nil {
-		f.TrainX = mat.NewDense(p.TrainX.Rows, p.TrainX.Cols, p.TrainX.Data)
-		f.TrainY = mat.NewDense(p.TrainY.Rows, p.TrainY.Cols, p.TrainY.Data)
+		dh, ok := m.(gp.DataHolder)
+		if !ok {
+			return nil, corrupt("training data stored with a %T, which holds none", m)
+		}
+		if err := dh.SetTrainingData(mat.NewDense(p.TrainX.Rows, p.TrainX.Cols, p.TrainX.Data), mat.NewDense(p.TrainY.Rows, p.TrainY.Cols, p.TrainY.Data)); err != nil {
+			return nil, fmt.Errorf("%w: training data: %w", ErrCorrupt, err)
+		}
 	}
 	if p.CreatedBy != "" && f.Meta["created_by"] == "" {
 		if f.Meta == nil {
@@ -377,13 +380,10 @@ func matrix(a *mat.Dense) *matrixRecord {
 	return m
 }
 
-// inputDim returns the model's input dimension D when it can tell: for every family Predict knows, and for
-// other models with an InputDim method.
+// inputDim returns the model's input dimension D when it can tell (a gp.Predictor, or any model with an
+// InputDim method, that is complete enough to know it).
 func inputDim(m Model) (int, bool) {
-	if d, err := predictInputDim(m); err == nil {
-		return d, true
-	}
-	if m, ok := m.(interface{ InputDim() int }); ok {
+	if m, ok := m.(interface{ InputDim() int }); ok && m.InputDim() > 0 {
 		return m.InputDim(), true
 	}
 	return 0, false

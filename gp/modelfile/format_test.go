@@ -45,14 +45,6 @@ func formatTestFile(t testing.TB, n int) *File {
 	must(err)
 	mean, err := gp.NewLinearMean("mean", d, 1, nil, nil)
 	must(err)
-	m, err := gp.NewGPR(gp.GPRConfig{Kernel: k, Mean: mean, NoiseVariance: 0.03, NoiseFloor: 1e-5})
-	must(err)
-	for _, p := range m.Params() {
-		for i := range p.Raw() {
-			p.Raw()[i] += 0.1 * rng.NormFloat64() // values no decimal text holds exactly
-		}
-	}
-	per.Extra.SetTrainable(false)
 	x, y := mat.NewDense(n, d, nil), mat.NewDense(n, 1, nil)
 	for i := range n {
 		for j := range d {
@@ -60,11 +52,17 @@ func formatTestFile(t testing.TB, n int) *File {
 		}
 		y.Set(i, 0, math.Sin(2*x.At(i, 0))+0.5*x.At(i, 1)*x.At(i, 2)+0.05*rng.NormFloat64())
 	}
+	m, err := gp.NewGPR(gp.GPRConfig{Kernel: k, Mean: mean, NoiseVariance: 0.03, NoiseFloor: 1e-5, X: x, Y: y})
+	must(err)
+	for _, p := range m.Params() {
+		for i := range p.Raw() {
+			p.Raw()[i] += 0.1 * rng.NormFloat64() // values no decimal text holds exactly
+		}
+	}
+	per.Extra.SetTrainable(false)
 	return &File{
 		Model:        m,
 		Standardizer: &datasets.Standardizer{XMean: []float64{0.1, -1.0 / 3, 2}, XStd: []float64{1.5, 0.7, math.Pi}, YMean: []float64{-0.2}, YStd: []float64{1.1}},
-		TrainX:       x,
-		TrainY:       y,
 		Meta:         map[string]string{"entry": "test/gpr", "seed": "11", "columns": "a,b,c"},
 	}
 }
@@ -97,11 +95,11 @@ func predictGPR(t *testing.T, f *File, xs *mat.Dense) []float64 {
 	if !ok {
 		t.Fatalf("model is a %T, want *gp.GPR", f.Model)
 	}
-	pr, err := m.Predict(f.TrainX, f.TrainY, xs, gp.PredictOptions{})
+	pr, err := m.Predict(xs, gp.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(slices.Clone(pr.Mean.RawMatrix().Data), pr.Var...)
+	return append(slices.Clone(pr.FMean.RawMatrix().Data), pr.FVar.RawMatrix().Data...)
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -143,7 +141,9 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("Param %d loaded as %v trainable=%v raw=%v, want %v trainable=%v raw=%v", i, q, q.Trainable(), q.Raw(), p, p.Trainable(), p.Raw())
 		}
 	}
-	if !mat.Equal(f.TrainX, g.TrainX) || !mat.Equal(f.TrainY, g.TrainY) {
+	fx, fy := f.Model.(gp.DataHolder).TrainingData()
+	gx, gy := g.Model.(gp.DataHolder).TrainingData()
+	if !mat.Equal(fx, gx) || !mat.Equal(fy, gy) {
 		t.Error("training data changed")
 	}
 	s, u := f.Standardizer, g.Standardizer
@@ -190,7 +190,7 @@ func TestMinimalFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Standardizer != nil || g.TrainX != nil || g.TrainY != nil {
+	if x, y := g.Model.(gp.DataHolder).TrainingData(); g.Standardizer != nil || x != nil || y != nil {
 		t.Errorf("loaded %+v, want no standardizer or data", g)
 	}
 }
@@ -393,19 +393,20 @@ func TestSaveErrors(t *testing.T) {
 		t.Error("Save without a model: no error")
 	}
 	f := formatTestFile(t, 3)
-	f.TrainY = nil
-	if err := Save(&buf, f); err == nil || !strings.Contains(err.Error(), "TrainX and TrainY") {
-		t.Errorf("Save with TrainX only: %v", err)
+	f.Standardizer.YMean, f.Standardizer.YStd = []float64{0, 0}, []float64{1, 1}
+	if err := Save(&buf, f); err == nil || !strings.Contains(err.Error(), "training data are 3 and 1 columns wide, the standardizer 3 and 2") {
+		t.Errorf("Save with training data wider than the standardizer: %v", err)
 	}
+	// The training data's own checks are the model's (gp.DataHolder): nothing inconsistent reaches Save.
 	f = formatTestFile(t, 3)
-	f.TrainY = mat.NewDense(2, 1, nil)
-	if err := Save(&buf, f); err == nil || !strings.Contains(err.Error(), "3 training input rows, 2 target rows") {
-		t.Errorf("Save with mismatched rows: %v", err)
+	x, _ := f.Model.(gp.DataHolder).TrainingData()
+	if err := f.Model.(gp.DataHolder).SetTrainingData(x, mat.NewDense(2, 1, nil)); err == nil {
+		t.Error("mismatched rows: no error")
 	}
-	f = formatTestFile(t, 3)
-	f.TrainX.Set(1, 2, math.Inf(1))
-	if err := Save(&buf, f); err == nil || !strings.Contains(err.Error(), "training inputs row 1, column 2 is +Inf") {
-		t.Errorf("Save with an infinite input: %v", err)
+	bad := mat.DenseCopyOf(x)
+	bad.Set(1, 2, math.Inf(1))
+	if err := f.Model.(gp.DataHolder).SetTrainingData(bad, mat.NewDense(3, 1, nil)); err == nil || !strings.Contains(err.Error(), "row 1, column 2") {
+		t.Errorf("an infinite input: %v", err)
 	}
 	f = formatTestFile(t, 3)
 	f.Standardizer.XStd = f.Standardizer.XStd[:2]

@@ -25,7 +25,7 @@ func noisySine(rng *rand.Rand, n int) (x, y *mat.Dense) {
 }
 
 // Train a sparse variational GP in Go: an SVGP layer (SE kernel, 20 k-means inducing inputs) and a Gaussian
-// likelihood make the model, train.Train fits it with Adam on minibatches, PredictY predicts. The printed values
+// likelihood make the model, train.Train fits it with Adam on minibatches, Predict (gp.Predictor) predicts. The printed values
 // are rounded so that the pure-Go and OpenBLAS builds agree.
 func ExampleNewSVGP() {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -60,11 +60,12 @@ func ExampleNewSVGP() {
 		fmt.Println(err)
 		return
 	}
-	mean, variance, err := model.PredictY(mat.NewDense(2, 1, []float64{1.5, 4.5}), models.PredictOptions{})
+	pred, err := model.Predict(mat.NewDense(2, 1, []float64{1.5, 4.5}), gp.PredictOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	mean, variance := pred.YMean, pred.YVar // y's: the latent f's are pred.FMean, pred.FVar
 
 	for i, v := range []float64{1.5, 4.5} {
 		m, sd := mean.At(i, 0), math.Sqrt(variance.At(i, 0)) // sd includes the noise (0.1)

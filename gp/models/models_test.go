@@ -114,21 +114,30 @@ func TestSVGPOptimalQEqualsExactGP(t *testing.T) {
 		t.Errorf("ELBO at the optimal q = %.10g, exact log p(y) = %.10g", elbo, lml)
 	}
 	xs, _ := toy(rng, 7, 2, 1)
-	fm, fv, err := m.PredictF(xs, models.PredictOptions{Chunk: 3})
+	got, err := m.Predict(xs, gp.PredictOptions{ChunkRows: 3, Full: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gpr, err := gp.NewGPR(gp.GPRConfig{Kernel: k, NoiseVariance: noise})
+	fm, fv := got.FMean, got.FVar
+	gpr, err := gp.NewGPR(gp.GPRConfig{Kernel: k, NoiseVariance: noise, X: x, Y: y})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := gpr.Predict(x, y, xs, gp.PredictOptions{})
+	want, err := gpr.Predict(xs, gp.PredictOptions{Full: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 7; i++ {
-		if math.Abs(fm.At(i, 0)-want.Mean.At(i, 0)) > 1e-5 || math.Abs(fv.At(i, 0)-want.Var[i]) > 1e-5 {
-			t.Errorf("row %d: SVGP %v ± %v, exact %v ± %v", i, fm.At(i, 0), fv.At(i, 0), want.Mean.At(i, 0), want.Var[i])
+		if math.Abs(fm.At(i, 0)-want.FMean.At(i, 0)) > 1e-5 || math.Abs(fv.At(i, 0)-want.FVar.At(i, 0)) > 1e-5 {
+			t.Errorf("row %d: SVGP %v ± %v, exact %v ± %v", i, fm.At(i, 0), fv.At(i, 0), want.FMean.At(i, 0), want.FVar.At(i, 0))
+		}
+		if math.Abs(got.YVar.At(i, 0)-want.YVar.At(i, 0)) > 1e-5 {
+			t.Errorf("row %d: SVGP y variance %v, exact %v", i, got.YVar.At(i, 0), want.YVar.At(i, 0))
+		}
+		for j := 0; j < 7; j++ {
+			if math.Abs(got.FCov[0].At(i, j)-want.FCov[0].At(i, j)) > 1e-5 {
+				t.Errorf("cov[%d,%d]: SVGP %v, exact %v", i, j, got.FCov[0].At(i, j), want.FCov[0].At(i, j))
+			}
 		}
 	}
 }
@@ -227,18 +236,29 @@ func TestSGPRBound(t *testing.T) {
 		}
 		if m == 40 {
 			xs, _ := toy(rng, 5, 2, 1)
-			got, err := s.Predict(x, y, xs, models.PredictOptions{Chunk: 2})
+			if err := s.SetTrainingData(x, y); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Predict(xs, gp.PredictOptions{ChunkRows: 2, Full: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			gpr, _ := gp.NewGPR(gp.GPRConfig{Kernel: k, NoiseVariance: noise})
-			want, err := gpr.Predict(x, y, xs, gp.PredictOptions{})
+			gpr, _ := gp.NewGPR(gp.GPRConfig{Kernel: k, NoiseVariance: noise, X: x, Y: y})
+			want, err := gpr.Predict(xs, gp.PredictOptions{Full: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i := 0; i < 5; i++ {
-				if math.Abs(got.Mean.At(i, 0)-want.Mean.At(i, 0)) > 1e-5 || math.Abs(got.Var[i]-want.Var[i]) > 1e-5 {
-					t.Errorf("row %d: SGPR %v ± %v, exact %v ± %v", i, got.Mean.At(i, 0), got.Var[i], want.Mean.At(i, 0), want.Var[i])
+				if math.Abs(got.FMean.At(i, 0)-want.FMean.At(i, 0)) > 1e-5 || math.Abs(got.FVar.At(i, 0)-want.FVar.At(i, 0)) > 1e-5 {
+					t.Errorf("row %d: SGPR %v ± %v, exact %v ± %v", i, got.FMean.At(i, 0), got.FVar.At(i, 0), want.FMean.At(i, 0), want.FVar.At(i, 0))
+				}
+				if got.YVar.At(i, 0) != got.FVar.At(i, 0)+s.NoiseVariance() {
+					t.Errorf("row %d: y variance %v, want f's + noise", i, got.YVar.At(i, 0))
+				}
+				for j := 0; j < 5; j++ {
+					if math.Abs(got.FCov[0].At(i, j)-want.FCov[0].At(i, j)) > 1e-5 {
+						t.Errorf("cov[%d,%d]: SGPR %v, exact %v", i, j, got.FCov[0].At(i, j), want.FCov[0].At(i, j))
+					}
 				}
 			}
 		}

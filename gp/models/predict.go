@@ -3,7 +3,6 @@ package models
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
@@ -11,28 +10,22 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// DefaultChunk is the number of test rows per prediction run when PredictOptions.Chunk is zero: memory is
-// O(M·Chunk) for a sparse layer.
+// DefaultChunk is the number of test rows per prediction run when gp.PredictOptions.ChunkRows is zero: memory
+// is O(M·Chunk) for a sparse layer.
 const DefaultChunk = 1000
-
-// PredictOptions configures prediction. Zero values mean defaults.
-type PredictOptions struct {
-	Chunk int           // test rows per run (default DefaultChunk)
-	Graph graph.Options // jitter policy
-}
 
 // chunked evaluates outputs built by build on an input "xs" [chunk,D] over the rows of x, and returns each
 // output's rows stacked: out[name] is row-major [N, cols(name)]. fixed names further inputs that build declares
 // (with the same names and shapes) and that are set once, such as training data.
-func chunked(x *mat.Dense, o PredictOptions, fixed map[string]*mat.Dense, build func(g *graph.Graph, xs *graph.Node) map[string]*graph.Node) (map[string][]float64, map[string]int, error) {
+func chunked(x *mat.Dense, o gp.PredictOptions, fixed map[string]*mat.Dense, build func(g *graph.Graph, xs *graph.Node) map[string]*graph.Node) (map[string][]float64, map[string]int, error) {
 	if x == nil {
 		return nil, nil, fmt.Errorf("models: nil inputs")
 	}
 	n, d := x.Dims()
-	if err := ops.CheckFinite("prediction inputs", x.RawMatrix().Data, d); err != nil {
+	if err := ops.CheckFinite("prediction inputs", mat.DenseCopyOf(x).RawMatrix().Data, d); err != nil {
 		return nil, nil, err
 	}
-	chunk := o.Chunk
+	chunk := o.ChunkRows
 	if chunk <= 0 {
 		chunk = DefaultChunk
 	}
@@ -78,7 +71,7 @@ func chunked(x *mat.Dense, o PredictOptions, fixed map[string]*mat.Dense, build 
 }
 
 // PredictLayer returns the marginal means and variances [N,Dout] of layer l at the rows of x, in chunks.
-func PredictLayer(l gp.Layer, x *mat.Dense, o PredictOptions) (mean, variance *mat.Dense, err error) {
+func PredictLayer(l gp.Layer, x *mat.Dense, o gp.PredictOptions) (mean, variance *mat.Dense, err error) {
 	if l == nil {
 		return nil, nil, fmt.Errorf("models: nil layer")
 	}
@@ -103,56 +96,72 @@ func PredictLayer(l gp.Layer, x *mat.Dense, o PredictOptions) (mean, variance *m
 	return mean, variance, nil
 }
 
-// SampleLayer draws s joint samples of f at the rows of x [N,Din] from q(f): for each output, the mean plus
-// L·ε with L the Cholesky factor of the full predictive covariance (jitter-retried). It returns s matrices
-// [N,Dout]. Memory is O(N²): use it for modest test sets.
-func SampleLayer(l gp.Layer, x *mat.Dense, s int, rng *rand.Rand, o graph.Options) ([]*mat.Dense, error) {
-	if l == nil || x == nil || rng == nil || s <= 0 {
-		return nil, fmt.Errorf("models: SampleLayer needs a layer, inputs, an rng and s > 0")
-	}
+// predictFull returns the means [N,Dout] of layer l at the rows of x and the full covariance [N,N] of each
+// output, in one run (memory O(N²)).
+func predictFull(l gp.Layer, x *mat.Dense, o graph.Options) (*mat.Dense, []*mat.SymDense, error) {
 	n, d := x.Dims()
-	if d != l.InputDim() {
-		return nil, &ops.ShapeError{Op: "models.SampleLayer", Want: fmt.Sprintf("inputs with %d columns", l.InputDim()), Got: fmt.Sprint(d)}
-	}
-	if err := ops.CheckFinite("sample inputs", x.RawMatrix().Data, d); err != nil {
-		return nil, err
-	}
 	g := graph.New(o)
 	xs := g.Input("xs", n, d)
 	mean, covs := l.PredictFull(xs)
 	outs := map[string]*graph.Node{"mean": mean}
 	for p, c := range covs {
-		outs[fmt.Sprint("chol", p)] = g.Cholesky(c)
+		outs[fmt.Sprint("cov", p)] = c
 	}
 	prog, err := g.CompileForward(outs)
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("models: full-covariance prediction graph: %w", err)
 	}
 	defer prog.Close()
-	copy(prog.InputData("xs"), x.RawMatrix().Data)
+	copy(prog.InputData("xs"), mat.DenseCopyOf(x).RawMatrix().Data)
 	if err := prog.Run(); err != nil {
-		return nil, fmt.Errorf("models: SampleLayer: %w", err)
+		return nil, nil, fmt.Errorf("models: full-covariance prediction: %w", err)
 	}
-	dout := l.OutputDim()
-	mu := prog.Output("mean")
-	out := make([]*mat.Dense, s)
-	eps := make([]float64, n)
-	for k := range out {
-		f := mat.NewDense(n, dout, append([]float64(nil), mu...))
-		for p := 0; p < dout; p++ {
-			lc := prog.Output(fmt.Sprint("chol", p))
-			for i := range eps {
-				eps[i] = rng.NormFloat64()
-			}
-			for i := 0; i < n; i++ {
-				acc := 0.0
-				for j := 0; j <= i; j++ {
-					acc += lc[i*n+j] * eps[j]
-				}
-				f.Set(i, p, f.At(i, p)+acc)
-			}
+	out := make([]*mat.SymDense, l.OutputDim())
+	for p := range out {
+		out[p] = gp.SymFromRowMajor(prog.Output(fmt.Sprint("cov", p)), n)
+	}
+	return mat.NewDense(n, l.OutputDim(), append([]float64(nil), prog.Output("mean")...)), out, nil
+}
+
+// predictLayerModel is Predict of the single-layer models (SVGP, ADVGP through it): the layer's marginals, the
+// likelihood's predictive, and on request the full covariances and joint draws.
+func predictLayerModel(op string, l gp.Layer, lik gp.Likelihood, x *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error) {
+	if l == nil || lik == nil {
+		return nil, fmt.Errorf("models: %s: incomplete model (nil layer or likelihood)", op)
+	}
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	if err := gp.CheckInputs(op, x, l.InputDim()); err != nil {
+		return nil, err
+	}
+	rng := o.Rng()
+	lik, err := gp.LikelihoodWithRand(lik, rng)
+	if err != nil {
+		return nil, err
+	}
+	fm, fv, err := PredictLayer(l, x, o)
+	if err != nil {
+		return nil, err
+	}
+	out := &gp.Prediction{FMean: fm, FVar: fv}
+	if out.YMean, out.YVar, out.Probs, err = gp.LikelihoodPredictive(lik, fm, fv); err != nil {
+		return nil, err
+	}
+	if !o.Full && o.Draws == 0 {
+		return out, nil
+	}
+	_, covs, err := predictFull(l, x, o.Graph)
+	if err != nil {
+		return nil, err
+	}
+	if o.Full {
+		out.FCov = covs
+	}
+	if o.Draws > 0 {
+		if out.Draws, err = gp.DrawJoint(fm, covs, o.Draws, rng, o.Graph.Jitter); err != nil {
+			return nil, fmt.Errorf("models: %s: %w", op, err)
 		}
-		out[k] = f
 	}
 	return out, nil
 }

@@ -24,6 +24,9 @@ type SGPRConfig struct {
 	NoiseVariance float64         // initial σ² (default DefaultNoiseVariance)
 	Jitter        float64         // added to Kuu's diagonal (default DefaultSGPRJitter)
 	FixZ          bool            // freeze the inducing inputs
+	// X [N,D] and Y [N,P] are the training data Predict conditions on (optional here: SetTrainingData sets them
+	// later, after fitting for example; both or neither).
+	X, Y *mat.Dense
 }
 
 // SGPR is sparse GP regression with Titsias' (2009) collapsed variational bound (MATH.md §2):
@@ -35,7 +38,14 @@ type SGPR struct {
 	Mean   gp.MeanFunction
 	Noise  *graph.Param
 	jitter float64
+
+	x, y *mat.Dense // training data for Predict (nil: unset)
 }
+
+var (
+	_ gp.Predictor  = (*SGPR)(nil)
+	_ gp.DataHolder = (*SGPR)(nil)
+)
 
 // NewSGPR returns an SGPR model.
 func NewSGPR(c SGPRConfig) (*SGPR, error) {
@@ -63,6 +73,9 @@ func NewSGPR(c SGPRConfig) (*SGPR, error) {
 		nv = DefaultNoiseVariance
 	}
 	if s.Noise, err = graph.NewParam("likelihood.variance", []float64{nv}, graph.Positive{}); err != nil {
+		return nil, err
+	}
+	if err := s.SetTrainingData(c.X, c.Y); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -148,45 +161,161 @@ func (s *SGPR) ELBO(x, y *graph.Node) *graph.Node {
 // Loss returns −ELBO (full batch).
 func (s *SGPR) Loss(x, y *graph.Node) *graph.Node { return x.Graph().Neg(s.ELBO(x, y)) }
 
-// Predict returns the latent predictive mean [Ns,P] and variance [Ns] at xs given the training data:
-// μ* = K*ᵤL_u⁻ᵀL_B⁻ᵀc, σ²* = k** − ‖L_u⁻¹Kᵤ*‖² + ‖L_B⁻¹L_u⁻¹Kᵤ*‖² (Titsias 2009). Test rows run in chunks.
-func (s *SGPR) Predict(x, y, xs *mat.Dense, o PredictOptions) (*gp.Prediction, error) {
-	if x == nil || y == nil || xs == nil {
-		return nil, fmt.Errorf("models: SGPR.Predict: nil data")
+// Predict returns the predictive distribution at xs [Ns,D] given the model's training data (ErrNoTrainingData
+// without; gp.Predictor): the latent mean μ* = K*ᵤL_u⁻ᵀL_B⁻ᵀc and variance σ²* = k** − ‖L_u⁻¹Kᵤ*‖² +
+// ‖L_B⁻¹L_u⁻¹Kᵤ*‖² (Titsias 2009; shared by the P outputs), and y's, the same mean with variance σ²* + σ². Test
+// rows run in chunks of o.ChunkRows (default DefaultChunk). o.Full adds the full covariance of f,
+// K** − (L_u⁻¹Kᵤ*)ᵀ(L_u⁻¹Kᵤ*) + (L_B⁻¹L_u⁻¹Kᵤ*)ᵀ(L_B⁻¹L_u⁻¹Kᵤ*) (one matrix shared by the outputs), and o.Draws joint
+// samples of f from it.
+func (s *SGPR) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error) {
+	if s == nil || s.Kernel == nil || s.Z == nil || s.Noise == nil {
+		return nil, fmt.Errorf("models: SGPR.Predict: incomplete model (nil kernel, Z or noise)")
 	}
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	if err := gp.CheckInputs("models.SGPR.Predict", xs, s.Kernel.InputDim()); err != nil {
+		return nil, err
+	}
+	if s.x == nil || s.y == nil {
+		return nil, gp.ErrNoTrainingData
+	}
+	x, y := s.x, s.y
 	n, d := x.Dims()
-	ny, p := y.Dims()
-	if ny != n || d != s.Kernel.InputDim() {
-		return nil, &ops.ShapeError{Op: "models.SGPR.Predict", Want: fmt.Sprintf("x [N,%d] and y [N,P]", s.Kernel.InputDim()), Got: fmt.Sprintf("x [%d,%d], y [%d,%d]", n, d, ny, p)}
-	}
-	if _, ds := xs.Dims(); ds != d {
-		return nil, &ops.ShapeError{Op: "models.SGPR.Predict", Want: fmt.Sprintf("test inputs with %d columns", d), Got: fmt.Sprint(ds)}
-	}
-	if err := ops.CheckFinite("SGPR training inputs", x.RawMatrix().Data, d); err != nil {
-		return nil, err
-	}
-	if err := ops.CheckFinite("SGPR training targets", mat.DenseCopyOf(y).RawMatrix().Data, p); err != nil {
-		return nil, err
-	}
+	_, p := y.Dims()
 	res, _, err := chunked(xs, o, map[string]*mat.Dense{"x": x, "y": y}, func(g *graph.Graph, xsn *graph.Node) map[string]*graph.Node {
-		xn, yn := g.Input("x", n, d), g.Input("y", n, p)
-		pt := s.parts(xn, yn)
-		t1 := g.TriSolve(pt.lu, s.Kernel.K(g.Param(s.Z), xsn), false, false) // [M,C]
-		t2 := g.TriSolve(pt.lb, t1, false, false)
-		mean := g.MatMul(t2, pt.c, true, false)
-		if s.Mean != nil {
-			mean = g.Add(mean, s.Mean.Mean(xsn))
-		}
-		v := g.Add(g.Sub(s.Kernel.KDiag(xsn), g.SumRows(g.Square(t1))), g.SumRows(g.Square(t2)))
+		mean, v, _ := s.predictNodes(g, xsn, n, d, p, false)
 		return map[string]*graph.Node{"mean": mean, "var": v}
 	})
 	if err != nil {
 		return nil, err
 	}
 	ns, _ := xs.Dims()
-	out := &gp.Prediction{Mean: mat.NewDense(ns, p, res["mean"]), Var: res["var"]}
-	for i, v := range out.Var {
-		out.Var[i] = math.Max(v, 0)
+	latent := res["var"]
+	for i, v := range latent {
+		latent[i] = math.Max(v, 0)
+	}
+	noise := s.NoiseVariance()
+	mean := mat.NewDense(ns, p, res["mean"])
+	out := &gp.Prediction{FMean: mean, FVar: mat.NewDense(ns, p, nil), YMean: mat.DenseCopyOf(mean), YVar: mat.NewDense(ns, p, nil)}
+	for i := 0; i < ns; i++ {
+		fv, yv := out.FVar.RawRowView(i), out.YVar.RawRowView(i)
+		for j := range fv {
+			fv[j], yv[j] = latent[i], latent[i]+noise
+		}
+	}
+	if !o.Full && o.Draws == 0 {
+		return out, nil
+	}
+	cov, err := s.predictCov(xs, o.Graph)
+	if err != nil {
+		return nil, err
+	}
+	covs := make([]*mat.SymDense, p)
+	for j := range covs {
+		covs[j] = cov
+	}
+	if o.Full {
+		out.FCov = covs
+	}
+	if o.Draws > 0 {
+		if out.Draws, err = gp.DrawJoint(mean, covs, o.Draws, o.Rng(), o.Graph.Jitter); err != nil {
+			return nil, fmt.Errorf("models: SGPR.Predict: %w", err)
+		}
 	}
 	return out, nil
+}
+
+// predictNodes adds the predictive mean [C,P] and the marginal variances [C] (or, full, the covariance [C,C]) of f
+// at xsn [C,D] to g, reading the training data from g's inputs "x" [n,d] and "y" [n,p].
+func (s *SGPR) predictNodes(g *graph.Graph, xsn *graph.Node, n, d, p int, full bool) (mean, variance, cov *graph.Node) {
+	xn, yn := g.Input("x", n, d), g.Input("y", n, p)
+	pt := s.parts(xn, yn)
+	t1 := g.TriSolve(pt.lu, s.Kernel.K(g.Param(s.Z), xsn), false, false) // [M,C]
+	t2 := g.TriSolve(pt.lb, t1, false, false)
+	mean = g.MatMul(t2, pt.c, true, false)
+	if s.Mean != nil {
+		mean = g.Add(mean, s.Mean.Mean(xsn))
+	}
+	if full {
+		cov = g.Add(g.Sub(s.Kernel.K(xsn, xsn), g.MatMul(t1, t1, true, false)), g.MatMul(t2, t2, true, false))
+		return mean, nil, cov
+	}
+	variance = g.Add(g.Sub(s.Kernel.KDiag(xsn), g.SumRows(g.Square(t1))), g.SumRows(g.Square(t2)))
+	return mean, variance, nil
+}
+
+// predictCov returns the full predictive covariance [Ns,Ns] of f at xs, in one run.
+func (s *SGPR) predictCov(xs *mat.Dense, o graph.Options) (*mat.SymDense, error) {
+	n, d := s.x.Dims()
+	_, p := s.y.Dims()
+	ns, _ := xs.Dims()
+	g := graph.New(o)
+	_, _, cov := s.predictNodes(g, g.Input("xs", ns, d), n, d, p, true)
+	prog, err := g.CompileForward(map[string]*graph.Node{"cov": cov})
+	if err != nil {
+		return nil, fmt.Errorf("models: SGPR.Predict (full covariance): %w", err)
+	}
+	defer prog.Close()
+	for name, v := range map[string]*mat.Dense{"x": s.x, "y": s.y, "xs": xs} {
+		if err := prog.Set(name, mat.DenseCopyOf(v).RawMatrix().Data); err != nil {
+			return nil, err
+		}
+	}
+	if err := prog.Run(); err != nil {
+		return nil, fmt.Errorf("models: SGPR.Predict (full covariance): %w", err)
+	}
+	return gp.SymFromRowMajor(prog.Output("cov"), ns), nil
+}
+
+// TrainingData returns the training data the model predicts from (gp.DataHolder; nil, nil when unset).
+func (s *SGPR) TrainingData() (x, y *mat.Dense) { return s.x, s.y }
+
+// SetTrainingData copies the training data x [N,D] and y [N,P] into the model, for Predict (gp.DataHolder):
+// after fitting, or when a model file is loaded. Both nil unset them.
+func (s *SGPR) SetTrainingData(x, y *mat.Dense) error {
+	if x == nil && y == nil {
+		s.x, s.y = nil, nil
+		return nil
+	}
+	if x == nil || y == nil {
+		return fmt.Errorf("%w: models: SGPR: training inputs and targets must be both set or both nil", gp.ErrConfig)
+	}
+	n, d := x.Dims()
+	ny, p := y.Dims()
+	if ny != n || d != s.Kernel.InputDim() {
+		return &ops.ShapeError{Op: "models.SGPR.SetTrainingData", Want: fmt.Sprintf("x [N,%d] and y [N,P]", s.Kernel.InputDim()), Got: fmt.Sprintf("x [%d,%d], y [%d,%d]", n, d, ny, p)}
+	}
+	xc, yc := mat.DenseCopyOf(x), mat.DenseCopyOf(y)
+	if err := ops.CheckFinite("SGPR training inputs", xc.RawMatrix().Data, d); err != nil {
+		return err
+	}
+	if err := ops.CheckFinite("SGPR training targets", yc.RawMatrix().Data, p); err != nil {
+		return err
+	}
+	s.x, s.y = xc, yc
+	return nil
+}
+
+// InputDim returns the kernel's input dimension D (0 without a kernel).
+func (s *SGPR) InputDim() int {
+	if s == nil || s.Kernel == nil {
+		return 0
+	}
+	return s.Kernel.InputDim()
+}
+
+// OutputDim returns P, the width of the training targets (the mean function's width without training data; 0
+// without either).
+func (s *SGPR) OutputDim() int {
+	switch {
+	case s == nil:
+		return 0
+	case s.y != nil:
+		_, p := s.y.Dims()
+		return p
+	case s.Mean != nil:
+		return s.Mean.OutputDim()
+	}
+	return 0
 }

@@ -24,6 +24,8 @@ type SVGP struct {
 	NumData    int
 }
 
+var _ gp.Predictor = (*SVGP)(nil)
+
 // NewSVGP validates the configuration and returns the model.
 func NewSVGP(c SVGPConfig) (*SVGP, error) {
 	if c.Layer == nil || c.Likelihood == nil {
@@ -55,29 +57,44 @@ func (m *SVGP) Params() []*graph.Param {
 	return gp.UniqueParams(m.Layer.Params(), m.Likelihood.Params())
 }
 
-// PredictF returns the latent marginals [N,L] at x, in chunks.
-func (m *SVGP) PredictF(x *mat.Dense, o PredictOptions) (mean, variance *mat.Dense, err error) {
-	return PredictLayer(m.Layer, x, o)
+// Predict returns the predictive distribution at x [N,D] (gp.Predictor): the layer's marginals of f [N,L] in
+// chunks of o.ChunkRows (default DefaultChunk) and the likelihood's predictive mean and variance of y (class
+// probabilities for classifiers, with Probs), a Monte-Carlo likelihood drawing from o.Rand; o.Full adds the
+// layer's full covariance of each output and o.Draws joint samples of f from it.
+func (m *SVGP) Predict(x *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error) {
+	if m == nil {
+		return nil, fmt.Errorf("models: SVGP.Predict: nil model")
+	}
+	return predictLayerModel("models.SVGP.Predict", m.Layer, m.Likelihood, x, o)
 }
 
-// PredictY returns the predictive mean and variance of y [N,P] at x (class probabilities for classifiers).
-func (m *SVGP) PredictY(x *mat.Dense, o PredictOptions) (mean, variance *mat.Dense, err error) {
-	fm, fv, err := m.PredictF(x, o)
-	if err != nil {
-		return nil, nil, err
+// InputDim returns the layer's input dimension D (0 without a layer).
+func (m *SVGP) InputDim() int {
+	if m == nil || m.Layer == nil {
+		return 0
 	}
-	n, _ := fm.Dims()
-	mu, v, err := m.Likelihood.PredictMeanVar(fm.RawMatrix().Data, fv.RawMatrix().Data, n)
-	if err != nil {
-		return nil, nil, err
-	}
-	p := len(mu) / n
-	return mat.NewDense(n, p, mu), mat.NewDense(n, p, v), nil
+	return m.Layer.InputDim()
 }
 
-// LogDensity returns log p(y_n | x_n) for each test row, in the units of y.
-func (m *SVGP) LogDensity(x, y *mat.Dense, o PredictOptions) ([]float64, error) {
-	fm, fv, err := m.PredictF(x, o)
+// OutputDim returns L, the layer's output dimension (the likelihood's latent functions; 0 without a layer).
+func (m *SVGP) OutputDim() int {
+	if m == nil || m.Layer == nil {
+		return 0
+	}
+	return m.Layer.OutputDim()
+}
+
+// LogDensity returns log p(y_n | x_n) for each test row, in the units of y. A Monte-Carlo likelihood draws from
+// o.Rand when it is set, from its own generator otherwise.
+func (m *SVGP) LogDensity(x, y *mat.Dense, o gp.PredictOptions) ([]float64, error) {
+	lik := m.Likelihood
+	if o.Rand != nil {
+		var err error
+		if lik, err = gp.LikelihoodWithRand(lik, o.Rand); err != nil {
+			return nil, err
+		}
+	}
+	fm, fv, err := PredictLayer(m.Layer, x, o)
 	if err != nil {
 		return nil, err
 	}
@@ -85,5 +102,5 @@ func (m *SVGP) LogDensity(x, y *mat.Dense, o PredictOptions) ([]float64, error) 
 	if ny, _ := y.Dims(); ny != n {
 		return nil, &ops.ShapeError{Op: "models.SVGP.LogDensity", Want: fmt.Sprintf("%d target rows", n), Got: fmt.Sprint(ny)}
 	}
-	return m.Likelihood.PredictLogDensity(fm.RawMatrix().Data, fv.RawMatrix().Data, mat.DenseCopyOf(y).RawMatrix().Data, n)
+	return lik.PredictLogDensity(fm.RawMatrix().Data, fv.RawMatrix().Data, mat.DenseCopyOf(y).RawMatrix().Data, n)
 }

@@ -133,8 +133,12 @@ func TestBadInputNeverPanics(t *testing.T) {
 	}
 	x := mat.NewDense(3, 2, []float64{1, 2, 3, 4, 5, math.Inf(-1)})
 	y := mat.NewDense(3, 1, []float64{1, 2, 3})
-	noPanic(t, "GPR.Predict(Inf)", func() error { _, err := m.Predict(x, y, x, gp.PredictOptions{}); return err })
-	noPanic(t, "GPR.Predict(nil)", func() error { _, err := m.Predict(nil, nil, nil, gp.PredictOptions{}); return err })
+	noPanic(t, "GPR.SetTrainingData(Inf)", func() error { return m.SetTrainingData(x, y) })
+	noPanic(t, "GPR.SetTrainingData(nil y)", func() error { return m.SetTrainingData(x, nil) })
+	noPanic(t, "GPR.Predict(no data)", func() error { _, err := m.Predict(mat.NewDense(1, 2, nil), gp.PredictOptions{}); return err })
+	noPanic(t, "GPR.Predict(Inf)", func() error { _, err := m.Predict(x, gp.PredictOptions{}); return err })
+	noPanic(t, "GPR.Predict(nil)", func() error { _, err := m.Predict(nil, gp.PredictOptions{}); return err })
+	noPanic(t, "GPR{}.Predict", func() error { _, err := (&gp.GPR{}).Predict(x, gp.PredictOptions{}); return err })
 	noPanic(t, "GPR.LogMarginalLikelihoodValue(3 cols)", func() error {
 		_, err := m.LogMarginalLikelihoodValue(mat.NewDense(2, 3, nil), mat.NewDense(2, 1, nil), graph.Options{})
 		return err
@@ -156,7 +160,9 @@ func TestBadInputNeverPanics(t *testing.T) {
 	})
 	noPanic(t, "models.NewSVGP(nil)", func() error { _, err := models.NewSVGP(models.SVGPConfig{}); return err })
 	noPanic(t, "models.NewSGPR(nil Z)", func() error { _, err := models.NewSGPR(models.SGPRConfig{Kernel: k}); return err })
-	noPanic(t, "models.PredictLayer(nil)", func() error { _, _, err := models.PredictLayer(nil, nil, models.PredictOptions{}); return err })
+	noPanic(t, "models.PredictLayer(nil)", func() error { _, _, err := models.PredictLayer(nil, nil, gp.PredictOptions{}); return err })
+	noPanic(t, "SVGP{}.Predict", func() error { _, err := (&models.SVGP{}).Predict(x, gp.PredictOptions{}); return err })
+	noPanic(t, "SGPR{}.Predict", func() error { _, err := (&models.SGPR{}).Predict(x, gp.PredictOptions{}); return err })
 	noPanic(t, "likelihoods.NewGaussian", func() error { _, err := likelihoods.NewGaussian(likelihoods.GaussianConfig{Variance: -1}); return err })
 	noPanic(t, "likelihoods.NewBernoulli", func() error {
 		_, err := likelihoods.NewBernoulli(likelihoods.BernoulliConfig{QuadPoints: -3})
