@@ -2,6 +2,11 @@
 // the Model interface the training loop fits, and exact GP regression, the reference every approximation is
 // tested against.
 //
+// Predictor is the one prediction contract: every model family (GPR, SGPR, SVGP, deep GPs, ADVGP, the VBKS
+// average) implements Predict(x, PredictOptions) (*Prediction, error) with the latent and observed marginals,
+// class probabilities, and on request full covariances and joint draws; model files, the zoo and the CLI
+// predict through it only.
+//
 // # Conventions
 //
 //   - Inputs are X [N,D] (rows are points); targets Y [N,P]. K(X1, X2) is [N,M]; KDiag(X) is [N].
