@@ -15,6 +15,7 @@ import (
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/dgp"
+	"github.com/gpzoo/gpzoo/gp/grammar"
 	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/gp/likelihoods"
 	"github.com/gpzoo/gpzoo/gp/modelfile"
@@ -41,6 +42,10 @@ type CustomConfig struct {
 	Likelihood string
 	// Target names the target column in error messages (default "target column j").
 	Target string
+	// Kernel is the kernel of every layer (ParseKernel: a registered kernel name or an expression of gp/grammar
+	// such as "se+per*lin"; "" = DefaultKernel, SE-ARD). Length-scales are ARD; a deep GP's inner layers add
+	// their White term to it. withDefaults stores it in canonical form.
+	Kernel string
 	// Inducing is M, the (covariance) inducing inputs per layer (default min(100, N)); MeanBases the extra mean
 	// bases |γ| (hybrid, orth, orthnat) or |α| (decoupled), default 2·Inducing.
 	Inducing, MeanBases int
@@ -125,6 +130,7 @@ func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
 	if c.Family != "gpr" && c.Family != "sgpr" && (c.BatchSize <= 0 || c.BatchSize > tr.N()) {
 		c.BatchSize = min(tr.N(), 1024)
 	}
+	res.Kernel = c.Kernel
 	b, err := buildCustom(tr, c, fam, rng)
 	if err != nil {
 		return nil, err
@@ -148,7 +154,7 @@ func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
 		}
 	}
 	f := newModelFile(b.model, std, map[string]string{
-		"family": c.Family, "likelihood": c.Likelihood, "seed": fmt.Sprint(c.Seed), "data": d.Name,
+		"family": c.Family, "likelihood": c.Likelihood, "kernel": c.Kernel, "seed": fmt.Sprint(c.Seed), "data": d.Name,
 		"test_samples": fmt.Sprint(c.TestSamples)})
 	if len(d.FeatureNames) > 0 {
 		names, _ := json.Marshal(d.FeatureNames)
@@ -170,6 +176,11 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 	if !slices.Contains(Families, c.Family) {
 		return c, fmt.Errorf("%w: unknown family %q (want one of %s)", ErrBadCustom, c.Family, strings.Join(Families, ", "))
 	}
+	k, err := ParseKernel(c.Kernel)
+	if err != nil {
+		return c, fmt.Errorf("%w: kernel: %w", ErrBadCustom, err)
+	}
+	c.Kernel = k.String()
 	classify := d.NumClasses > 0
 	if c.Likelihood = strings.ToLower(c.Likelihood); c.Likelihood == "" {
 		c.Likelihood = defaultLikelihood(d.NumClasses)
@@ -260,12 +271,33 @@ type customBuild struct {
 }
 
 func buildCustom(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, rng *rand.Rand) (*customBuild, error) {
-	n, dim := tr.N(), tr.D()
-	m := min(c.Inducing, n)
-	kern, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: dim, Variance: 1, Lengthscales: onesN(dim)})
+	dim := tr.D()
+	expr, err := ParseKernel(c.Kernel)
+	if err != nil {
+		return nil, fmt.Errorf("%w: kernel: %w", ErrBadCustom, err)
+	}
+	kern, err := newKernel(expr, "", dim, 1, 1)
 	if err != nil {
 		return nil, err
 	}
+	ignores := ignoresInputs(kern)
+	if ignores && c.Family == "dgp" {
+		return nil, fmt.Errorf("%w: kernel %s ignores its inputs, so a deep GP's inner layers would not affect its output: use a kernel that reads them (e.g. se+%s)", ErrBadCustom, c.Kernel, strings.ToLower(c.Kernel))
+	}
+	b, err := buildFamily(tr, c, fam, rng, kern, expr)
+	if err != nil {
+		return nil, err
+	}
+	if ignores && fixInducing(b.model.Params()) {
+		b.describe += ", inducing inputs fixed (the kernel ignores the inputs)"
+	}
+	return b, nil
+}
+
+// buildFamily builds c.Family's model with kernel kern (a deep GP: a kernel of expr in every layer).
+func buildFamily(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, rng *rand.Rand, kern gp.Kernel, expr *grammar.Expr) (*customBuild, error) {
+	n := tr.N()
+	m := min(c.Inducing, n)
 	switch c.Family {
 	case "gpr":
 		if n > 5000 {
@@ -298,7 +330,7 @@ func buildCustom(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, 
 		b.sources = append(b.sources, mcSrc)
 	}
 	if c.Family == "dgp" {
-		sp := dgpSpec{family: c.LayerFamily, kmeansIter: DefaultKMeansIters}
+		sp := dgpSpec{family: c.LayerFamily, kmeansIter: DefaultKMeansIters, kernel: expr}
 		ls, err := dgp.Build(tr.X, dgp.BuildConfig{Widths: c.Hidden, OutputDim: latent,
 			NewLayer: dgpFactory(sp, m, c.MeanBases, m), KMeansIters: DefaultKMeansIters, Rand: rng})
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/dgp"
+	"github.com/gpzoo/gpzoo/gp/grammar"
 	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/gp/likelihoods"
 	"github.com/gpzoo/gpzoo/train"
@@ -37,9 +38,10 @@ type dgpSpec struct {
 	batch       int // minibatch size (at most N)
 	iters       int
 	lr          float64
-	kernelVar   float64 // initial kernel variance (0: 1)
-	kernelLS    float64 // initial length-scale (0: 1)
-	noStdX      bool    // keep raw inputs (MNIST)
+	kernelVar   float64       // initial kernel variance (0: 1)
+	kernelLS    float64       // initial length-scale (0: 1)
+	kernel      *grammar.Expr // every layer's kernel before the inner layers' White (nil: SE-ARD)
+	noStdX      bool          // keep raw inputs (MNIST)
 	kmeansIter  int
 	summary     string
 	reference   string
@@ -118,23 +120,18 @@ func init() {
 	}
 }
 
-// dgpFactory returns the layer factory of sp: SE-ARD kernels (+ White on inner layers), coupled or decoupled
+// dgpFactory returns the layer factory of sp: kernels of sp.kernel (newKernel; SE-ARD by default) + White on inner layers, coupled or decoupled
 // layers with Build's mean functions and inducing inputs, inner q scaled by dgp.InnerQScale.
 func dgpFactory(sp dgpSpec, m, ma, mb int) dgp.LayerFactory {
 	return func(s dgp.LayerSpec) (gp.Layer, error) {
 		name := fmt.Sprintf("layer%d", s.Index)
-		ls := make([]float64, s.InputDim)
-		for i := range ls {
-			ls[i] = orOne(sp.kernelLS)
-		}
-		se, err := gp.NewSquaredExp(gp.KernelConfig{Name: name + ".se", InputDim: s.InputDim, Variance: orOne(sp.kernelVar), Lengthscales: ls})
+		kern, err := newKernel(sp.kernel, name, s.InputDim, sp.kernelVar, sp.kernelLS)
 		if err != nil {
 			return nil, err
 		}
-		kern := gp.Kernel(se)
 		qscale := 1.0
 		if s.Inner {
-			if kern, err = dgp.InnerKernel(se, name+".white"); err != nil {
+			if kern, err = dgp.InnerKernel(kern, name+".white"); err != nil {
 				return nil, err
 			}
 			qscale = dgp.InnerQScale

@@ -41,8 +41,11 @@ type Result struct {
 	BLAS       string `json:"blas"`
 	GOMAXPROCS int    `json:"gomaxprocs"`
 	// Extra, descriptive fields (not part of the stable key set).
-	DataSource      string  `json:"data_source"`
-	Optimizer       string  `json:"optimizer"`
+	DataSource string `json:"data_source"`
+	Optimizer  string `json:"optimizer"`
+	// Kernel is the kernel expression of a TrainCustom run in canonical form (gp/grammar: "SE", "MATERN52",
+	// "PER+SE"; every layer's kernel for a deep GP); absent for the zoo's entries.
+	Kernel          string  `json:"kernel,omitempty"`
 	CholeskyRetries int64   `json:"cholesky_retries"`
 	Published       string  `json:"published,omitempty"`
 	BuildSeconds    float64 `json:"build_seconds"`
@@ -107,6 +110,9 @@ func (r *Result) Summary() string {
 	}
 	s := fmt.Sprintf("%s  split %d  seed %d  (%s, GOMAXPROCS=%d)\n", r.Entry, r.Split, r.Seed, build, r.GOMAXPROCS)
 	s += fmt.Sprintf("  data: %s  n_train=%d n_test=%d\n", r.DataSource, r.NTrain, r.NTest)
+	if r.Kernel != "" {
+		s += fmt.Sprintf("  kernel: %s (ARD)\n", r.Kernel)
+	}
 	kind := ""
 	switch r.ObjectiveKind {
 	case "final":

@@ -39,6 +39,10 @@ Flags:
   --target COLUMN     the column to predict (required)
   --features A,B,...  the input columns (default: every other column)
   --model FAMILY      %s (default svgp)
+  --kernel EXPR       the kernel of every layer: one of the kernels below (matern52) or an expression of them
+                      with + and * and parentheses (se+per*lin; case-insensitive, * binds tighter than +);
+                      ARD: one length-scale per input, one variance per input for linear (default se, SE-ARD);
+                      a dgp's inner layers add a small white-noise term
   --likelihood L      one of the likelihoods below (default: gaussian; bernoulli for 2 classes, robustmax
                       for more); a classification likelihood implies --classify
   --classify          the target holds integer class labels
@@ -62,6 +66,8 @@ Flags:
                       --resume continues from it and ends exactly as an uninterrupted run would
   --quiet             no progress output
 
+Kernels (every registered kernel family; per, lin are short for periodic, linear):
+%s
 Likelihoods (every registered likelihood family):
 %s`
 
@@ -69,13 +75,14 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, trainUsage, strings.Join(zoo.Families, ", "), likelihoodHelp())
+		fmt.Fprintf(stderr, trainUsage, strings.Join(zoo.Families, ", "), kernelHelp(), likelihoodHelp())
 	}
 	csvPath := fs.String("csv", "", "CSV file")
 	target := fs.String("target", "", "target column")
 	features := fs.String("features", "", "input columns")
 	family := fs.String("model", "svgp", "model family")
 	lik := fs.String("likelihood", "", "likelihood")
+	kernel := fs.String("kernel", "", "kernel expression")
 	classify := fs.Bool("classify", false, "classification target")
 	inducing := fs.Int("inducing", 0, "inducing inputs")
 	meanBases := fs.Int("mean-bases", 0, "extra mean bases")
@@ -114,6 +121,10 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	if *lik != "" && !known {
 		return fmt.Errorf("train: --likelihood %q: want one of %s (see gpzoo train --help)", *lik, strings.Join(zoo.LikelihoodNames(), ", "))
 	}
+	kexpr, err := zoo.ParseKernel(*kernel)
+	if err != nil {
+		return fmt.Errorf("train: --kernel %q: %w (see gpzoo train --help)", *kernel, err)
+	}
 	if *resume && *ckDir == "" {
 		return errors.New("train: --resume needs --checkpoint DIR (the folder of the checkpoint to continue from)")
 	}
@@ -149,7 +160,7 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("train: --layers: %w", err)
 	}
-	c := zoo.CustomConfig{Family: *family, Likelihood: *lik, Inducing: *inducing, MeanBases: *meanBases, Hidden: widths,
+	c := zoo.CustomConfig{Family: *family, Likelihood: *lik, Kernel: kexpr.String(), Inducing: *inducing, MeanBases: *meanBases, Hidden: widths,
 		LayerFamily: *layerFamily, Iters: *iters, BatchSize: *batch, LR: *lr, TestFraction: *testFrac, Seed: *seed,
 		NatGrad: *natgrad, CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume, Target: tbl.Target}
 	// SIGINT/SIGTERM end training after the current step (checkpointing it with --checkpoint).
@@ -169,8 +180,8 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	if tbl.Data.NumClasses > 0 {
 		kind = fmt.Sprintf("classification, %d classes", tbl.Data.NumClasses)
 	}
-	fmt.Fprintf(stdout, "gpzoo train %s: %d rows, %d features, target %q (%s), %s-separated, model %s\n", *csvPath, tbl.Data.N(),
-		tbl.Data.D(), *target, kind, datasets.DelimiterName(tbl.Delimiter), *family)
+	fmt.Fprintf(stdout, "gpzoo train %s: %d rows, %d features, target %q (%s), %s-separated, model %s, kernel %s\n", *csvPath, tbl.Data.N(),
+		tbl.Data.D(), *target, kind, datasets.DelimiterName(tbl.Delimiter), *family, kexpr)
 	run, err := zoo.TrainCustom(tbl.Data, c)
 	if err != nil {
 		return err
@@ -241,6 +252,15 @@ func checkTrainFlags(set map[string]bool, family string, iters, inducing, meanBa
 		}
 	}
 	return nil
+}
+
+// kernelHelp lists the registered kernel families, one a line with its Doc, for train's help.
+func kernelHelp() string {
+	var b strings.Builder
+	for _, f := range gp.KernelFamilies() {
+		fmt.Fprintf(&b, "  %-18s  %s\n", f.Name, f.Doc)
+	}
+	return b.String()
 }
 
 // likelihoodHelp lists the registered likelihood families, one a line with its Doc, for train's help.

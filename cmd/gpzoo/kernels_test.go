@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/modelfile"
+)
+
+// trainKernel trains on a small regression CSV with args (after --csv, --target, --save, --quiet, --inducing),
+// checks that train prints and saves the canonical kernel want, predicts from the saved model file and checks
+// the predictions are finite.
+func trainKernel(t *testing.T, want string, args ...string) {
+	t.Helper()
+	dir := t.TempDir()
+	const n = 60
+	content, _ := tableOf(n, targetGenerators[0].y, nil)
+	data, model, pred := filepath.Join(dir, "data.csv"), filepath.Join(dir, "m.gpz"), filepath.Join(dir, "pred.csv")
+	if err := os.WriteFile(data, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	cmd := append([]string{"train", "--csv", data, "--target", "y", "--inducing", "10", "--save", model, "--quiet"}, args...)
+	if err := run(cmd, &out, &errb); err != nil {
+		t.Fatalf("%v: %v\n%s%s", args, err, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "kernel: "+want+" ") {
+		t.Errorf("%v: the run summary does not name the kernel %s:\n%s", args, want, out.String())
+	}
+	f, err := modelfile.LoadFile(model, gp.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Meta["kernel"] != want {
+		t.Errorf("%v: model file Meta kernel %q, want %q", args, f.Meta["kernel"], want)
+	}
+	if err := run([]string{"predict", "--model", model, "--input", data, "--out", pred}, &out, &errb); err != nil {
+		t.Fatalf("%v: predict: %v\n%s", args, err, errb.String())
+	}
+	recs := readCSVFile(t, pred)
+	if len(recs) != n+1 {
+		t.Fatalf("%v: %d prediction rows, want %d", args, len(recs)-1, n)
+	}
+	for i, row := range recs[1:] {
+		for j, s := range row {
+			if v, err := strconv.ParseFloat(s, 64); err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("%v: prediction row %d, column %s: %q", args, i+1, recs[0][j], s)
+			}
+		}
+	}
+}
+
+// TestTrainEveryKernel: every registered kernel family is accepted by train's --kernel, trains an SVGP and
+// predicts from the saved model file. A newly registered kernel is covered without changing the test.
+func TestTrainEveryKernel(t *testing.T) {
+	fams := gp.KernelFamilies()
+	for _, want := range []string{"se", "matern12", "matern32", "matern52", "rq", "periodic", "linear", "white", "constant"} {
+		if !slices.ContainsFunc(fams, func(f gp.KernelFamily) bool { return f.Name == want }) {
+			t.Errorf("the built-in kernel %s is not registered", want)
+		}
+	}
+	for _, fam := range fams {
+		t.Run(fam.Name, func(t *testing.T) {
+			want := strings.ToUpper(fam.Name)
+			switch fam.Kind { // the grammar's base kernels print by their short names
+			case gp.KindPeriodic:
+				want = "PER"
+			case gp.KindLinear:
+				want = "LIN"
+			}
+			trainKernel(t, want, "--kernel", fam.Name, "--iters", "3")
+		})
+	}
+}
+
+// TestTrainKernelExpressions: an expression, and a named kernel with the deep GP and the exact GP.
+func TestTrainKernelExpressions(t *testing.T) {
+	for _, c := range []struct {
+		want string
+		args []string
+	}{
+		{"PER+SE", []string{"--kernel", "se+per", "--iters", "3"}},
+		{"LIN*SE+PER", []string{"--kernel", "per + SE*linear", "--iters", "3"}},
+		{"MATERN52", []string{"--kernel", "matern52", "--model", "dgp", "--iters", "3"}},
+		{"MATERN32", []string{"--kernel", "matern32", "--model", "gpr", "--iters", "3"}},
+		{"SE", []string{"--iters", "3"}},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) { trainKernel(t, c.want, c.args...) })
+	}
+}
+
+// TestTrainHelpListsKernels: train's help lists every registered kernel with its Doc line and says expressions
+// are accepted; a malformed or unknown --kernel is refused before the data are read, naming the flag and the
+// grammar's error (with its position).
+func TestTrainHelpListsKernels(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run([]string{"train", "--help"}, &out, &errb); err == nil {
+		t.Fatal("train --help: want the flag package's help error")
+	}
+	help := errb.String()
+	for _, f := range gp.KernelFamilies() {
+		if !strings.Contains(help, "  "+f.Name+" ") || !strings.Contains(help, f.Doc) {
+			t.Errorf("train --help does not list %s with its Doc %q", f.Name, f.Doc)
+		}
+	}
+	if !strings.Contains(help, "--kernel EXPR") || !strings.Contains(help, "expression") {
+		t.Errorf("train --help does not document --kernel expressions:\n%s", help)
+	}
+	missing := filepath.Join(t.TempDir(), "none.csv")
+	for _, c := range []struct{ expr, mention string }{
+		{"se+", "byte 2"},
+		{"nosuch", `unknown kernel "nosuch"`},
+		{"se*(per", "never closed"},
+	} {
+		err := run([]string{"train", "--csv", missing, "--target", "y", "--kernel", c.expr}, &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), "--kernel") || !strings.Contains(err.Error(), c.mention) || strings.Contains(err.Error(), "none.csv") {
+			t.Errorf("--kernel %q: %v (want the flag and %q named before the missing file)", c.expr, err, c.mention)
+		}
+	}
+}

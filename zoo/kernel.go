@@ -1,0 +1,96 @@
+package zoo
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/grammar"
+	"github.com/gpzoo/gpzoo/graph"
+)
+
+// DefaultKernel is the kernel of TrainCustom when CustomConfig.Kernel is empty: SE with one length-scale per
+// input (SE-ARD).
+const DefaultKernel = "SE"
+
+// ParseKernel reads a kernel expression as `gpzoo train --kernel` takes it: a registered kernel name
+// (gp.KernelFamilies, e.g. "matern52") or an expression of gp/grammar over registered names ("se+per*lin"); ""
+// means DefaultKernel. Failures are the grammar's *grammar.SyntaxError (with the byte position).
+func ParseKernel(s string) (*grammar.Expr, error) {
+	if strings.TrimSpace(s) == "" {
+		s = DefaultKernel
+	}
+	return grammar.Parse(s)
+}
+
+// newKernel builds the kernel of e (nil: DefaultKernel) for inputs of dimension dim: every layer of every
+// TrainCustom family (and the deep-GP entries) gets its kernel here. Lengthscale-based kernels are ARD, LIN has
+// one variance per dimension. The single leaf SE is built as the zoo always built it (gp.NewSquaredExp, Params
+// "<prefix>.se.*", or the kernel's default names for prefix ""), so that default runs are unchanged; any other
+// expression goes through Expr.Kernel with Params "<prefix>.<leaf>.<name>.*" (prefix "" gives "k"), unique
+// when a kernel occurs twice. variance and ls are the initial signal variance and length-scale (0: 1), which
+// the grammar's base kernels take; other registered families start at their own defaults.
+func newKernel(e *grammar.Expr, prefix string, dim int, variance, ls float64) (gp.Kernel, error) {
+	variance, ls = orOne(variance), orOne(ls)
+	if e == nil || (e.Op() == grammar.Leaf && e.Family() == "" && e.Base() == grammar.SE) {
+		lss := make([]float64, dim)
+		for i := range lss {
+			lss[i] = ls
+		}
+		name := ""
+		if prefix != "" {
+			name = prefix + ".se"
+		}
+		return gp.NewSquaredExp(gp.KernelConfig{Name: name, InputDim: dim, Variance: variance, Lengthscales: lss})
+	}
+	k, err := e.Kernel(grammar.BuildConfig{InputDim: dim, Name: prefix, Variance: variance, Lengthscales: []float64{ls}, ARDLinear: true})
+	if err != nil {
+		return nil, fmt.Errorf("%w: kernel %v: %w", ErrBadCustom, e, err)
+	}
+	return k, nil
+}
+
+// ignoresInputs reports whether k's covariances do not depend on the inputs' values (white, constant, sums and
+// products of them): the inducing inputs of a model with such a kernel do not affect its loss, and are fixed.
+func ignoresInputs(k gp.Kernel) bool {
+	d := k.InputDim()
+	x1, x2 := make([]float64, 3*d), make([]float64, 2*d)
+	for i := range x1 {
+		x1[i] = 0.37*float64(i) - 0.5
+	}
+	for i := range x2 {
+		x2[i] = 0.5 - 0.29*float64(i)
+	}
+	p1, err1 := graph.NewParam("zoo.x1", x1, nil, 3, d)
+	p2, err2 := graph.NewParam("zoo.x2", x2, nil, 2, d)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	g := graph.New(graph.Options{})
+	a, b := g.Param(p1), g.Param(p2)
+	loss := g.Add(g.Add(g.Sum(k.K(a, b)), g.Sum(k.K(a, a))), g.Sum(k.KDiag(a)))
+	prog, err := g.Compile(loss, nil)
+	if err != nil {
+		return errors.Is(err, graph.ErrNotInLoss)
+	}
+	prog.Close()
+	return false
+}
+
+// inducingSuffixes end the names of the inducing-input Params of every layer family and SGPR.
+var inducingSuffixes = []string{".Z", ".Zalpha", ".Zbeta", ".Zgamma"}
+
+// fixInducing freezes the inducing inputs among ps and reports whether there were any.
+func fixInducing(ps []*graph.Param) bool {
+	fixed := false
+	for _, p := range ps {
+		for _, s := range inducingSuffixes {
+			if strings.HasSuffix(p.Name(), s) {
+				p.SetTrainable(false)
+				fixed = true
+			}
+		}
+	}
+	return fixed
+}

@@ -1,0 +1,63 @@
+package zoo_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gpzoo/gpzoo/gp/grammar"
+	"github.com/gpzoo/gpzoo/zoo"
+)
+
+// TestTrainCustomKernel: the empty Kernel and "se" are today's SE-ARD (the same bits); an expression is stored in
+// canonical form in the Result and the model file's Meta, and a kernel appearing twice gets unique Param names.
+func TestTrainCustomKernel(t *testing.T) {
+	d := toyData(80, 0)
+	base := zoo.CustomConfig{Iters: 5, Inducing: 8, Seed: 3}
+	runs := map[string]*zoo.Custom{}
+	for _, k := range []string{"", "se", "se+se", "Matern52*per"} {
+		c := base
+		c.Kernel = k
+		run, err := zoo.TrainCustom(d, c)
+		if err != nil {
+			t.Fatalf("kernel %q: %v", k, err)
+		}
+		runs[k] = run
+	}
+	a, b := runs[""].Result, runs["se"].Result
+	if a.Kernel != "SE" || b.Kernel != "SE" || a.ELBOPerPoint != b.ELBOPerPoint || *a.TestRMSE != *b.TestRMSE || a.TestLL != b.TestLL {
+		t.Errorf("default and se differ: %q %v %v %v vs %q %v %v %v", a.Kernel, a.ELBOPerPoint, *a.TestRMSE, a.TestLL, b.Kernel, b.ELBOPerPoint, *b.TestRMSE, b.TestLL)
+	}
+	for k, want := range map[string]string{"": "SE", "se+se": "SE+SE", "Matern52*per": "PER*MATERN52"} {
+		r := runs[k]
+		if r.Result.Kernel != want || r.File.Meta["kernel"] != want || !strings.Contains(r.Result.Summary(), "kernel: "+want) {
+			t.Errorf("kernel %q: Result.Kernel %q, Meta %q, want %q; summary:\n%s", k, r.Result.Kernel, r.File.Meta["kernel"], want, r.Result.Summary())
+		}
+	}
+	var names []string
+	for _, p := range runs["se+se"].File.Model.Params() {
+		if slices.Contains(names, p.Name()) {
+			t.Errorf("se+se: Param %q twice", p.Name())
+		}
+		names = append(names, p.Name())
+	}
+	for _, want := range []string{"k.0.se.variance", "k.1.se.variance"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("se+se: no Param %q among %v", want, names)
+		}
+	}
+	var se *grammar.SyntaxError
+	for _, bad := range []string{"se+", "nosuch", "(se"} {
+		c := base
+		c.Kernel = bad
+		if _, err := zoo.TrainCustom(d, c); !errors.Is(err, zoo.ErrBadCustom) || !errors.As(err, &se) {
+			t.Errorf("kernel %q: %v (want ErrBadCustom with the grammar's SyntaxError)", bad, err)
+		}
+	}
+	c := base
+	c.Family, c.Kernel = "dgp", "white"
+	if _, err := zoo.TrainCustom(d, c); !errors.Is(err, zoo.ErrBadCustom) || !strings.Contains(err.Error(), "ignores its inputs") {
+		t.Errorf("dgp with a white kernel: %v (want refused: the kernel ignores its inputs)", err)
+	}
+}
