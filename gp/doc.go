@@ -39,5 +39,8 @@
 // non-stationary one), its Spec kind constant, its constructor, and one init that registers the kind and the
 // KernelFamily users name (RegisterStationaryKind does both for a stationary kernel; otherwise RegisterKind,
 // then RegisterKernel). It then gets the fused CovMatrix/CovDiag op, model files rebuild it, gp/grammar parses
-// its name as a leaf, and TestKernelFamiliesConform runs gptest.CheckKernel and the Spec round trip on it.
+// its name as a leaf, `gpzoo train --kernel` offers it (the CLI's test trains and predicts with every registered
+// family), and TestKernelFamiliesConform runs gptest.CheckKernel and the Spec round trip on it. A package outside
+// the module registers the same way: examples/customkernel does it for a polynomial kernel σ²(xᵀx'/ℓ² + c)^d,
+// an ops.CovFunc with analytic gradients whose Name carries the degree d.
 package gp
