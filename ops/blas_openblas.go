@@ -86,3 +86,21 @@ func gemmtRec(ul blas.Uplo, alpha float64, a, b, c blas64.General) {
 	}
 	gemmtRec(ul, alpha, subGeneral(a, m1, 0, m2, a.Cols), subGeneral(b, m1, 0, m2, b.Cols), subGeneral(c, m1, m1, m2, m2))
 }
+
+// subGeneral returns the r×c sub-matrix of g starting at (i, j).
+func subGeneral(g blas64.General, i, j, r, c int) blas64.General {
+	if r == 0 || c == 0 {
+		return blas64.General{Rows: r, Cols: c, Stride: g.Stride}
+	}
+	return blas64.General{Rows: r, Cols: c, Stride: g.Stride, Data: g.Data[i*g.Stride+j:]}
+}
+
+// recSplit returns the order of the leading diagonal block when a recursion splits an order-n triangle: about
+// n/2, rounded to a multiple of 32 (cache-friendly operand widths).
+func recSplit(n int) int {
+	n1 := (n/2 + 16) &^ 31
+	if n1 <= 0 || n1 >= n {
+		n1 = n / 2
+	}
+	return n1
+}

@@ -200,12 +200,6 @@ func zeroUpper(a []float64, n int) {
 	}
 }
 
-func zeroLowerStrict(a []float64, n int) {
-	for i := 0; i < n; i++ {
-		clear(a[i*n : i*n+i])
-	}
-}
-
 func finiteDiag(a []float64, n int) bool {
 	for i := 0; i < n; i++ {
 		if x := a[i*n+i]; x-x != 0 {
@@ -416,22 +410,4 @@ func CholLogDet(l []float64, n int) float64 {
 		s += math.Log(l[i*n+i])
 	}
 	return 2 * s
-}
-
-// subGeneral returns the r×c sub-matrix of g starting at (i, j).
-func subGeneral(g blas64.General, i, j, r, c int) blas64.General {
-	if r == 0 || c == 0 {
-		return blas64.General{Rows: r, Cols: c, Stride: g.Stride}
-	}
-	return blas64.General{Rows: r, Cols: c, Stride: g.Stride, Data: g.Data[i*g.Stride+j:]}
-}
-
-// recSplit returns the order of the leading diagonal block when a recursion splits an order-n triangle: about
-// n/2, rounded to a multiple of 32 (cache-friendly operand widths).
-func recSplit(n int) int {
-	n1 := (n/2 + 16) &^ 31
-	if n1 <= 0 || n1 >= n {
-		n1 = n / 2
-	}
-	return n1
 }

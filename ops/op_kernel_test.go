@@ -39,8 +39,6 @@ func covIndex(f ops.CovFunc) int {
 var covFamilies = []ops.CovFunc{covSE, covM12, covM32, covM52, covRQ,
 	covPer, covLin}
 
-func covIsStationary(f ops.CovFunc) bool { return f != covPer && f != covLin }
-
 // covHyperInputs returns random (already constrained) hyperparameters of family f for d input columns.
 // scalarVar selects a scalar variance for Linear (otherwise ARD [d]).
 func covHyperInputs(f ops.CovFunc, d int, rng *rand.Rand, scalarVar bool) []gradcheck.Input {

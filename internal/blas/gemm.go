@@ -16,14 +16,6 @@ type matrix struct {
 	t    bool
 }
 
-// at returns op(M)[i,j].
-func (m matrix) at(i, j int) float64 {
-	if m.t {
-		return m.data[j*m.ld+i]
-	}
-	return m.data[i*m.ld+j]
-}
-
 // sub returns the operand whose op starts at op(M)[i,j].
 func (m matrix) sub(i, j int) matrix {
 	if m.t {
