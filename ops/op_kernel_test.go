@@ -23,7 +23,7 @@ var (
 	covM52 ops.CovFunc = gp.Matern52Cov
 	covRQ  ops.CovFunc = gp.RationalQuadraticCov
 	covPer ops.CovFunc = gp.PeriodicCov
-	covLin ops.CovFunc = ops.LinearCov{}
+	covLin ops.CovFunc = gp.LinearCov
 )
 
 // covIndex returns f's position in covFamilies (seeds the per-family random numbers as the enum value did).

@@ -73,7 +73,7 @@ func TestBadInputNeverPanics(t *testing.T) {
 		"MatMul":    func(a, b *G.Node) (*G.Node, error) { return ops.MatMul(a, b, false, false) },
 		"TriSolve":  func(a, b *G.Node) (*G.Node, error) { return ops.TriSolve(a, b, false, false) },
 		"StackCols": func(a, b *G.Node) (*G.Node, error) { return ops.StackCols(a, b) },
-		"CovMatrix": func(a, b *G.Node) (*G.Node, error) { return ops.CovMatrix(ops.LinearCov{}, a, b) },
+		"CovMatrix": func(a, b *G.Node) (*G.Node, error) { return ops.CovMatrix(gp.LinearCov, a, b) },
 	}
 	for name, f := range bin {
 		noPanic(t, "ops."+name+"(nil, nil)", func() error { _, err := f(nil, nil); return err })
