@@ -32,8 +32,9 @@ var allowed = map[string][]string{
 	"internal/archtest":   {},
 	"internal/atomicfile": {},
 	"internal/datatest":   {"datasets"},
-	"internal/blas":       {},
-	"internal/vmath":      {},
+	"internal/blas":       {"internal/cpusel"},
+	"internal/vmath":      {"internal/cpusel"},
+	"internal/cpusel":     {},
 
 	// The models the step benchmarks (gp, gp/models, gp/dgp) and gpzoo bench time.
 	"internal/benchmodels":             {"gp", "graph"},

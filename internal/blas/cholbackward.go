@@ -18,7 +18,7 @@ func CholeskyBackwardCore(w, l []float64, n int) {
 	if n == 0 {
 		return
 	}
-	kern := active.Load()
+	kern := sel.Active()
 	lt := newTri(blas.Lower, blas.Trans, blas.NonUnit, n, l, n) // Lᵀ, upper: swept from the bottom
 	pk := lt.packed(kern)
 	defer pk.release()

@@ -102,7 +102,7 @@ func gemm(m, n, k int, alpha float64, a, b matrix, beta float64, c []float64, ld
 	if alpha == 0 || k == 0 {
 		return
 	}
-	kern := active.Load()
+	kern := sel.Active()
 	work := func(i0, i1, j0, j1 int) {
 		gemmSerial(kern, i1-i0, j1-j0, k, alpha, a.sub(i0, 0), b.sub(0, j0), c[i0*ldc+j0:], ldc, pt.shift(i0, j0))
 	}

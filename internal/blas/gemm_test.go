@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gpzoo/gpzoo/internal/cpusel"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 )
@@ -58,6 +59,14 @@ func eachKernel(t *testing.T, f func(t *testing.T)) {
 	for _, k := range Kernels() {
 		SetKernel(k)
 		t.Run(k, f)
+	}
+}
+
+// GPZOO_BLAS chose the micro-kernel at start-up, through internal/cpusel as internal/vmath's (whose TestEnv runs
+// the choice in subprocesses); an unsupported value leaves the best.
+func TestKernelEnv(t *testing.T) {
+	if got, want := Kernel(), cpusel.Choice(Kernels()); got != want || EnvKernel != cpusel.Env {
+		t.Errorf("%s: micro-kernel %q, want %q (this CPU runs %q)", EnvKernel, got, want, Kernels())
 	}
 }
 

@@ -2,13 +2,13 @@ package blas
 
 import (
 	"math"
-	"os"
-	"strings"
-	"sync/atomic"
+
+	"github.com/gpzoo/gpzoo/internal/cpusel"
 )
 
-// EnvKernel is the environment variable that forces a micro-kernel: generic, avx2 or avx512.
-const EnvKernel = "GPZOO_BLAS"
+// EnvKernel is the environment variable that forces a micro-kernel: generic, avx2 or avx512 (package
+// internal/cpusel's, shared with internal/vmath).
+const EnvKernel = cpusel.Env
 
 //go:generate go run gen_kernels.go
 
@@ -28,8 +28,8 @@ type microKernel struct {
 }
 
 var (
-	kernels = map[string]*microKernel{} // the kernels this CPU can run, by name
-	active  atomic.Pointer[microKernel]
+	kernels = map[string]*microKernel{}   // the kernels this CPU can run, by name (filled at start-up)
+	sel     *cpusel.Selector[microKernel] // the kernel in use: sel.Active(), one atomic load per call
 )
 
 // generic is the portable micro-kernel: 4 × 4, one fused multiply-add per k.
@@ -64,44 +64,15 @@ func gemmGeneric4x4(k int, alpha float64, a, b, c []float64, ldc int) {
 func init() {
 	kernels[generic.name] = generic
 	addArchKernels()
-	choice := strings.ToLower(os.Getenv(EnvKernel))
-	if k, ok := kernels[choice]; ok {
-		active.Store(k)
-		return
-	}
-	active.Store(best())
-}
-
-// best returns the fastest kernel this CPU runs.
-func best() *microKernel {
-	for _, n := range []string{"avx512", "avx2"} {
-		if k, ok := kernels[n]; ok {
-			return k
-		}
-	}
-	return generic
+	sel = cpusel.New([]string{"avx512", "avx2", "generic"}, kernels)
 }
 
 // Kernel names the micro-kernel in use: "avx512", "avx2" or "generic".
-func Kernel() string { return active.Load().name }
+func Kernel() string { return sel.Active().name }
 
 // Kernels lists the micro-kernels this CPU can run, best first.
-func Kernels() []string {
-	var out []string
-	for _, n := range []string{"avx512", "avx2", "generic"} {
-		if _, ok := kernels[n]; ok {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+func Kernels() []string { return sel.Names() }
 
 // SetKernel switches to the named micro-kernel (for tests and benchmarks) and reports whether this CPU runs it.
 // It must not be called while BLAS calls are running.
-func SetKernel(name string) bool {
-	k, ok := kernels[name]
-	if ok {
-		active.Store(k)
-	}
-	return ok
-}
+func SetKernel(name string) bool { return sel.Set(name) }

@@ -219,7 +219,7 @@ func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int, o leftOpts) {
 		}
 		alpha = 1
 	}
-	kern := active.Load()
+	kern := sel.Active()
 	mr, nr := kern.mr, kern.nr
 	pt := o.packed
 	if pt == nil || pt.mr != mr {
@@ -346,7 +346,7 @@ func trmmLeft(tr tri, n int, alpha float64, b []float64, ldb int, o leftOpts) {
 		scaleC(m, n, 0, b, ldb, full)
 		return
 	}
-	kern := active.Load()
+	kern := sel.Active()
 	mr, nr := kern.mr, kern.nr
 	pt := o.packed
 	if pt == nil || pt.mr != mr {

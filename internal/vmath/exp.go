@@ -8,7 +8,7 @@ import "math"
 // len(dst) < len(src).
 func Exp(dst, src []float64) {
 	dst = dst[:len(src)]
-	k := active.Load()
+	k := sel.Active()
 	w := k.width
 	if w == 0 {
 		expGeneric(dst, src)

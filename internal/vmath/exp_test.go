@@ -4,7 +4,17 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gpzoo/gpzoo/internal/cpusel"
 )
+
+// GPZOO_BLAS chose the kernel at start-up, as it chooses internal/blas's (internal/cpusel's TestEnv runs the
+// choice in subprocesses): GPZOO_BLAS=generic go test runs every test below on the generic path.
+func TestKernelEnv(t *testing.T) {
+	if want := cpusel.Choice(Kernels()); EnvKernel != cpusel.Env || Kernel() != want {
+		t.Errorf("Kernel() = %q, want %q of %q (%s)", Kernel(), want, Kernels(), EnvKernel)
+	}
+}
 
 // eachKernel runs fn with every kernel this CPU runs forced in turn, then restores the kernel in use.
 func eachKernel(t testing.TB, fn func(name string)) {

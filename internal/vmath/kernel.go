@@ -1,14 +1,10 @@
 package vmath
 
-import (
-	"os"
-	"strings"
-	"sync/atomic"
-)
+import "github.com/gpzoo/gpzoo/internal/cpusel"
 
 // EnvKernel is the environment variable that forces a kernel: generic, avx2 or avx512. It is package
-// internal/blas's variable, so that GPZOO_BLAS=generic forces every pure-Go path at once.
-const EnvKernel = "GPZOO_BLAS"
+// internal/cpusel's, shared with internal/blas, so that GPZOO_BLAS=generic forces every pure-Go path at once.
+const EnvKernel = cpusel.Env
 
 //go:generate go run gen_exp.go
 
@@ -22,8 +18,8 @@ type kernel struct {
 const maxWidth = 8
 
 var (
-	kernels = map[string]*kernel{} // the kernels this CPU can run, by name
-	active  atomic.Pointer[kernel]
+	kernels = map[string]*kernel{}   // the kernels this CPU can run, by name (filled at start-up)
+	sel     *cpusel.Selector[kernel] // the kernel in use: sel.Active(), one atomic load per call
 )
 
 // generic is the portable Go implementation, for other CPUs and as the reference.
@@ -32,43 +28,15 @@ var generic = &kernel{name: "generic"}
 func init() {
 	kernels[generic.name] = generic
 	addArchKernels()
-	if k, ok := kernels[strings.ToLower(os.Getenv(EnvKernel))]; ok {
-		active.Store(k)
-		return
-	}
-	active.Store(best())
-}
-
-// best returns the fastest kernel this CPU runs.
-func best() *kernel {
-	for _, n := range []string{"avx512", "avx2"} {
-		if k, ok := kernels[n]; ok {
-			return k
-		}
-	}
-	return generic
+	sel = cpusel.New([]string{"avx512", "avx2", "generic"}, kernels)
 }
 
 // Kernel names the kernel in use: "avx512", "avx2" or "generic".
-func Kernel() string { return active.Load().name }
+func Kernel() string { return sel.Active().name }
 
 // Kernels lists the kernels this CPU can run, best first.
-func Kernels() []string {
-	var out []string
-	for _, n := range []string{"avx512", "avx2", "generic"} {
-		if _, ok := kernels[n]; ok {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+func Kernels() []string { return sel.Names() }
 
 // SetKernel switches to the named kernel (for tests and benchmarks) and reports whether this CPU runs it.
 // It must not be called while Exp calls are running.
-func SetKernel(name string) bool {
-	k, ok := kernels[name]
-	if ok {
-		active.Store(k)
-	}
-	return ok
-}
+func SetKernel(name string) bool { return sel.Set(name) }
