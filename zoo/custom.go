@@ -1,11 +1,13 @@
 package zoo
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -57,6 +59,18 @@ type CustomConfig struct {
 	// batch for gpr and sgpr) and LR (Adam, default 0.01).
 	Iters, BatchSize int
 	LR               float64
+	// Optimizer is "lbfgs" (full batch; gpr and sgpr only, their default) or "adam" (the other families'
+	// default; gpr and sgpr then take full-batch Adam steps).
+	Optimizer string
+	// NoiseVariance is the initial noise variance of a Gaussian likelihood (0: the model's default, 0.1 on
+	// standardised targets); KernelVariance and KernelLengthscale initialise the kernel's variance and every
+	// length-scale (0: 1).
+	NoiseVariance, KernelVariance, KernelLengthscale float64
+	// KMeansIters bounds the Lloyd iterations that choose the inducing inputs of sgpr (default
+	// DefaultKMeansIters).
+	KMeansIters int
+	// EvalEvery > 0 scores the held-out rows every EvalEvery Adam steps (Options.EvalEvery).
+	EvalEvery int
 	// TestFraction is the held-out share of the rows (default 0.1; negative: none).
 	TestFraction float64
 	// Seed seeds the split, the inducing inputs, the minibatches and the deep GP's noise.
@@ -83,9 +97,14 @@ type Custom struct {
 
 // TrainCustom trains a model of family c.Family on d (a user's data set: d.NumClasses > 0 for classification,
 // with labels 0..K−1): it holds out c.TestFraction of the rows at random (seeded), standardises the inputs (and a
-// regression target) on the training rows, trains, scores the held-out rows and returns the model file. Errors
-// wrap ErrBadCustom for configurations that do not fit the data.
+// regression target) on the training rows, and hands them to fit, the training path the zoo's entries of the
+// same families take. Errors wrap ErrBadCustom for configurations that do not fit the data.
 func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
+	return trainCustom(d, c, rand.NewPCG(c.Seed, 0xc5f))
+}
+
+// trainCustom is TrainCustom drawing its random numbers (the split, then fit's) from src.
+func trainCustom(d *datasets.Dataset, c CustomConfig, src *rand.PCG) (*Custom, error) {
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("zoo: %w", err)
 	}
@@ -100,7 +119,6 @@ func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
 	if d.N() < 2 {
 		return nil, fmt.Errorf("%w: %s has %d data row(s): training needs at least 2", ErrBadCustom, d.Name, d.N())
 	}
-	src := rand.NewPCG(c.Seed, 0xc5f)
 	rng := rand.New(src)
 	trRaw, teRaw := d, (*datasets.Dataset)(nil) // teRaw stays in original units: it is scored as a user's file would be
 	if c.TestFraction > 0 {
@@ -127,7 +145,29 @@ func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
 	}
 	res := &Result{Entry: "custom/" + c.Family, Dataset: d.Name, Model: c.Family, Seed: c.Seed, NTrain: tr.N(),
 		NTest: teRaw.N(), DataSource: d.Name, Build: ops.Build, BLAS: ops.BLAS(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
-	if c.Family != "gpr" && c.Family != "sgpr" && (c.BatchSize <= 0 || c.BatchSize > tr.N()) {
+	meta := map[string]string{"data": d.Name}
+	if len(d.FeatureNames) > 0 {
+		names, _ := json.Marshal(d.FeatureNames)
+		meta["features"] = string(names)
+	}
+	return fit(tr, teRaw, std, c, src, res, meta)
+}
+
+// fit is the one training path of the families in Families, for gpzoo train (TrainCustom) and the zoo's entries
+// of those families (runConfigured) alike: on tr (standardised by std; std nil: in their own units) it builds
+// c.Family's model (c has its defaults: withDefaults), trains it (random draws from src: inducing inputs,
+// minibatches), fills res (the training statistics; the final objective of a full-batch fit, the smoothed one of
+// a minibatch fit), makes the model file (meta, plus the configuration's) and scores te (original units; nil:
+// none) through it.
+func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, src *rand.PCG, res *Result, meta map[string]string) (*Custom, error) {
+	fam, ok := gp.LookupLikelihood(c.Likelihood)
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown likelihood %q", ErrBadCustom, c.Likelihood)
+	}
+	rng := rand.New(src)
+	if c.Family == "gpr" || c.Family == "sgpr" {
+		c.BatchSize = 0 // their objectives take the whole training set
+	} else if c.BatchSize <= 0 || c.BatchSize > tr.N() {
 		c.BatchSize = min(tr.N(), 1024)
 	}
 	res.Kernel = c.Kernel
@@ -137,31 +177,39 @@ func TrainCustom(d *datasets.Dataset, c CustomConfig) (*Custom, error) {
 	}
 	res.Optimizer = b.describe
 	var tres *train.Result
-	if b.lbfgs {
+	if c.Optimizer == "lbfgs" {
 		tres, err = train.TrainLBFGS(b.model, tr.X, tr.Y, train.LBFGSConfig{Iters: c.Iters})
 	} else {
-		tres, err = train.Train(b.model, tr.X, tr.Y, rng, train.Config{Iters: c.Iters, BatchSize: c.BatchSize,
-			Hooks: b.hooks, Optimizer: &train.Adam{LR: c.LR}, Logger: c.Logger, Progress: c.Progress, Stop: c.Stop,
-			Checkpoint: checkpointConfig(c.CheckpointDir, c.CheckpointEvery, c.Resume, append([]*rand.PCG{src}, b.sources...))})
+		cfg := train.Config{Iters: c.Iters, BatchSize: c.BatchSize, Hooks: b.hooks, Optimizer: &train.Adam{LR: c.LR},
+			Logger: c.Logger, Progress: c.Progress, Stop: c.Stop,
+			Checkpoint: checkpointConfig(c.CheckpointDir, c.CheckpointEvery, c.Resume, append([]*rand.PCG{src}, b.sources...))}
+		if c.EvalEvery > 0 && te != nil {
+			f := newModelFile(b.model, std, nil)
+			cfg.EvalEvery, cfg.Eval = c.EvalEvery, evalFunc(func(r *Result) error {
+				ec := c
+				if c.Family == "dgp" {
+					ec.TestSamples = EvalSamples
+				}
+				return scoreCustom(r, f, te, ec, fam)
+			})
+		}
+		tres, err = train.Train(b.model, tr.X, tr.Y, rng, cfg)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
 	}
 	fillTraining(res, tres, tr.N())
-	if b.lbfgs || c.BatchSize <= 0 || c.BatchSize >= tr.N() { // a full-batch fit reports its final objective
+	if c.Optimizer == "lbfgs" || c.BatchSize <= 0 || c.BatchSize >= tr.N() { // a full-batch fit reports its final objective
 		if err := fillFinal(res, b.model, tr.X, tr.Y); err != nil {
 			return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
 		}
 	}
 	f := newModelFile(b.model, std, map[string]string{
-		"family": c.Family, "likelihood": c.Likelihood, "kernel": c.Kernel, "seed": fmt.Sprint(c.Seed), "data": d.Name,
-		"test_samples": fmt.Sprint(c.TestSamples)})
-	if len(d.FeatureNames) > 0 {
-		names, _ := json.Marshal(d.FeatureNames)
-		f.Meta["features"] = string(names)
-	}
-	if teRaw != nil {
-		if err := scoreCustom(res, f, teRaw, c, fam); err != nil {
+		"family": c.Family, "likelihood": c.Likelihood, "kernel": c.Kernel, "seed": fmt.Sprint(c.Seed),
+		"test_samples": fmt.Sprint(c.TestSamples), "optimizer": res.Optimizer})
+	maps.Copy(f.Meta, meta)
+	if te != nil {
+		if err := scoreCustom(res, f, te, c, fam); err != nil {
 			return nil, err
 		}
 	}
@@ -202,8 +250,30 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 	if c.Resume && c.CheckpointDir == "" {
 		return c, fmt.Errorf("%w: resuming needs the checkpoint directory", ErrBadCustom)
 	}
-	if (c.Family == "gpr" || c.Family == "sgpr") && (c.CheckpointDir != "" || c.Resume) {
-		return c, fmt.Errorf("%w: checkpoints are for Adam training, not %s's L-BFGS", ErrBadCustom, c.Family)
+	switch c.Optimizer = strings.ToLower(c.Optimizer); c.Optimizer {
+	case "":
+		c.Optimizer = "adam"
+		if c.Family == "gpr" || c.Family == "sgpr" {
+			c.Optimizer = "lbfgs"
+		}
+	case "adam":
+	case "lbfgs":
+		if c.Family != "gpr" && c.Family != "sgpr" {
+			return c, fmt.Errorf("%w: %s trains with adam, not lbfgs", ErrBadCustom, c.Family)
+		}
+	default:
+		return c, fmt.Errorf("%w: unknown optimizer %q (want lbfgs or adam)", ErrBadCustom, c.Optimizer)
+	}
+	if c.Optimizer == "lbfgs" && (c.CheckpointDir != "" || c.Resume) {
+		return c, fmt.Errorf("%w: checkpoints are for Adam training, not %s's L-BFGS (use --optimizer adam)", ErrBadCustom, c.Family)
+	}
+	if c.KMeansIters <= 0 {
+		c.KMeansIters = DefaultKMeansIters
+	}
+	for _, v := range []float64{c.NoiseVariance, c.KernelVariance, c.KernelLengthscale} {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return c, fmt.Errorf("%w: initial variance or length-scale %g (want > 0; 0 means the default)", ErrBadCustom, v)
+		}
 	}
 	for _, f := range []struct {
 		name string
@@ -265,7 +335,6 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 type customBuild struct {
 	model    modelfile.Model
 	hooks    []train.Hook
-	lbfgs    bool // full-batch L-BFGS (gpr, sgpr)
 	describe string
 	sources  []*rand.PCG // the model's own random sources (deep-GP noise, Monte-Carlo likelihood), for checkpoints
 }
@@ -276,7 +345,7 @@ func buildCustom(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, 
 	if err != nil {
 		return nil, fmt.Errorf("%w: kernel: %w", ErrBadCustom, err)
 	}
-	kern, err := newKernel(expr, "", dim, 1, 1)
+	kern, err := newKernel(expr, "", dim, c.KernelVariance, c.KernelLengthscale)
 	if err != nil {
 		return nil, err
 	}
@@ -303,24 +372,24 @@ func buildFamily(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, 
 		if n > 5000 {
 			return nil, fmt.Errorf("%w: gpr on %d training rows needs O(N³) = too much time and memory: use sgpr or svgp", ErrBadCustom, n)
 		}
-		model, err := gp.NewGPR(gp.GPRConfig{Kernel: kern, X: tr.X, Y: tr.Y}) // it predicts from them
+		model, err := gp.NewGPR(gp.GPRConfig{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y}) // it predicts from them
 		if err != nil {
 			return nil, err
 		}
-		return &customBuild{model: model, lbfgs: true, describe: "lbfgs, exact GP"}, nil
+		return &customBuild{model: model, describe: fullBatch(c, "exact GP")}, nil
 	case "sgpr":
-		z, err := gp.KMeans(tr.X, m, DefaultKMeansIters, rng)
+		z, err := gp.KMeans(tr.X, m, c.KMeansIters, rng)
 		if err != nil {
 			return nil, err
 		}
-		model, err := models.NewSGPR(models.SGPRConfig{Kernel: kern, Z: z, X: tr.X, Y: tr.Y}) // it predicts from them
+		model, err := models.NewSGPR(models.SGPRConfig{Kernel: kern, NoiseVariance: c.NoiseVariance, Z: z, X: tr.X, Y: tr.Y}) // it predicts from them
 		if err != nil {
 			return nil, err
 		}
-		return &customBuild{model: model, lbfgs: true, describe: fmt.Sprintf("lbfgs, M=%d", m)}, nil
+		return &customBuild{model: model, describe: fullBatch(c, fmt.Sprintf("M=%d", m))}, nil
 	}
 	mcSrc := rand.NewPCG(c.Seed, 0x50f7)
-	lik, latent, err := newLikelihood(fam, tr.P(), tr.NumClasses, models.DefaultNoiseVariance, rand.New(mcSrc))
+	lik, latent, err := newLikelihood(fam, tr.P(), tr.NumClasses, cmp.Or(c.NoiseVariance, models.DefaultNoiseVariance), rand.New(mcSrc))
 	if err != nil {
 		return nil, err
 	}
@@ -392,6 +461,14 @@ func buildFamily(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, 
 		b.hooks, b.describe = []train.Hook{h}, "natgrad on q(u) + "+b.describe
 	}
 	return b, nil
+}
+
+// fullBatch describes gpr's or sgpr's optimiser (lbfgs, or full-batch Adam) followed by what.
+func fullBatch(c CustomConfig, what string) string {
+	if c.Optimizer == "adam" {
+		return fmt.Sprintf("adam(%g), full batch, %s", c.LR, what)
+	}
+	return "lbfgs, " + what
 }
 
 // defaultLikelihood names the likelihood of a target with classes classes (0: regression): gaussian,

@@ -99,7 +99,12 @@ type Entry struct {
 	// WritesCurves is set for entries that write training curves to Options.CurvesOut as CSV and summarise
 	// them in Result.Curves (ringnorm/odvgp-illustration).
 	WritesCurves bool
-	run          func(e *Entry, o Options) (*Result, error)
+	// Config is the configuration of gpzoo train the entry runs (fit, the code of TrainCustom after its split),
+	// with RawInputs keeping the inputs in their units; nil for entries whose machinery gpzoo train does not
+	// have (ADVGP, VBKS, the ODVGP entries and illustration), which run their own code.
+	Config    *CustomConfig
+	RawInputs bool
+	run       func(e *Entry, o Options) (*Result, error)
 }
 
 // Run runs the entry.

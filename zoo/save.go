@@ -68,23 +68,28 @@ const EvalSamples = 10
 // metrics.
 func (o Options) withEval(c train.Config, score func(r *Result) error) train.Config {
 	if o.EvalEvery > 0 {
-		c.EvalEvery = o.EvalEvery
-		c.Eval = func(int) (map[string]float64, error) {
-			r := &Result{}
-			if err := score(r); err != nil {
-				return nil, err
-			}
-			m := map[string]float64{"test_ll": r.TestLL}
-			if r.TestRMSE != nil {
-				m["test_rmse"] = *r.TestRMSE
-			}
-			if r.TestAccuracy != nil {
-				m["test_accuracy"] = *r.TestAccuracy
-			}
-			return m, nil
-		}
+		c.EvalEvery, c.Eval = o.EvalEvery, evalFunc(score)
 	}
 	return c
+}
+
+// evalFunc returns a train.Config's Eval scoring the test split with score, which fills a Result's test
+// metrics.
+func evalFunc(score func(r *Result) error) func(int) (map[string]float64, error) {
+	return func(int) (map[string]float64, error) {
+		r := &Result{}
+		if err := score(r); err != nil {
+			return nil, err
+		}
+		m := map[string]float64{"test_ll": r.TestLL}
+		if r.TestRMSE != nil {
+			m["test_rmse"] = *r.TestRMSE
+		}
+		if r.TestAccuracy != nil {
+			m["test_accuracy"] = *r.TestAccuracy
+		}
+		return m, nil
+	}
 }
 
 // newModelFile returns the model file of a trained model (an exact GP or SGPR holds its standardised training

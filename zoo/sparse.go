@@ -46,6 +46,9 @@ const (
 	NatGradGammaStart = 1e-4
 )
 
+// SGPRAdamLR is the Adam learning rate of the SGPR entries run with --optimizer adam.
+const SGPRAdamLR = 0.01
+
 // DefaultKMeansIters bounds Lloyd iterations when choosing inducing inputs.
 const DefaultKMeansIters = 25
 
@@ -100,6 +103,12 @@ func init() {
 		published: "SVGP (whitened): test LL −0.109, accuracy 96.98% (ANCHORS §1.2)"})
 	for _, sp := range reg {
 		sp := sp
+		ref := sp.reference + "; split protocol: " + sources[sp.data].protocol
+		if sp.model == "sgpr" {
+			register(configuredEntry(sp.data+"/sgpr", sp.data, sp.summary, ref, sp.published,
+				CustomConfig{Family: "sgpr", Inducing: sp.inducing, Iters: sp.iters, Optimizer: sp.optimizer, LR: SGPRAdamLR}))
+			continue
+		}
 		register(&Entry{Name: sp.data + "/" + sp.model, Dataset: sp.data, Model: sp.model, Summary: sp.summary,
 			Reference: sp.reference + "; split protocol: " + sources[sp.data].protocol, Published: sp.published,
 			Iters: sp.iters, run: func(e *Entry, o Options) (*Result, error) { return runSparse(e, o, sp) }})
@@ -147,9 +156,6 @@ func runSparse(e *Entry, o Options, sp sparseSpec) (*Result, error) {
 	}
 	res := newResult(e, o)
 	res.DataSource, res.NTrain, res.NTest, res.Iters = spl.source, tr.N(), te.N(), iters
-	if sp.model == "sgpr" {
-		return runSGPR(e, o, sp, res, kern, z, tr, te, std, rng, src)
-	}
 	var lik gp.Likelihood
 	latent := 1
 	switch sp.model {
@@ -210,47 +216,6 @@ func runSparse(e *Entry, o Options, sp sparseSpec) (*Result, error) {
 		return nil, err
 	}
 	return scoreSVGP(res, model, te, std)
-}
-
-func runSGPR(e *Entry, o Options, sp sparseSpec, res *Result, kern gp.Kernel, z *mat.Dense, tr, te *datasets.Dataset, std *datasets.Standardizer, rng *rand.Rand, src *rand.PCG) (*Result, error) {
-	model, err := models.NewSGPR(models.SGPRConfig{Kernel: kern, Z: z, X: tr.X, Y: tr.Y})
-	if err != nil {
-		return nil, err
-	}
-	opt := sp.optimizer
-	if o.Optimizer != "" {
-		opt = o.Optimizer
-	}
-	var tres *train.Result
-	switch opt {
-	case "lbfgs":
-		if err := o.refuseCheckpoint(e, "L-BFGS training (use --optimizer adam)"); err != nil {
-			return nil, err
-		}
-		res.Optimizer = fmt.Sprintf("lbfgs, M=%d", z.RawMatrix().Rows)
-		tres, err = train.TrainLBFGS(model, tr.X, tr.Y, train.LBFGSConfig{Iters: res.Iters})
-	case "adam":
-		res.Optimizer = fmt.Sprintf("adam(0.01), full batch, M=%d", z.RawMatrix().Rows)
-		tres, err = train.Train(model, tr.X, tr.Y, rng, o.trainConfig(train.Config{Iters: res.Iters, Optimizer: &train.Adam{LR: 0.01}}, src))
-	default:
-		err = fmt.Errorf("unknown optimizer %q (want lbfgs or adam)", opt)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
-	}
-	fillTraining(res, tres, tr.N())
-	if err := fillFinal(res, model, tr.X, tr.Y); err != nil { // SGPR's collapsed bound takes the whole data set
-		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
-	}
-	if err := saveModel(e, o, res, model, std); err != nil {
-		return nil, err
-	}
-	rmse, ll, err := gaussianMetrics(model, te, std)
-	if err != nil {
-		return nil, err
-	}
-	res.TestRMSE, res.TestLL = &rmse, ll
-	return res, nil
 }
 
 // scoreSVGP fills res with the test metrics of a trained SVGP model: RMSE and mean log predictive density in

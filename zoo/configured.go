@@ -1,0 +1,60 @@
+package zoo
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gpzoo/gpzoo/gp/modelfile"
+)
+
+// configuredEntry returns the entry that runs c (a configuration of gpzoo train: CustomConfig) on data set data
+// under its split protocol (sources), through fit, the code `gpzoo train` runs; Iters is c.Iters.
+func configuredEntry(name, data, summary, reference, published string, c CustomConfig) *Entry {
+	return &Entry{Name: name, Dataset: data, Model: name[len(data)+1:], Summary: summary, Reference: reference,
+		Published: published, Iters: c.Iters, Config: &c, run: runConfigured}
+}
+
+// runConfigured runs a configured entry (Entry.Config) on split o.Split of its data set: the inputs and a
+// regression target standardised on the training rows (the inputs kept as they are with RawInputs), o's
+// overrides applied to the configuration, and the rest as TrainCustom after its split, by fit.
+func runConfigured(e *Entry, o Options) (*Result, error) {
+	spl, err := loadSplit(e.Dataset, o.DataDir, o.Split)
+	if err != nil {
+		return nil, err
+	}
+	if e.RawInputs && spl.train.NumClasses == 0 {
+		return nil, fmt.Errorf("zoo: %s: unstandardised inputs are only for classification", e.Name)
+	}
+	tr, _, std, err := spl.standardised(e.RawInputs)
+	if err != nil {
+		return nil, err
+	}
+	c := *e.Config
+	c.Seed, c.Optimizer = o.Seed, cmp.Or(o.Optimizer, c.Optimizer)
+	c.Iters, c.Inducing, c.BatchSize = cmp.Or(o.Iters, c.Iters), cmp.Or(o.Inducing, c.Inducing), cmp.Or(o.BatchSize, c.BatchSize)
+	c.TestSamples = cmp.Or(o.TestSamples, c.TestSamples)
+	c.NatGrad = c.NatGrad || o.NatGrad
+	c.CheckpointDir, c.CheckpointEvery, c.Resume, c.Stop = o.CheckpointDir, o.CheckpointEvery, o.Resume, o.Stop
+	c.Logger, c.Progress, c.EvalEvery = o.Logger, o.Progress, o.EvalEvery
+	if c, err = c.withDefaults(tr); err != nil {
+		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
+	}
+	res := newResult(e, o)
+	res.DataSource, res.NTrain, res.NTest = spl.source, tr.N(), spl.test.N()
+	cu, err := fit(tr, spl.test, std, c, entrySource(o), res,
+		map[string]string{"entry": e.Name, "data": e.Dataset, "split": fmt.Sprint(o.Split)})
+	if err != nil {
+		return nil, err
+	}
+	if o.SaveModel != "" {
+		if err := modelfile.SaveFile(o.SaveModel, cu.File); err != nil {
+			return nil, fmt.Errorf("zoo: %s: saving the model: %w", e.Name, err)
+		}
+		res.ModelFile = o.SaveModel
+	}
+	return res, nil
+}
+
+// entrySource is the random source of a configured entry's run: the inducing inputs, the minibatches.
+func entrySource(o Options) *rand.PCG { return rand.NewPCG(o.Seed, uint64(o.Split)+0x5eed) }
