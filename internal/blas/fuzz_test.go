@@ -73,14 +73,7 @@ func FuzzDgemm(f *testing.F) {
 		defer fuzzKernel(flags >> 4 & 3)()
 		alpha, beta = fuzzScalar(alpha), fuzzScalar(beta)
 		rng := rand.New(rand.NewPCG(seed, 7))
-		ar, ac := mm, kk
-		if tA != blas.NoTrans {
-			ar, ac = kk, mm
-		}
-		br, bc := kk, nn
-		if tB != blas.NoTrans {
-			br, bc = nn, kk
-		}
+		ar, ac, br, bc := storedDims(tA, tB, mm, nn, kk)
 		lda, ldb, ldc := max(ac, 1)+int(padA%5), max(bc, 1)+int(padB%5), max(nn, 1)+int(padC%5)
 		a, b, c := operand(rng, ar, ac, lda), operand(rng, br, bc, ldb), operand(rng, mm, nn, ldc)
 		// The bound, from gonum's product of the absolute values; the reference on the finite values.
@@ -91,13 +84,7 @@ func FuzzDgemm(f *testing.F) {
 		}
 		want := append([]float64(nil), c...)
 		ref.Dgemm(tA, tB, mm, nn, kk, alpha, a, lda, b, ldb, beta, want, ldc)
-		if alpha == 0 {
-			fillNaN(a, ar, ac, lda)
-			fillNaN(b, br, bc, ldb)
-		}
-		if beta == 0 {
-			fillNaN(c, mm, nn, ldc)
-		}
+		poison(alpha, beta, a, ar, ac, lda, b, br, bc, ldb, c, mm, nn, ldc)
 		impl.Dgemm(tA, tB, mm, nn, kk, alpha, a, lda, b, ldb, beta, c, ldc)
 		withinBound(t, fmt.Sprintf("Dgemm(%c,%c) %dx%dx%d ld %d,%d,%d α=%v β=%v kernel %s", tA, tB, mm, nn, kk, lda, ldb, ldc, alpha, beta, Kernel()),
 			c, want, bound, mm, nn, ldc)

@@ -99,6 +99,17 @@ var (
 	betas  = []float64{0, 1, -1, 0.3}
 )
 
+// specialPairs returns every (α, β) of alphas × betas.
+func specialPairs() [][2]float64 {
+	var abs [][2]float64
+	for _, a := range alphas {
+		for _, b := range betas {
+			abs = append(abs, [2]float64{a, b})
+		}
+	}
+	return abs
+}
+
 func TestDgemm(t *testing.T) {
 	var impl Implementation
 	eachKernel(t, func(t *testing.T) {
@@ -150,7 +161,7 @@ func TestDgemmAlphaBeta(t *testing.T) {
 				for _, tB := range transposes {
 					for _, alpha := range alphas {
 						for _, beta := range betas {
-							checkGemmNaN(t, impl, rng, tA, tB, s[0], s[1], s[2], alpha, beta)
+							checkGemm(t, impl, rng, tA, tB, s[0], s[1], s[2], alpha, beta)
 						}
 					}
 				}
@@ -168,31 +179,41 @@ func fillNaN(d []float64, r, c, ld int) {
 	}
 }
 
-// checkGemmNaN is checkGemm with NaN in C when β = 0 and in A and B when α = 0: the result must have no NaN.
-func checkGemmNaN(t *testing.T, impl Implementation, rng *rand.Rand, tA, tB blas.Transpose, m, n, k int, alpha, beta float64) {
-	t.Helper()
-	ar, ac := m, k
+// storedDims returns the stored shapes of A (ar × ac) and B (br × bc) for op(A) m × k and op(B) k × n.
+func storedDims(tA, tB blas.Transpose, m, n, k int) (ar, ac, br, bc int) {
+	ar, ac, br, bc = m, k, k, n
 	if tA != blas.NoTrans {
 		ar, ac = k, m
 	}
-	br, bc := k, n
 	if tB != blas.NoTrans {
 		br, bc = n, k
 	}
-	lda, ldb, ldc := max(ac, 1)+1, max(bc, 1)+4, max(n, 1)+2
-	a, b := operand(rng, ar, ac, lda), operand(rng, br, bc, ldb)
-	c := operand(rng, m, n, ldc)
-	// gonum's Dgemm computes 0·op(A)·op(B) when α = 0 (NaN there reaches C); reference BLAS reads neither, and
-	// so do we: the reference gets finite copies.
-	ra, rb := a, b
+	return ar, ac, br, bc
+}
+
+// poison sets to NaN what a product must not read: A (ar × ac) and B (br × bc) when α = 0, C (m × n) when β = 0.
+func poison(alpha, beta float64, a []float64, ar, ac, lda int, b []float64, br, bc, ldb int, c []float64, m, n, ldc int) {
 	if alpha == 0 {
-		ra, rb = append([]float64(nil), a...), append([]float64(nil), b...)
 		fillNaN(a, ar, ac, lda)
 		fillNaN(b, br, bc, ldb)
 	}
 	if beta == 0 {
 		fillNaN(c, m, n, ldc)
 	}
+}
+
+// checkGemm compares Dgemm with gonum's, with NaN in C when β = 0 and in A and B when α = 0 (the result must have
+// no NaN) and canaries in the padding.
+func checkGemm(t *testing.T, impl Implementation, rng *rand.Rand, tA, tB blas.Transpose, m, n, k int, alpha, beta float64) {
+	t.Helper()
+	ar, ac, br, bc := storedDims(tA, tB, m, n, k)
+	lda, ldb, ldc := max(ac, 1)+1, max(bc, 1)+4, max(n, 1)+2
+	a, b := operand(rng, ar, ac, lda), operand(rng, br, bc, ldb)
+	c := operand(rng, m, n, ldc)
+	// gonum's Dgemm computes 0·op(A)·op(B) when α = 0 (NaN there reaches C); reference BLAS reads neither, and
+	// so do we: the reference gets finite copies.
+	ra, rb := append([]float64(nil), a...), append([]float64(nil), b...)
+	poison(alpha, beta, a, ar, ac, lda, b, br, bc, ldb, c, m, n, ldc)
 	want := append([]float64(nil), c...)
 	impl.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	ref.Dgemm(tA, tB, m, n, k, alpha, ra, lda, rb, ldb, beta, want, ldc)
@@ -211,25 +232,6 @@ func noNaN(t *testing.T, what string, d []float64, r, c, ld int) {
 			}
 		}
 	}
-}
-
-func checkGemm(t *testing.T, impl Implementation, rng *rand.Rand, tA, tB blas.Transpose, m, n, k int, alpha, beta float64) {
-	t.Helper()
-	ar, ac := m, k
-	if tA != blas.NoTrans {
-		ar, ac = k, m
-	}
-	br, bc := k, n
-	if tB != blas.NoTrans {
-		br, bc = n, k
-	}
-	lda, ldb, ldc := max(ac, 1)+2, max(bc, 1)+1, max(n, 1)+3
-	a, b := operand(rng, ar, ac, lda), operand(rng, br, bc, ldb)
-	c := operand(rng, m, n, ldc)
-	want := append([]float64(nil), c...)
-	impl.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	ref.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, want, ldc)
-	closeTo(t, fmt.Sprintf("Dgemm(%c,%c) %dx%dx%d α=%v β=%v", tA, tB, m, n, k, alpha, beta), c, want, m, n, ldc, 1e-13*float64(k+1))
 }
 
 // β = 0 overwrites NaN in C; α = 0 reads neither A nor B (NaN there does not reach C), as reference BLAS does.

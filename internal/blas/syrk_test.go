@@ -19,12 +19,7 @@ func TestDsyrk(t *testing.T) {
 		if testing.Short() {
 			sizes = append(upTo33(), 97, 193)
 		}
-		var abs [][2]float64
-		for _, a := range alphas {
-			for _, b := range betas {
-				abs = append(abs, [2]float64{a, b})
-			}
-		}
+		abs := specialPairs()
 		i := 0
 		for _, ul := range []blas.Uplo{blas.Lower, blas.Upper} {
 			for _, tA := range transposes {
