@@ -36,7 +36,7 @@ type GPR struct {
 	Mean   MeanFunction // nil: zero
 	Noise  *graph.Param // σ², scalar
 
-	x, y *mat.Dense // training data for Predict (nil: unset)
+	data TrainingSet // training data for Predict
 }
 
 var (
@@ -126,47 +126,21 @@ func (m *GPR) Predict(xs *mat.Dense, o PredictOptions) (*Prediction, error) {
 	if err := CheckInputs("GPR.Predict", xs, m.Kernel.InputDim()); err != nil {
 		return nil, err
 	}
-	if m.x == nil || m.y == nil {
+	if x, _ := m.data.Data(); x == nil {
 		return nil, ErrNoTrainingData
 	}
 	mean, latent, err := m.predictMarginals(xs, o)
 	if err != nil {
 		return nil, err
 	}
-	ns, p := mean.Dims()
-	noise := m.NoiseVariance()
-	out := &Prediction{FMean: mean, FVar: mat.NewDense(ns, p, nil), YMean: mat.DenseCopyOf(mean), YVar: mat.NewDense(ns, p, nil)}
-	for i := 0; i < ns; i++ {
-		fv, yv := out.FVar.RawRowView(i), out.YVar.RawRowView(i)
-		for j := range fv {
-			fv[j], yv[j] = latent[i], latent[i]+noise
-		}
-	}
-	if !o.Full && o.Draws == 0 {
-		return out, nil
-	}
-	cov, err := m.predictCov(xs, o.Graph)
-	if err != nil {
-		return nil, err
-	}
-	covs := make([]*mat.SymDense, p)
-	for j := range covs {
-		covs[j] = cov
-	}
-	if o.Full {
-		out.FCov = covs
-	}
-	if o.Draws > 0 {
-		if out.Draws, err = DrawJoint(mean, covs, o.Draws, o.Rng(), o.Graph.Jitter); err != nil {
-			return nil, fmt.Errorf("gp: GPR.Predict: %w", err)
-		}
-	}
-	return out, nil
+	return GaussianPrediction("gp: GPR.Predict", mean, latent, m.NoiseVariance(), o, func() (*mat.SymDense, error) {
+		return m.predictCov(xs, o.Graph)
+	})
 }
 
 // predictMarginals returns the latent predictive mean [Ns,P] and variance [Ns] at xs, in chunks.
 func (m *GPR) predictMarginals(xs *mat.Dense, o PredictOptions) (*mat.Dense, []float64, error) {
-	x, y := m.x, m.y
+	x, y := m.data.Data()
 	n, d := x.Dims()
 	_, p := y.Dims()
 	ns, _ := xs.Dims()
@@ -216,7 +190,7 @@ func (m *GPR) predictMarginals(xs *mat.Dense, o PredictOptions) (*mat.Dense, []f
 
 // predictCov returns the full predictive covariance [Ns,Ns] of f at xs (MATH.md §1), in one run.
 func (m *GPR) predictCov(xs *mat.Dense, o graph.Options) (*mat.SymDense, error) {
-	x, y := m.x, m.y
+	x, y := m.data.Data()
 	n, d := x.Dims()
 	_, p := y.Dims()
 	ns, _ := xs.Dims()
@@ -240,20 +214,12 @@ func (m *GPR) predictCov(xs *mat.Dense, o graph.Options) (*mat.SymDense, error) 
 }
 
 // TrainingData returns the training data the model predicts from (DataHolder; nil, nil when unset).
-func (m *GPR) TrainingData() (x, y *mat.Dense) { return m.x, m.y }
+func (m *GPR) TrainingData() (x, y *mat.Dense) { return m.data.Data() }
 
 // SetTrainingData copies the training data x [N,D] and y [N,P] into the model, for Predict (DataHolder): after
 // fitting, or when a model file is loaded. Both nil unset them.
 func (m *GPR) SetTrainingData(x, y *mat.Dense) error {
-	if x == nil && y == nil {
-		m.x, m.y = nil, nil
-		return nil
-	}
-	if _, _, _, err := m.checkData(x, y); err != nil {
-		return err
-	}
-	m.x, m.y = mat.DenseCopyOf(x), mat.DenseCopyOf(y)
-	return nil
+	return m.data.Set("GPR", x, y, m.Kernel.InputDim())
 }
 
 // InputDim returns the kernel's input dimension D (0 without a kernel).
@@ -267,16 +233,10 @@ func (m *GPR) InputDim() int {
 // OutputDim returns P, the width of the training targets (the mean function's width without training data; 0
 // without either).
 func (m *GPR) OutputDim() int {
-	switch {
-	case m == nil:
+	if m == nil {
 		return 0
-	case m.y != nil:
-		_, p := m.y.Dims()
-		return p
-	case m.Mean != nil:
-		return m.Mean.OutputDim()
 	}
-	return 0
+	return m.data.OutputDim(m.Mean)
 }
 
 // LogMarginalLikelihoodValue evaluates log p(y | X) for data matrices (a convenience over a forward graph).
@@ -304,24 +264,9 @@ func (m *GPR) LogMarginalLikelihoodValue(x, y *mat.Dense, o graph.Options) (floa
 func (m *GPR) NoiseVariance() float64 { return m.Noise.Value()[0] }
 
 func (m *GPR) checkData(x, y *mat.Dense) (n, d, p int, err error) {
-	if x == nil || y == nil {
-		return 0, 0, 0, configErr("GPR: nil data")
-	}
-	n, d = x.Dims()
-	ny, p := y.Dims()
-	if ny != n {
-		return 0, 0, 0, &ops.ShapeError{Op: "GPR", Want: "x and y with the same number of rows", Got: fmt.Sprintf("%d and %d", n, ny)}
-	}
-	if d != m.Kernel.InputDim() {
-		return 0, 0, 0, &ops.ShapeError{Op: "GPR", Want: fmt.Sprintf("x with %d columns", m.Kernel.InputDim()), Got: fmt.Sprint(d)}
-	}
-	if err := ops.CheckFinite("GPR inputs", x.RawMatrix().Data, d); err != nil {
-		return 0, 0, 0, err
-	}
-	if err := ops.CheckFinite("GPR targets", y.RawMatrix().Data, p); err != nil {
-		return 0, 0, 0, err
-	}
-	return n, d, p, nil
+	d = m.Kernel.InputDim()
+	n, p, err = CheckTrainingData("GPR", x, y, d)
+	return n, d, p, err
 }
 
 // copyInto copies the rows of a into the row-major buffer dst.

@@ -39,7 +39,7 @@ type SGPR struct {
 	Noise  *graph.Param
 	jitter float64
 
-	x, y *mat.Dense // training data for Predict (nil: unset)
+	data gp.TrainingSet // training data for Predict
 }
 
 var (
@@ -177,10 +177,10 @@ func (s *SGPR) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction, erro
 	if err := gp.CheckInputs("models.SGPR.Predict", xs, s.Kernel.InputDim()); err != nil {
 		return nil, err
 	}
-	if s.x == nil || s.y == nil {
+	x, y := s.data.Data()
+	if x == nil {
 		return nil, gp.ErrNoTrainingData
 	}
-	x, y := s.x, s.y
 	n, d := x.Dims()
 	_, p := y.Dims()
 	res, _, err := chunked(xs, o, map[string]*mat.Dense{"x": x, "y": y}, func(g *graph.Graph, xsn *graph.Node) map[string]*graph.Node {
@@ -195,35 +195,8 @@ func (s *SGPR) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction, erro
 	for i, v := range latent {
 		latent[i] = math.Max(v, 0)
 	}
-	noise := s.NoiseVariance()
-	mean := mat.NewDense(ns, p, res["mean"])
-	out := &gp.Prediction{FMean: mean, FVar: mat.NewDense(ns, p, nil), YMean: mat.DenseCopyOf(mean), YVar: mat.NewDense(ns, p, nil)}
-	for i := 0; i < ns; i++ {
-		fv, yv := out.FVar.RawRowView(i), out.YVar.RawRowView(i)
-		for j := range fv {
-			fv[j], yv[j] = latent[i], latent[i]+noise
-		}
-	}
-	if !o.Full && o.Draws == 0 {
-		return out, nil
-	}
-	cov, err := s.predictCov(xs, o.Graph)
-	if err != nil {
-		return nil, err
-	}
-	covs := make([]*mat.SymDense, p)
-	for j := range covs {
-		covs[j] = cov
-	}
-	if o.Full {
-		out.FCov = covs
-	}
-	if o.Draws > 0 {
-		if out.Draws, err = gp.DrawJoint(mean, covs, o.Draws, o.Rng(), o.Graph.Jitter); err != nil {
-			return nil, fmt.Errorf("models: SGPR.Predict: %w", err)
-		}
-	}
-	return out, nil
+	return gp.GaussianPrediction("models: SGPR.Predict", mat.NewDense(ns, p, res["mean"]), latent, s.NoiseVariance(), o,
+		func() (*mat.SymDense, error) { return s.predictCov(xs, o.Graph) })
 }
 
 // predictNodes adds the predictive mean [C,P] and the marginal variances [C] (or, full, the covariance [C,C]) of f
@@ -247,8 +220,9 @@ func (s *SGPR) predictNodes(g *graph.Graph, xsn *graph.Node, n, d, p int, full b
 
 // predictCov returns the full predictive covariance [Ns,Ns] of f at xs, in one run.
 func (s *SGPR) predictCov(xs *mat.Dense, o graph.Options) (*mat.SymDense, error) {
-	n, d := s.x.Dims()
-	_, p := s.y.Dims()
+	x, y := s.data.Data()
+	n, d := x.Dims()
+	_, p := y.Dims()
 	ns, _ := xs.Dims()
 	g := graph.New(o)
 	_, _, cov := s.predictNodes(g, g.Input("xs", ns, d), n, d, p, true)
@@ -257,7 +231,7 @@ func (s *SGPR) predictCov(xs *mat.Dense, o graph.Options) (*mat.SymDense, error)
 		return nil, fmt.Errorf("models: SGPR.Predict (full covariance): %w", err)
 	}
 	defer prog.Close()
-	for name, v := range map[string]*mat.Dense{"x": s.x, "y": s.y, "xs": xs} {
+	for name, v := range map[string]*mat.Dense{"x": x, "y": y, "xs": xs} {
 		if err := prog.Set(name, mat.DenseCopyOf(v).RawMatrix().Data); err != nil {
 			return nil, err
 		}
@@ -269,32 +243,12 @@ func (s *SGPR) predictCov(xs *mat.Dense, o graph.Options) (*mat.SymDense, error)
 }
 
 // TrainingData returns the training data the model predicts from (gp.DataHolder; nil, nil when unset).
-func (s *SGPR) TrainingData() (x, y *mat.Dense) { return s.x, s.y }
+func (s *SGPR) TrainingData() (x, y *mat.Dense) { return s.data.Data() }
 
 // SetTrainingData copies the training data x [N,D] and y [N,P] into the model, for Predict (gp.DataHolder):
 // after fitting, or when a model file is loaded. Both nil unset them.
 func (s *SGPR) SetTrainingData(x, y *mat.Dense) error {
-	if x == nil && y == nil {
-		s.x, s.y = nil, nil
-		return nil
-	}
-	if x == nil || y == nil {
-		return fmt.Errorf("%w: models: SGPR: training inputs and targets must be both set or both nil", gp.ErrConfig)
-	}
-	n, d := x.Dims()
-	ny, p := y.Dims()
-	if ny != n || d != s.Kernel.InputDim() {
-		return &ops.ShapeError{Op: "models.SGPR.SetTrainingData", Want: fmt.Sprintf("x [N,%d] and y [N,P]", s.Kernel.InputDim()), Got: fmt.Sprintf("x [%d,%d], y [%d,%d]", n, d, ny, p)}
-	}
-	xc, yc := mat.DenseCopyOf(x), mat.DenseCopyOf(y)
-	if err := ops.CheckFinite("SGPR training inputs", xc.RawMatrix().Data, d); err != nil {
-		return err
-	}
-	if err := ops.CheckFinite("SGPR training targets", yc.RawMatrix().Data, p); err != nil {
-		return err
-	}
-	s.x, s.y = xc, yc
-	return nil
+	return s.data.Set("SGPR training", x, y, s.Kernel.InputDim())
 }
 
 // InputDim returns the kernel's input dimension D (0 without a kernel).
@@ -308,14 +262,8 @@ func (s *SGPR) InputDim() int {
 // OutputDim returns P, the width of the training targets (the mean function's width without training data; 0
 // without either).
 func (s *SGPR) OutputDim() int {
-	switch {
-	case s == nil:
+	if s == nil {
 		return 0
-	case s.y != nil:
-		_, p := s.y.Dims()
-		return p
-	case s.Mean != nil:
-		return s.Mean.OutputDim()
 	}
-	return 0
+	return s.data.OutputDim(s.Mean)
 }
