@@ -66,8 +66,8 @@ type CustomConfig struct {
 	// standardised targets); KernelVariance and KernelLengthscale initialise the kernel's variance and every
 	// length-scale (0: 1).
 	NoiseVariance, KernelVariance, KernelLengthscale float64
-	// KMeansIters bounds the Lloyd iterations that choose the inducing inputs of sgpr (default
-	// DefaultKMeansIters).
+	// KMeansIters bounds the Lloyd iterations that choose the inducing inputs (and mean bases) of sgpr and the
+	// single-layer variational families (default DefaultKMeansIters for sgpr, ODVGPKMeansIters for the others).
 	KMeansIters int
 	// EvalEvery > 0 scores the held-out rows every EvalEvery Adam steps (Options.EvalEvery).
 	EvalEvery int
@@ -268,7 +268,10 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 		return c, fmt.Errorf("%w: checkpoints are for Adam training, not %s's L-BFGS (use --optimizer adam)", ErrBadCustom, c.Family)
 	}
 	if c.KMeansIters <= 0 {
-		c.KMeansIters = DefaultKMeansIters
+		c.KMeansIters = ODVGPKMeansIters
+		if c.Family == "sgpr" || c.Family == "dgp" {
+			c.KMeansIters = DefaultKMeansIters
+		}
 	}
 	for _, v := range []float64{c.NoiseVariance, c.KernelVariance, c.KernelLengthscale} {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
@@ -433,7 +436,7 @@ func buildFamily(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, 
 	if family != "coupled" {
 		ng = c.MeanBases
 	}
-	beta, gamma, err := odvgpBases(odvgpSpec{}, tr.X, m, ng, rng)
+	beta, gamma, err := odvgpBases(odvgpSpec{}, tr.X, m, ng, c.KMeansIters, rng)
 	if err != nil {
 		return nil, err
 	}

@@ -149,7 +149,7 @@ func init() {
 }
 
 // odvgpBases returns the β bases and the γ (or α) bases (nil when |γ| = 0) of sp on the training inputs x.
-func odvgpBases(sp odvgpSpec, x *mat.Dense, nb, ng int, rng *rand.Rand) (beta, gamma *mat.Dense, err error) {
+func odvgpBases(sp odvgpSpec, x *mat.Dense, nb, ng, kmeansIters int, rng *rand.Rand) (beta, gamma *mat.Dense, err error) {
 	n, _ := x.Dims()
 	nb, ng = min(nb, n), min(ng, n)
 	if sp.cb2017 {
@@ -159,11 +159,11 @@ func odvgpBases(sp odvgpSpec, x *mat.Dense, nb, ng int, rng *rand.Rand) (beta, g
 		}
 		return mat.DenseCopyOf(gamma.Slice(0, nb, 0, gamma.RawMatrix().Cols)), gamma, nil
 	}
-	if beta, err = gp.KMeans(x, nb, ODVGPKMeansIters, rng); err != nil {
+	if beta, err = gp.KMeans(x, nb, kmeansIters, rng); err != nil {
 		return nil, nil, err
 	}
 	if ng > 0 {
-		if gamma, err = gp.KMeans(x, ng, ODVGPKMeansIters, rng); err != nil {
+		if gamma, err = gp.KMeans(x, ng, kmeansIters, rng); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -281,7 +281,7 @@ func runODVGP(e *Entry, o Options, sp odvgpSpec) (*Result, error) {
 			ng = 2 * o.Inducing
 		}
 	}
-	beta, gamma, err := odvgpBases(sp, tr.X, nb, ng, rng)
+	beta, gamma, err := odvgpBases(sp, tr.X, nb, ng, ODVGPKMeansIters, rng)
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: bases: %w", e.Name, err)
 	}

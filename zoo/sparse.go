@@ -1,13 +1,13 @@
 package zoo
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"math/rand/v2"
+	"strings"
 
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
-	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/gp/likelihoods"
 	"github.com/gpzoo/gpzoo/gp/models"
 	"github.com/gpzoo/gpzoo/train"
@@ -109,113 +109,17 @@ func init() {
 				CustomConfig{Family: "sgpr", Inducing: sp.inducing, Iters: sp.iters, Optimizer: sp.optimizer, LR: SGPRAdamLR}))
 			continue
 		}
-		register(&Entry{Name: sp.data + "/" + sp.model, Dataset: sp.data, Model: sp.model, Summary: sp.summary,
-			Reference: sp.reference + "; split protocol: " + sources[sp.data].protocol, Published: sp.published,
-			Iters: sp.iters, run: func(e *Entry, o Options) (*Result, error) { return runSparse(e, o, sp) }})
-	}
-}
-
-func runSparse(e *Entry, o Options, sp sparseSpec) (*Result, error) {
-	spl, err := loadSplit(e.Dataset, o.DataDir, o.Split)
-	if err != nil {
-		return nil, err
-	}
-	classify := spl.train.NumClasses > 0
-	tr, te, std, err := spl.standardised(sp.noStdX)
-	if err != nil {
-		return nil, err
-	}
-	if sp.noStdX && !classify {
-		return nil, fmt.Errorf("zoo: %s: unstandardised inputs are only for classification", e.Name)
-	}
-	src := rand.NewPCG(o.Seed, uint64(o.Split)+0x5eed)
-	rng := rand.New(src)
-	iters, m := sp.iters, sp.inducing
-	if o.Iters > 0 {
-		iters = o.Iters
-	}
-	if o.Inducing > 0 {
-		m = o.Inducing
-	}
-	m = min(m, tr.N())
-	ki := sp.kmeansIter
-	if ki == 0 {
-		ki = DefaultKMeansIters
-	}
-	z, err := gp.KMeans(tr.X, m, ki, rng)
-	if err != nil {
-		return nil, fmt.Errorf("zoo: %s: inducing inputs: %w", e.Name, err)
-	}
-	ls := make([]float64, tr.D())
-	for i := range ls {
-		ls[i] = orOne(sp.kernelLS)
-	}
-	kern, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: tr.D(), Variance: orOne(sp.kernelVar), Lengthscales: ls})
-	if err != nil {
-		return nil, err
-	}
-	res := newResult(e, o)
-	res.DataSource, res.NTrain, res.NTest, res.Iters = spl.source, tr.N(), te.N(), iters
-	var lik gp.Likelihood
-	latent := 1
-	switch sp.model {
-	case "svgp":
-		lik, err = likelihoods.NewGaussian(likelihoods.GaussianConfig{Variance: models.DefaultNoiseVariance})
-	case "svgp-bernoulli":
-		if tr.NumClasses != 2 {
-			return nil, fmt.Errorf("zoo: %s: Bernoulli needs 2 classes, data has %d", e.Name, tr.NumClasses)
+		lik := ""
+		if i := strings.IndexByte(sp.model, '-'); i >= 0 { // svgp-bernoulli, svgp-robustmax
+			lik = sp.model[i+1:]
 		}
-		lik, err = likelihoods.NewBernoulli(likelihoods.BernoulliConfig{})
-	case "svgp-robustmax":
-		latent = tr.NumClasses
-		lik, err = likelihoods.NewRobustMax(likelihoods.RobustMaxConfig{NumClasses: tr.NumClasses})
-	default:
-		err = fmt.Errorf("unknown model %q", sp.model)
+		e := configuredEntry(sp.data+"/"+sp.model, sp.data, sp.summary, ref, sp.published,
+			CustomConfig{Family: "svgp", Likelihood: lik, Inducing: sp.inducing, Iters: sp.iters, LR: sp.lr,
+				BatchSize: cmp.Or(sp.batch, DefaultBatch), KernelVariance: sp.kernelVar, KernelLengthscale: sp.kernelLS,
+				KMeansIters: cmp.Or(sp.kmeansIter, DefaultKMeansIters)})
+		e.RawInputs = sp.noStdX // MNIST pixels
+		register(e)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
-	}
-	layer, err := layers.NewSVGP(layers.SVGPConfig{Kernel: kern, Z: z, OutputDim: latent})
-	if err != nil {
-		return nil, err
-	}
-	model, err := models.NewSVGP(models.SVGPConfig{Layer: layer, Likelihood: lik, NumData: tr.N()})
-	if err != nil {
-		return nil, err
-	}
-	batch := sp.batch
-	if batch == 0 {
-		batch = DefaultBatch
-	}
-	if o.BatchSize > 0 {
-		batch = o.BatchSize
-	}
-	batch = min(batch, tr.N())
-	res.Optimizer = fmt.Sprintf("adam(%g), batch %d, M=%d", sp.lr, batch, m)
-	var hooks []train.Hook
-	if o.NatGrad {
-		nc := train.NatGradConfig{Q: []*gp.GaussianQ{layer.Q}, Gamma: NatGradGamma}
-		if sp.model != "svgp" { // non-conjugate: ramp γ up (GPflow#820, Salimbeni et al. 2018 §4)
-			nc.GammaStart, nc.RampSteps = NatGradGammaStart, max(1, iters/10)
-		}
-		ng, err := train.NewNatGrad(nc)
-		if err != nil {
-			return nil, err
-		}
-		hooks = append(hooks, ng)
-		res.Optimizer = fmt.Sprintf("natgrad(γ=%g) on q + adam(%g), batch %d, M=%d", NatGradGamma, sp.lr, batch, m)
-	}
-	cfg := o.withEval(train.Config{Iters: iters, BatchSize: batch, Hooks: hooks, Optimizer: &train.Adam{LR: sp.lr}},
-		func(r *Result) error { _, err := scoreSVGP(r, model, te, std); return err })
-	tres, err := train.Train(model, tr.X, tr.Y, rng, o.trainConfig(cfg, src))
-	if err != nil {
-		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
-	}
-	fillTraining(res, tres, tr.N())
-	if err := saveModel(e, o, res, model, std); err != nil {
-		return nil, err
-	}
-	return scoreSVGP(res, model, te, std)
 }
 
 // scoreSVGP fills res with the test metrics of a trained SVGP model: RMSE and mean log predictive density in
