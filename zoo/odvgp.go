@@ -238,7 +238,7 @@ func newODVGPLayer(c layerConfig) (*odvgpLayer, error) {
 }
 
 // natGradHook returns the natural-gradient hook on q: γ = NatGradGamma for a Gaussian likelihood, ramped
-// log-linearly from NatGradGammaStart over the first rampFrac of the iterations otherwise (as runSparse does).
+// log-linearly from NatGradGammaStart over the first tenth of the iterations otherwise (every --natgrad run).
 func natGradHook(q *gp.GaussianQ, conjugate bool, iters int) (*train.NatGrad, error) {
 	nc := train.NatGradConfig{Q: []*gp.GaussianQ{q}, Gamma: NatGradGamma}
 	if !conjugate {
