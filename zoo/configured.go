@@ -33,6 +33,10 @@ func runConfigured(e *Entry, o Options) (*Result, error) {
 	c := *e.Config
 	c.Seed, c.Optimizer = o.Seed, cmp.Or(o.Optimizer, c.Optimizer)
 	c.Iters, c.Inducing, c.BatchSize = cmp.Or(o.Iters, c.Iters), cmp.Or(o.Inducing, c.Inducing), cmp.Or(o.BatchSize, c.BatchSize)
+	if o.Inducing > 0 && c.Family == "dgp" && c.LayerFamily == "decoupled" {
+		c.MeanBases = 5 * o.Inducing // Ma = 5·Mb, as the entries' 500 and 100
+	}
+	c.stream = uint64(o.Split)
 	c.TestSamples = cmp.Or(o.TestSamples, c.TestSamples)
 	c.NatGrad = c.NatGrad || o.NatGrad
 	c.CheckpointDir, c.CheckpointEvery, c.Resume, c.Stop = o.CheckpointDir, o.CheckpointEvery, o.Resume, o.Stop
@@ -42,7 +46,7 @@ func runConfigured(e *Entry, o Options) (*Result, error) {
 	}
 	res := newResult(e, o)
 	res.DataSource, res.NTrain, res.NTest = spl.source, tr.N(), spl.test.N()
-	cu, err := fit(tr, spl.test, std, c, entrySource(o), res,
+	cu, err := fit(tr, spl.test, std, c, entrySource(e, o), res,
 		map[string]string{"entry": e.Name, "data": e.Dataset, "split": fmt.Sprint(o.Split)})
 	if err != nil {
 		return nil, err
@@ -57,4 +61,6 @@ func runConfigured(e *Entry, o Options) (*Result, error) {
 }
 
 // entrySource is the random source of a configured entry's run: the inducing inputs, the minibatches.
-func entrySource(o Options) *rand.PCG { return rand.NewPCG(o.Seed, uint64(o.Split)+0x5eed) }
+func entrySource(e *Entry, o Options) *rand.PCG {
+	return rand.NewPCG(o.Seed, uint64(o.Split)+cmp.Or(e.stream, 0x5eed))
+}

@@ -71,6 +71,8 @@ type CustomConfig struct {
 	KMeansIters int
 	// EvalEvery > 0 scores the held-out rows every EvalEvery Adam steps (Options.EvalEvery).
 	EvalEvery int
+	// stream offsets the random streams of a deep GP's noise and of the scoring (a zoo entry's split).
+	stream uint64
 	// TestFraction is the held-out share of the rows (default 0.1; negative: none).
 	TestFraction float64
 	// Seed seeds the split, the inducing inputs, the minibatches and the deep GP's noise.
@@ -167,11 +169,13 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	rng := rand.New(src)
 	if c.Family == "gpr" || c.Family == "sgpr" {
 		c.BatchSize = 0 // their objectives take the whole training set
-	} else if c.BatchSize <= 0 || c.BatchSize > tr.N() {
+	} else if c.BatchSize <= 0 {
 		c.BatchSize = min(tr.N(), 1024)
+	} else {
+		c.BatchSize = min(c.BatchSize, tr.N())
 	}
 	res.Kernel = c.Kernel
-	b, err := buildCustom(tr, c, fam, rng)
+	b, err := buildCustom(tr, std, c, fam, rng)
 	if err != nil {
 		return nil, err
 	}
@@ -186,11 +190,10 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 		if c.EvalEvery > 0 && te != nil {
 			f := newModelFile(b.model, std, nil)
 			cfg.EvalEvery, cfg.Eval = c.EvalEvery, evalFunc(func(r *Result) error {
-				ec := c
-				if c.Family == "dgp" {
-					ec.TestSamples = EvalSamples
+				if b.score != nil {
+					return b.score(r, EvalSamples, te, rand.New(rand.NewPCG(c.Seed, c.stream+0xe7a1)))
 				}
-				return scoreCustom(r, f, te, ec, fam)
+				return scoreCustom(r, f, te, c, fam)
 			})
 		}
 		tres, err = train.Train(b.model, tr.X, tr.Y, rng, cfg)
@@ -208,7 +211,13 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 		"family": c.Family, "likelihood": c.Likelihood, "kernel": c.Kernel, "seed": fmt.Sprint(c.Seed),
 		"test_samples": fmt.Sprint(c.TestSamples), "optimizer": res.Optimizer})
 	maps.Copy(f.Meta, meta)
-	if te != nil {
+	switch {
+	case te == nil:
+	case b.score != nil:
+		if err := b.score(res, c.TestSamples, te, rand.New(rand.NewPCG(c.Seed, c.stream+0x7e57))); err != nil {
+			return nil, fmt.Errorf("zoo: scoring the held-out rows: %w", err)
+		}
+	default:
 		if err := scoreCustom(res, f, te, c, fam); err != nil {
 			return nil, err
 		}
@@ -340,9 +349,12 @@ type customBuild struct {
 	hooks    []train.Hook
 	describe string
 	sources  []*rand.PCG // the model's own random sources (deep-GP noise, Monte-Carlo likelihood), for checkpoints
+	// score, when set (a deep GP), scores held-out rows in original units with s propagated samples drawn from
+	// rng: the mixture's log density, the moment-matched Gaussian's beside it (scoreDGP).
+	score func(res *Result, s int, te *datasets.Dataset, rng *rand.Rand) error
 }
 
-func buildCustom(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, rng *rand.Rand) (*customBuild, error) {
+func buildCustom(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, fam gp.LikelihoodFamily, rng *rand.Rand) (*customBuild, error) {
 	dim := tr.D()
 	expr, err := ParseKernel(c.Kernel)
 	if err != nil {
@@ -356,7 +368,7 @@ func buildCustom(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, 
 	if ignores && c.Family == "dgp" {
 		return nil, fmt.Errorf("%w: kernel %s ignores its inputs, so a deep GP's inner layers would not affect its output: use a kernel that reads them (e.g. se+%s)", ErrBadCustom, c.Kernel, strings.ToLower(c.Kernel))
 	}
-	b, err := buildFamily(tr, c, fam, rng, kern, expr)
+	b, err := buildFamily(tr, std, c, fam, rng, kern, expr)
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +379,7 @@ func buildCustom(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, 
 }
 
 // buildFamily builds c.Family's model with kernel kern (a deep GP: a kernel of expr in every layer).
-func buildFamily(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, rng *rand.Rand, kern gp.Kernel, expr *grammar.Expr) (*customBuild, error) {
+func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, fam gp.LikelihoodFamily, rng *rand.Rand, kern gp.Kernel, expr *grammar.Expr) (*customBuild, error) {
 	n := tr.N()
 	m := min(c.Inducing, n)
 	switch c.Family {
@@ -402,19 +414,33 @@ func buildFamily(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, 
 		b.sources = append(b.sources, mcSrc)
 	}
 	if c.Family == "dgp" {
-		sp := dgpSpec{family: c.LayerFamily, kmeansIter: DefaultKMeansIters, kernel: expr}
+		sp := dgpSpec{family: c.LayerFamily, kernel: expr, kernelVar: c.KernelVariance, kernelLS: c.KernelLengthscale}
 		ls, err := dgp.Build(tr.X, dgp.BuildConfig{Widths: c.Hidden, OutputDim: latent,
-			NewLayer: dgpFactory(sp, m, c.MeanBases, m), KMeansIters: DefaultKMeansIters, Rand: rng})
+			NewLayer: dgpFactory(sp, m, c.MeanBases, m), KMeansIters: c.KMeansIters, Rand: rng})
 		if err != nil {
 			return nil, err
 		}
-		noiseSrc := rand.NewPCG(c.Seed, 0xe95)
+		noiseSrc := rand.NewPCG(c.Seed, c.stream+0xe95)
 		model, err := dgp.New(dgp.Config{Layers: ls, Likelihood: lik, NumData: n, Samples: c.Samples, Rand: rand.New(noiseSrc)})
 		if err != nil {
 			return nil, err
 		}
 		b.model, b.sources = model, append(b.sources, noiseSrc)
-		b.describe = fmt.Sprintf("adam(%g), batch %d, S=%d, %d %s layers (widths %v, M=%d)", c.LR, c.BatchSize, c.Samples, len(ls), c.LayerFamily, c.Hidden, m)
+		b.score = func(res *Result, s int, te *datasets.Dataset, rng *rand.Rand) error {
+			if std != nil {
+				var err error
+				if te, err = std.Apply(te); err != nil {
+					return err
+				}
+			}
+			_, err := scoreDGP(res, model, s, te, std, rng)
+			return err
+		}
+		sizes := fmt.Sprintf("M=%d", m)
+		if c.LayerFamily == "decoupled" {
+			sizes = fmt.Sprintf("Ma=%d, Mb=%d", min(c.MeanBases, n), m)
+		}
+		b.describe = fmt.Sprintf("adam(%g), batch %d, S=%d, %d layers (%s), %s, hidden widths %v", c.LR, c.BatchSize, c.Samples, len(ls), sizes, c.LayerFamily, c.Hidden)
 		if c.NatGrad {
 			q, ok := lastQ(ls[len(ls)-1])
 			if !ok {

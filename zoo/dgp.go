@@ -1,6 +1,7 @@
 package zoo
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 
@@ -10,7 +11,6 @@ import (
 	"github.com/gpzoo/gpzoo/gp/grammar"
 	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/gp/likelihoods"
-	"github.com/gpzoo/gpzoo/train"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -113,10 +113,21 @@ func init() {
 		reference: "Doubly-Stochastic-DGP MNIST notebook (Salimbeni & Deisenroth 2017); MATH.md §9",
 		published: "DGP 2 layers: test LL −0.073, accuracy 97.94% (ANCHORS §1.2)"})
 	for _, sp := range specs {
-		sp := sp
-		register(&Entry{Name: sp.data + "/" + sp.model, Dataset: sp.data, Model: sp.model, Summary: sp.summary,
-			Reference: sp.reference + "; split protocol: " + sources[sp.data].protocol, Published: sp.published,
-			Iters: sp.iters, run: func(e *Entry, o Options) (*Result, error) { return runDGP(e, o, sp) }})
+		widths := make([]int, sp.hidden)
+		for i := range widths {
+			widths[i] = sp.width
+		}
+		m := sp.m
+		if sp.family == "decoupled" {
+			m = sp.mb
+		}
+		e := configuredEntry(sp.data+"/"+sp.model, sp.data, sp.summary, sp.reference+"; split protocol: "+sources[sp.data].protocol,
+			sp.published, CustomConfig{Family: "dgp", LayerFamily: sp.family, Hidden: widths, Inducing: m, MeanBases: sp.ma,
+				Samples: sp.samples, TestSamples: sp.testSamples, BatchSize: sp.batch, Iters: sp.iters, LR: sp.lr,
+				NoiseVariance: DGPInitialNoise, KernelVariance: sp.kernelVar, KernelLengthscale: sp.kernelLS,
+				KMeansIters: cmp.Or(sp.kmeansIter, dgp.DefaultKMeansIters)})
+		e.RawInputs, e.stream = sp.noStdX, 0xd9b
+		register(e)
 	}
 }
 
@@ -160,101 +171,6 @@ func dgpFactory(sp dgpSpec, m, ma, mb int) dgp.LayerFactory {
 
 // DGPInitialNoise is the initial Gaussian noise variance of the deep-GP entries (MATH.md §9).
 const DGPInitialNoise = 0.01
-
-func runDGP(e *Entry, o Options, sp dgpSpec) (*Result, error) {
-	if o.Optimizer != "" && o.Optimizer != "adam" {
-		return nil, fmt.Errorf("zoo: %s: unknown optimizer %q (the deep-GP entries train with adam)", e.Name, o.Optimizer)
-	}
-	if o.NatGrad && sp.family != "coupled" {
-		return nil, fmt.Errorf("zoo: %s: --natgrad needs a coupled last layer", e.Name)
-	}
-	spl, err := loadSplit(e.Dataset, o.DataDir, o.Split)
-	if err != nil {
-		return nil, err
-	}
-	classify := spl.train.NumClasses > 0
-	tr, te, std, err := spl.standardised(sp.noStdX)
-	if err != nil {
-		return nil, err
-	}
-	src := rand.NewPCG(o.Seed, uint64(o.Split)+0xd9b)
-	rng := rand.New(src)
-	iters := sp.iters
-	if o.Iters > 0 {
-		iters = o.Iters
-	}
-	m, ma, mb := sp.m, sp.ma, sp.mb
-	if o.Inducing > 0 {
-		m, mb, ma = o.Inducing, o.Inducing, 5*o.Inducing
-	}
-	lik, latent, err := likelihoodFor(tr, DGPInitialNoise)
-	if err != nil {
-		return nil, err
-	}
-	widths := make([]int, sp.hidden)
-	for i := range widths {
-		widths[i] = sp.width
-	}
-	ls, err := dgp.Build(tr.X, dgp.BuildConfig{Widths: widths, OutputDim: latent, NewLayer: dgpFactory(sp, m, ma, mb),
-		KMeansIters: sp.kmeansIter, Rand: rng})
-	if err != nil {
-		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
-	}
-	// Training and test noise get generators of their own: the graph draws from them while it runs.
-	noiseSrc := rand.NewPCG(o.Seed, uint64(o.Split)+0xe95)
-	model, err := dgp.New(dgp.Config{Layers: ls, Likelihood: lik, NumData: tr.N(), Samples: sp.samples,
-		Rand: rand.New(noiseSrc)})
-	if err != nil {
-		return nil, err
-	}
-	batch := sp.batch
-	if o.BatchSize > 0 {
-		batch = o.BatchSize
-	}
-	batch = min(batch, tr.N())
-	res := newResult(e, o)
-	res.DataSource, res.NTrain, res.NTest, res.Iters = spl.source, tr.N(), te.N(), iters
-	sizes := fmt.Sprintf("M=%d", m)
-	if sp.family == "decoupled" {
-		sizes = fmt.Sprintf("Ma=%d, Mb=%d", ma, mb)
-	}
-	res.Optimizer = fmt.Sprintf("adam(%g), batch %d, S=%d, %d layers (%s)", sp.lr, batch, sp.samples, len(ls), sizes)
-	var hooks []train.Hook
-	if o.NatGrad {
-		last, ok := ls[len(ls)-1].(*layers.SVGP)
-		if !ok {
-			return nil, fmt.Errorf("zoo: %s: --natgrad needs a coupled last layer", e.Name)
-		}
-		h, err := natGradHook(last.Q, !classify, iters)
-		if err != nil {
-			return nil, err
-		}
-		hooks = append(hooks, h)
-		res.Optimizer = "natgrad on the last layer's q(u) + " + res.Optimizer
-	}
-	cfg := o.withEval(train.Config{Iters: iters, BatchSize: batch, Hooks: hooks, Optimizer: &train.Adam{LR: sp.lr}},
-		func(r *Result) error {
-			_, err := scoreDGP(r, model, EvalSamples, te, std, rand.New(rand.NewPCG(o.Seed, uint64(o.Split)+0xe7a1)))
-			return err
-		})
-	tres, err := train.Train(model, tr.X, tr.Y, rng, o.trainConfig(cfg, src, noiseSrc))
-	if err != nil {
-		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
-	}
-	fillTraining(res, tres, tr.N())
-	ts := sp.testSamples
-	if o.TestSamples > 0 {
-		ts = o.TestSamples
-	}
-	res.TestSamples = ts
-	if err := saveModel(e, o, res, model, std); err != nil {
-		return nil, err
-	}
-	return scoreDGP(res, model, ts, te, std, testRand(o))
-}
-
-// testRand returns the generator a deep-GP entry scores its test rows with.
-func testRand(o Options) *rand.Rand { return rand.New(rand.NewPCG(o.Seed, uint64(o.Split)+0x7e57)) }
 
 // scoreDGP fills the test metrics of a deep GP from s propagated samples: RMSE of the mixture mean and the
 // mixture test LL in original units (regression), or accuracy and mixture LL of the labels; the moment-matched

@@ -18,14 +18,14 @@
 //
 // # One training path
 //
-// The */gpr, */sgpr and */svgp* entries are data: a name, a data set (with its split protocol), a summary, a
-// reference, the published numbers and a configuration of `gpzoo train` (Entry.Config, a CustomConfig), run by
-// fit (custom.go), the code TrainCustom runs once it has split and standardised a user's data (configured.go
-// applies Options' overrides and the data set's split). A full-batch fit reports its final objective, a
-// minibatch one the mean of its last 100 minibatch estimates (Result.ObjectiveKind). The deep-GP entries
-// (dgp.go) build their layers with TrainCustom's kernel code but still train through their own loop; ADVGP
-// (advgp.go, distributed workers), VBKS (vbks.go, the kernel-structure search), the ODVGP protocol entries and
-// the ringnorm illustration (odvgp.go, illustration.go: fixed or random-subset bases, Jacobi steps, basis
+// The */gpr, */sgpr, */svgp* and deep-GP (*/dgp-*, */dsdgp-*, mnist/dgp2-robustmax) entries are data: a name, a
+// data set (with its split protocol), a summary, a reference, the published numbers and a configuration of
+// `gpzoo train` (Entry.Config, a CustomConfig), run by fit (custom.go), the code TrainCustom runs once it has
+// split and standardised a user's data (configured.go applies Options' overrides and the data set's split). A
+// full-batch fit reports its final objective, a minibatch one the mean of its last 100 minibatch estimates
+// (Result.ObjectiveKind); a deep GP's test LL is its S-sample mixture's, the moment-matched Gaussian's beside it.
+// ADVGP (advgp.go, distributed workers), VBKS (vbks.go, the kernel-structure search), the ODVGP protocol entries
+// and the ringnorm illustration (odvgp.go, illustration.go: fixed or random-subset bases, Jacobi steps, basis
 // minibatches) use machinery gpzoo train does not have and keep their own code.
 //
 // # Errors

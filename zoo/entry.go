@@ -104,6 +104,7 @@ type Entry struct {
 	// have (ADVGP, VBKS, the ODVGP entries and illustration), which run their own code.
 	Config    *CustomConfig
 	RawInputs bool
+	stream    uint64 // the entry's random stream (entrySource; 0: 0x5eed)
 	run       func(e *Entry, o Options) (*Result, error)
 }
 
