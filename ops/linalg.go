@@ -295,11 +295,24 @@ func gemmTri(upper bool, alpha float64, a, b, c blas64.General) {
 		}
 		return
 	}
-	ul := blas.Lower
-	if upper {
-		ul = blas.Upper
+	if a.Cols == 1 { // a rank-one triangle (a GP's y is one column): the products directly, as the BLAS rounds them
+		for i := 0; i < m; i++ {
+			lo, hi := 0, i+1
+			if upper {
+				lo, hi = i, m
+			}
+			ai, row := a.Data[i*a.Stride], c.Data[i*c.Stride:i*c.Stride+m]
+			for j := lo; j < hi; j++ {
+				row[j] = alpha * (ai * b.Data[j*b.Stride])
+			}
+		}
+	} else {
+		ul := blas.Lower
+		if upper {
+			ul = blas.Upper
+		}
+		gemmt(ul, alpha, a, b, c)
 	}
-	gemmt(ul, alpha, a, b, c)
 	for i := 0; i < m; i++ {
 		if upper {
 			clear(c.Data[i*c.Stride : i*c.Stride+i])

@@ -131,8 +131,21 @@ func parallelTriangle(m, n, k int, kern *microKernel, pt part, f func(i0, i1, j0
 		area += width(i)
 	}
 	w := min(runtime.GOMAXPROCS(0), int(2*area*float64(k)/parallelFlops), (m+kern.mr-1)/kern.mr)
+	// span calls f on rows [lo, hi) and only the columns the part has there (a lower triangle's top rows need
+	// few): no packing or tile loop over the columns it would skip.
+	span := func(lo, hi int) {
+		j0, j1 := 0, n
+		if pt.lower {
+			j1 = min(n, max(0, hi-1+pt.off+1))
+		} else {
+			j0 = min(n, max(0, lo+pt.off))
+		}
+		if j0 < j1 {
+			f(lo, hi, j0, j1)
+		}
+	}
 	if w <= 1 {
-		f(0, m, 0, n)
+		span(0, m)
 		return
 	}
 	bounds := make([]int, 0, w+1)
@@ -151,13 +164,13 @@ func parallelTriangle(m, n, k int, kern *microKernel, pt part, f func(i0, i1, j0
 	for s := 0; s+1 < len(bounds); s++ {
 		lo, hi := bounds[s], bounds[s+1]
 		if s+2 == len(bounds) {
-			f(lo, hi, 0, n)
+			span(lo, hi)
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f(lo, hi, 0, n)
+			span(lo, hi)
 		}()
 	}
 	wg.Wait()

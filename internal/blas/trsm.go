@@ -86,10 +86,19 @@ func (tr tri) pack(mr int) (buf *[]float64, offsets []int) {
 					mp := dst[s*mr*k : (s+1)*mr*k]
 					pLo := p0 + s*mr
 					pHi := min(pLo+mr, tr.order) // rows pLo ≤ p < pHi
+					step := 1                    // row(p) runs up (or down, reversed) with p: the values are adjacent in src
+					if tr.reverse {
+						step = -1
+					}
 					for q := q0; q < min(q1, k); q++ {
 						src := tr.t[tr.row(q)*tr.ld:]
-						for p := max(pLo, q); p < pHi; p++ {
-							mp[q*mr+p-pLo] = src[tr.row(p)]
+						p0 := max(pLo, q)
+						if p0 >= pHi {
+							continue
+						}
+						dst := mp[q*mr+p0-pLo : q*mr+pHi-pLo]
+						for r, j := 0, tr.row(p0); r < len(dst); r, j = r+1, j+step {
+							dst[r] = src[j]
 						}
 					}
 				}
@@ -143,18 +152,41 @@ func (tr tri) packRow(dst []float64, stride, p int) {
 }
 
 // rhsTiles runs f on the column tiles [j0, j1) of n columns, split over up to GOMAXPROCS goroutines when the work
-// (flops) is large enough; tiles are multiples of nr columns.
-func rhsTiles(n, nr int, flops float64, f func(j0, j1 int)) {
+// (flops) is large enough; the goroutines get contiguous runs of tiles (multiples of nr columns) of about equal
+// weight, weight(j0, j1) being a tile's relative cost (nil: all tiles cost the same). Triangular routines that
+// skip known zeros have tiles of very different costs: an even split by count left one core idle for a third of a
+// Cholesky backward pass.
+func rhsTiles(n, nr int, flops float64, weight func(j0, j1 int) float64, f func(j0, j1 int)) {
 	tiles := (n + nr - 1) / nr
 	w := min(runtime.GOMAXPROCS(0), int(flops/parallelFlops), tiles)
 	if w <= 1 {
 		f(0, n)
 		return
 	}
+	cum := make([]float64, tiles+1) // cum[t]: the weight of tiles 0 … t−1
+	for t := 0; t < tiles; t++ {
+		c := 1.0
+		if weight != nil {
+			c = max(weight(t*nr, min((t+1)*nr, n)), 0)
+		}
+		cum[t+1] = cum[t] + c
+	}
+	bounds := []int{0} // tile indices where the runs start
+	for s := 1; s < w; s++ {
+		target := cum[tiles] * float64(s) / float64(w)
+		t := bounds[len(bounds)-1]
+		for t < tiles && cum[t+1] <= target {
+			t++
+		}
+		if t > bounds[len(bounds)-1] && t < tiles {
+			bounds = append(bounds, t)
+		}
+	}
+	bounds = append(bounds, tiles)
 	var wg sync.WaitGroup
-	for s := 0; s < w; s++ {
-		lo, hi := s*tiles/w*nr, min((s+1)*tiles/w*nr, n)
-		if s == w-1 {
+	for s := 0; s+1 < len(bounds); s++ {
+		lo, hi := bounds[s]*nr, min(bounds[s+1]*nr, n)
+		if s+2 == len(bounds) {
 			f(lo, hi)
 			continue
 		}
@@ -247,7 +279,11 @@ func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int, o leftOpts) {
 		}
 	}
 	mPad := panels * panelRows
-	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), func(j0, j1 int) {
+	var weight func(j0, j1 int) float64 // a tile's solve runs from its first possibly non-zero row: ∝ (m − s0)²
+	if o.skip != nil {
+		weight = func(j0, j1 int) float64 { r := float64(m - min(max(o.skip(j0, j1), 0), m)); return r * r }
+	}
+	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), weight, func(j0, j1 int) {
 		px := getBuf(tileGroup * mPad * nr)
 		defer buffers.Put(px)
 		// Up to tileGroup column tiles at a time, each packed (row q of tile g at xp[(g·mPad+q)·nr:]) and solved
@@ -356,7 +392,11 @@ func trmmLeft(tr tri, n int, alpha float64, b []float64, ldb int, o leftOpts) {
 	packed, offsets := *pt.buf, pt.offsets
 	rows := o.skip
 	mPad := roundUp(m, panelRows)
-	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), func(j0, j1 int) {
+	var weight func(j0, j1 int) float64 // a tile's product covers the rows wanted: ∝ rows²
+	if rows != nil {
+		weight = func(j0, j1 int) float64 { r := float64(min(max(rows(j0, j1), 0), m)); return r * r }
+	}
+	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), weight, func(j0, j1 int) {
 		px := getBuf(tileGroup * mPad * nr)
 		defer buffers.Put(px)
 		var tile [panelRows * 16]float64
@@ -453,6 +493,10 @@ func (Implementation) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas
 	if m == 0 || n == 0 {
 		return
 	}
+	if fewRHS(s, m, n) {
+		fewTrsm(s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
+		return
+	}
 	if s == blas.Left {
 		trsmLeft(newTri(ul, tA, d, k, a, lda), n, alpha, b, ldb, leftOpts{})
 		return
@@ -466,6 +510,10 @@ func (Implementation) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas
 func (Implementation) Dtrmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
 	k := checkTri("Dtrmm", s, ul, tA, d, m, n, a, lda, b, ldb)
 	if m == 0 || n == 0 {
+		return
+	}
+	if fewRHS(s, m, n) {
+		fewTrmm(s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
 		return
 	}
 	if s == blas.Left {
