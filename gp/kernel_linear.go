@@ -74,6 +74,9 @@ func (k *Linear) KDiag(x *graph.Node) *graph.Node {
 // InputDim returns D.
 func (k *Linear) InputDim() int { return k.dim }
 
+// Cov returns the covariance function behind K (LinearCov).
+func (k *Linear) Cov() ops.CovFunc { return LinearCov }
+
 // Params returns the variances.
 func (k *Linear) Params() []*graph.Param { return []*graph.Param{k.Variances} }
 
