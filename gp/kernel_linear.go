@@ -118,7 +118,7 @@ func init() {
 // "shared" flag against the result.
 func newLinearShared(name string, dim int, ard, wantShared bool) (*Linear, error) {
 	kc := KernelConfig{Name: name, InputDim: dim}
-	if ard {
+	if ard && dim > 0 { // dim ≤ 0 is refused below
 		kc.Variances = make([]float64, dim)
 		for i := range kc.Variances {
 			kc.Variances[i] = DefaultVariance

@@ -19,3 +19,18 @@ func TestMatern12Cov(t *testing.T) {
 		return h[0][0] * math.Exp(-r)
 	})
 }
+
+func init() {
+	addKernelTest(kernelTest{
+		family: "matern12",
+		conform: func(d int, ard []float64) []namedKernel {
+			return []namedKernel{{"Matern12", func() (gp.Kernel, error) {
+				return gp.NewMatern12(gp.KernelConfig{InputDim: d, Variance: 0.7, Lengthscales: ard})
+			}}}
+		},
+		spec: func(kc kernelConfigFunc) []specBuild {
+			return []specBuild{{"Matern12", gp.KindMatern12, func() (any, error) { return gp.NewMatern12(kc("m12", 3, nil)) }}}
+		},
+		part: func(kc kernelConfigFunc, name string) (gp.Kernel, error) { return gp.NewMatern12(kc(name, 3, nil)) },
+	})
+}

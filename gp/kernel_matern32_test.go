@@ -19,3 +19,27 @@ func TestMatern32Cov(t *testing.T) {
 		return h[0][0] * (1 + math.Sqrt(3)*r) * math.Exp(-math.Sqrt(3)*r)
 	})
 }
+
+func init() {
+	addKernelTest(kernelTest{
+		family: "matern32",
+		conform: func(d int, ard []float64) []namedKernel {
+			return []namedKernel{{"Matern32", func() (gp.Kernel, error) {
+				return gp.NewMatern32(gp.KernelConfig{InputDim: d, Variance: 1.1, Lengthscales: ard})
+			}}}
+		},
+		bad: []func() (gp.Kernel, error){
+			func() (gp.Kernel, error) {
+				return gp.NewMatern32(gp.KernelConfig{InputDim: 3, Lengthscales: []float64{1, 2}})
+			},
+		},
+		spec: func(kc kernelConfigFunc) []specBuild {
+			return []specBuild{{"Matern32-iso", gp.KindMatern32, func() (any, error) {
+				return gp.NewMatern32(kc("m32", 3, isoLengthscale))
+			}}}
+		},
+		part: func(kc kernelConfigFunc, name string) (gp.Kernel, error) {
+			return gp.NewMatern32(kc(name, 3, isoLengthscale))
+		},
+	})
+}

@@ -4,12 +4,100 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/gptest"
 	"gonum.org/v1/gonum/mat"
 )
+
+// kernelTest is what a kernel's test file (gp/kernel_X_test.go) contributes, from init through addKernelTest,
+// to the generic kernel tests of this package, so that a kernel's two files can be deleted or re-added alone.
+type kernelTest struct {
+	// family is the registered family name (gp.LookupKernel).
+	family string
+	// conform returns kernels with non-default hyperparameters at input dimension d (ard: d length-scales), by
+	// case name, for TestKernelConformance; the first name is the family's main case.
+	conform func(d int, ard []float64) []namedKernel
+	// bad are invalid configurations the family's constructor must reject (TestKernelConfigErrors).
+	bad []func() (gp.Kernel, error)
+	// spec returns the family's Spec round-trip cases (TestSpecRoundTrip); kc gives a KernelConfig with
+	// non-default variance and length-scales (mod may change it).
+	spec func(kc kernelConfigFunc) []specBuild
+	// part returns a kernel of the family at D = 3 with Params prefixed name (the family's default for ""), for
+	// the composite Spec cases.
+	part func(kc kernelConfigFunc, name string) (gp.Kernel, error)
+}
+
+// namedKernel is a conformance case.
+type namedKernel struct {
+	name string
+	k    func() (gp.Kernel, error)
+}
+
+// specBuild is a Spec round-trip case whose component is built lazily.
+type specBuild struct {
+	name, kind string
+	build      func() (any, error)
+}
+
+// kernelConfigFunc builds the KernelConfig of a Spec case: name, D and a modification.
+type kernelConfigFunc func(name string, d int, mod func(*gp.KernelConfig)) gp.KernelConfig
+
+// isoLengthscale makes a Spec case's KernelConfig isotropic.
+func isoLengthscale(c *gp.KernelConfig) { c.Lengthscales = []float64{0.6} }
+
+// kernelTests are the contributions of the kernel test files, by family name.
+var kernelTests = map[string]kernelTest{}
+
+func addKernelTest(k kernelTest) {
+	if _, dup := kernelTests[k.family]; dup {
+		panic("kernel test " + k.family + " added twice")
+	}
+	kernelTests[k.family] = k
+}
+
+// kernelTestFamilies returns the families with contributed tests, sorted.
+func kernelTestFamilies() []string {
+	names := make([]string, 0, len(kernelTests))
+	for n := range kernelTests {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// pickFamilies returns one contributed family for each wanted name: the name itself when its tests are present,
+// else a present family other than "se" not otherwise picked (the kernels a composite case needs are whichever
+// are registered).
+func pickFamilies(t *testing.T, want ...string) []string {
+	t.Helper()
+	used := map[string]bool{}
+	out := make([]string, len(want))
+	for i, w := range want {
+		if _, ok := kernelTests[w]; ok && !used[w] {
+			out[i] = w
+			used[w] = true
+		}
+	}
+	for i := range want {
+		if out[i] != "" {
+			continue
+		}
+		for _, n := range kernelTestFamilies() {
+			if n != "se" && !used[n] && !slices.Contains(want, n) {
+				out[i] = n
+				used[n] = true
+				break
+			}
+		}
+		if out[i] == "" {
+			t.Fatalf("no kernel family left to stand in for %s", want[i])
+		}
+	}
+	return out
+}
 
 func kernels(t *testing.T, d int) map[string]gp.Kernel {
 	t.Helper()
@@ -24,24 +112,23 @@ func kernels(t *testing.T, d int) map[string]gp.Kernel {
 	for i := range ard {
 		ard[i] = 0.7 + 0.3*float64(i)
 	}
-	se := must(gp.NewSquaredExp(gp.KernelConfig{InputDim: d, Variance: 1.3, Lengthscales: ard}))
-	per := must(gp.NewPeriodic(gp.KernelConfig{InputDim: d, Variance: 0.8, Lengthscales: ard, Period: 1.7}))
-	lin := must(gp.NewLinear(gp.KernelConfig{InputDim: d, Variance: 0.6}))
-	ks := map[string]gp.Kernel{
-		"SE-ARD":     se,
-		"SE-iso":     must(gp.NewSquaredExp(gp.KernelConfig{InputDim: d, Lengthscales: []float64{0.9}})),
-		"Matern12":   must(gp.NewMatern12(gp.KernelConfig{InputDim: d, Variance: 0.7, Lengthscales: ard})),
-		"Matern32":   must(gp.NewMatern32(gp.KernelConfig{InputDim: d, Variance: 1.1, Lengthscales: ard})),
-		"Matern52":   must(gp.NewMatern52(gp.KernelConfig{InputDim: d, Variance: 0.9, Lengthscales: ard})),
-		"RQ":         must(gp.NewRationalQuadratic(gp.KernelConfig{InputDim: d, Variance: 1.2, Lengthscales: ard, Alpha: 0.8})),
-		"Periodic":   per,
-		"Linear":     lin,
-		"Linear-ARD": must(gp.NewLinear(gp.KernelConfig{InputDim: d, Variances: ard})),
-		"White":      must(gp.NewWhite(gp.KernelConfig{InputDim: d, Variance: 0.3})),
-		"Constant":   must(gp.NewConstant(gp.KernelConfig{InputDim: d, Variance: 0.4})),
+	ks := map[string]gp.Kernel{}
+	main := func(family string) gp.Kernel {
+		return must(kernelTests[family].conform(d, ard)[0].k())
 	}
-	ks["Sum"] = must(gp.NewSum(se, lin, ks["White"]))
-	ks["Product"] = must(gp.NewProduct(per, lin))
+	for _, n := range kernelTestFamilies() {
+		for _, c := range kernelTests[n].conform(d, ard) {
+			if _, dup := ks[c.name]; dup {
+				t.Fatalf("conformance case %s twice", c.name)
+			}
+			ks[c.name] = must(c.k())
+		}
+	}
+	// Composites of fresh kernels: SE + Linear + White and Periodic × Linear (or registered stand-ins).
+	sum := pickFamilies(t, "linear", "white")
+	ks["Sum"] = must(gp.NewSum(main("se"), main(sum[0]), main(sum[1])))
+	prod := pickFamilies(t, "periodic", "linear")
+	ks["Product"] = must(gp.NewProduct(main(prod[0]), main(prod[1])))
 	return ks
 }
 
@@ -81,17 +168,9 @@ func TestMeanConformance(t *testing.T) {
 
 func TestKernelConfigErrors(t *testing.T) {
 	t.Parallel()
-	bad := []func() (gp.Kernel, error){
-		func() (gp.Kernel, error) { return gp.NewSquaredExp(gp.KernelConfig{}) },
-		func() (gp.Kernel, error) {
-			return gp.NewMatern32(gp.KernelConfig{InputDim: 3, Lengthscales: []float64{1, 2}})
-		},
-		func() (gp.Kernel, error) { return gp.NewSquaredExp(gp.KernelConfig{InputDim: 2, Variance: -1}) },
-		func() (gp.Kernel, error) { return gp.NewLinear(gp.KernelConfig{InputDim: 2, Variances: []float64{1}}) },
-		func() (gp.Kernel, error) { return gp.NewWhite(gp.KernelConfig{InputDim: -1}) },
-		func() (gp.Kernel, error) { return gp.NewConstant(gp.KernelConfig{}) },
-		func() (gp.Kernel, error) { return gp.NewPeriodic(gp.KernelConfig{InputDim: 1, Period: -2}) },
-		func() (gp.Kernel, error) { return gp.NewRationalQuadratic(gp.KernelConfig{InputDim: 1, Alpha: -2}) },
+	var bad []func() (gp.Kernel, error)
+	for _, n := range kernelTestFamilies() {
+		bad = append(bad, kernelTests[n].bad...)
 	}
 	for i, f := range bad {
 		if _, err := f(); err == nil {

@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -100,20 +101,6 @@ func TestBadInputNeverPanics(t *testing.T) {
 			_, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: 2, Lengthscales: []float64{math.NaN(), 1}})
 			return err
 		},
-		"NewMatern12": func() error { _, err := gp.NewMatern12(gp.KernelConfig{}); return err },
-		"NewMatern32": func() error { _, err := gp.NewMatern32(gp.KernelConfig{InputDim: 1, Variance: -1}); return err },
-		"NewMatern52": func() error {
-			_, err := gp.NewMatern52(gp.KernelConfig{InputDim: 2, Lengthscales: []float64{1, 2, 3}})
-			return err
-		},
-		"NewRationalQuadratic": func() error {
-			_, err := gp.NewRationalQuadratic(gp.KernelConfig{InputDim: 1, Alpha: math.Inf(1)})
-			return err
-		},
-		"NewPeriodic":     func() error { _, err := gp.NewPeriodic(gp.KernelConfig{InputDim: 1, Period: -1}); return err },
-		"NewLinear":       func() error { _, err := gp.NewLinear(gp.KernelConfig{InputDim: 0}); return err },
-		"NewWhite":        func() error { _, err := gp.NewWhite(gp.KernelConfig{InputDim: 1, Variance: -3}); return err },
-		"NewConstant":     func() error { _, err := gp.NewConstant(gp.KernelConfig{InputDim: 1, Variance: math.NaN()}); return err },
 		"NewSum":          func() error { _, err := gp.NewSum(); return err },
 		"NewProduct":      func() error { _, err := gp.NewProduct(nil, nil); return err },
 		"NewZeroMean":     func() error { _, err := gp.NewZeroMean(-1); return err },
@@ -122,6 +109,12 @@ func TestBadInputNeverPanics(t *testing.T) {
 		"NewGPR":          func() error { _, err := gp.NewGPR(gp.GPRConfig{}); return err },
 	} {
 		noPanic(t, "gp."+name, f)
+	}
+	// Every registered kernel family, with invalid options.
+	for _, fam := range gp.KernelFamilies() {
+		for _, o := range []gp.KernelOptions{{}, {InputDim: -1, ARD: true}, {InputDim: -3, Name: "x"}} {
+			noPanic(t, fmt.Sprintf("gp kernel %s New(%+v)", fam.Name, o), func() error { _, err := fam.New(o); return err })
+		}
 	}
 	k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: 2})
 	if err != nil {
