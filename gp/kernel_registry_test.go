@@ -11,7 +11,6 @@ import (
 	"github.com/gpzoo/gpzoo/graph"
 )
 
-
 func TestKernelRegistry(t *testing.T) {
 	fams := gp.KernelFamilies()
 	names := make([]string, len(fams))
