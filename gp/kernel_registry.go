@@ -85,6 +85,13 @@ func LookupKernel(name string) (KernelFamily, bool) {
 	return f, ok
 }
 
+// simpleKernelSpec is the Config of kernels with no hyperparameter but a variance (White, Constant): the name
+// prefix of the Params and D. It lives here, not in a kernel's file, so that each kernel file can be deleted alone.
+type simpleKernelSpec struct {
+	Name     string `json:"name"`
+	InputDim int    `json:"input_dim"`
+}
+
 // stationarySpec is the Config of the stationary kernels: the name prefix of the Params, D, and whether the
 // kernel is isotropic (one length-scale shared by the D dimensions) rather than ARD.
 type stationarySpec struct {

@@ -82,9 +82,3 @@ func init() {
 			return NewWhite(KernelConfig{Name: o.Name, InputDim: o.InputDim})
 		}})
 }
-
-// simpleKernelSpec is the Config of White and Constant.
-type simpleKernelSpec struct {
-	Name     string `json:"name"`
-	InputDim int    `json:"input_dim"`
-}
