@@ -107,7 +107,7 @@ func TestGPRGradients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := gp.NewMatern52(gp.KernelConfig{InputDim: 2, Variance: 0.9, Lengthscales: []float64{0.7, 1.2}})
+	k, err := stationaryKernel(t, "matern52", gp.KernelConfig{InputDim: 2, Variance: 0.9, Lengthscales: []float64{0.7, 1.2}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func FuzzLoad(f *testing.F) {
 func FuzzLoadPayload(f *testing.F) {
 	valid := encodeFile(f, formatTestFile(f, 3))
 	f.Add(bytes.Clone(payloadOf(valid)))
-	k, err := gp.NewMatern52(gp.KernelConfig{InputDim: 2, Lengthscales: []float64{0.5}})
+	k, err := stationaryKernel(f, "matern52", gp.KernelConfig{InputDim: 2, Lengthscales: []float64{0.5}})
 	if err != nil {
 		f.Fatal(err)
 	}

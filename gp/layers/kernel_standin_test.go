@@ -1,0 +1,33 @@
+package layers_test
+
+import (
+	"testing"
+
+	"github.com/gpzoo/gpzoo/gp"
+)
+
+// stationaryKernel builds, through the kernel registry, the stationary kernel of the family named want with the
+// configuration c, and its error, as the family's own constructor would (e.g. gp.NewMatern52(c)). If want is not
+// registered (its kernel file was deleted), a registered stationary family other than SE with the same
+// hyperparameters (variance, length-scales) stands in for it; the test is skipped if there is none. The kernel
+// file can then be deleted without this package's tests naming it.
+func stationaryKernel(tb testing.TB, want string, c gp.KernelConfig) (*gp.Stationary, error) {
+	tb.Helper()
+	fams := gp.KernelFamilies()
+	if f, ok := gp.LookupKernel(want); ok {
+		fams = []gp.KernelFamily{f}
+	}
+	for _, f := range fams {
+		if f.Kind == gp.KindSquaredExp {
+			continue
+		}
+		k, err := f.New(gp.KernelOptions{InputDim: c.InputDim, ARD: true})
+		s, ok := k.(*gp.Stationary)
+		if err != nil || !ok || len(s.Cov().Hypers()) != 2 {
+			continue
+		}
+		return gp.NewStationaryKernel(s.Kind(), s.Cov(), c, 0)
+	}
+	tb.Skipf("no registered stationary kernel other than SE to stand in for %s", want)
+	return nil, nil
+}
