@@ -119,7 +119,7 @@ func checkCovGolden(t *testing.T, f ops.CovFunc, ref covRef) {
 					}
 					h := covHyperInputs(f, d, rng, false)
 					g := G.NewGraph()
-					ns := covLeaves(g, append([]gradcheck.Input{x1, x2}, h...))
+					ns := gradcheck.Leaves(g, append([]gradcheck.Input{x1, x2}, h...))
 					b := ns[1]
 					if tc.shared {
 						b = ns[0]
@@ -128,7 +128,7 @@ func checkCovGolden(t *testing.T, f ops.CovFunc, ref covRef) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got := covRun(t, g, k)[0]
+					got := gradcheck.Eval(t, g, k)[0]
 					want := covReference(ref, x1.Value, x2.Value, n, m, d, covHyperValues(h))
 					for i := range want {
 						if !covClose(got[i], want[i], 1e-12) {
@@ -150,7 +150,7 @@ func checkCovDiag(t *testing.T, f ops.CovFunc, ref covRef) {
 			x := gradcheck.Random("x", rng, -2, 2, n, d)
 			h := covHyperInputs(f, d, rng, false)
 			g := G.NewGraph()
-			ns := covLeaves(g, append([]gradcheck.Input{x}, h...))
+			ns := gradcheck.Leaves(g, append([]gradcheck.Input{x}, h...))
 			k, err := ops.CovMatrix(f, ns[0], ns[0], ns[1:]...)
 			if err != nil {
 				t.Fatal(err)
@@ -162,7 +162,7 @@ func checkCovDiag(t *testing.T, f ops.CovFunc, ref covRef) {
 			if !dg.Shape().Eq(tensor.Shape{n}) {
 				t.Fatalf("CovDiag shape %v, want [%d]", dg.Shape(), n)
 			}
-			vs := covRun(t, g, k, dg)
+			vs := gradcheck.Eval(t, g, k, dg)
 			ref := covReference(ref, x.Value, x.Value, n, n, d, covHyperValues(h))
 			for i := 0; i < n; i++ {
 				if !covClose(vs[1][i], vs[0][i*n+i], 1e-14) || !covClose(vs[1][i], ref[i*n+i], 1e-12) {
@@ -173,45 +173,7 @@ func checkCovDiag(t *testing.T, f ops.CovFunc, ref covRef) {
 	}
 }
 
-// ----- graph helpers -----
-
-func covLeaf(g *G.ExprGraph, name string, shape []int, v []float64) *G.Node {
-	if len(shape) == 0 {
-		return G.NewScalar(g, tensor.Float64, G.WithName(name), G.WithValue(v[0]))
-	}
-	return G.NewTensor(g, tensor.Float64, len(shape), G.WithShape(shape...), G.WithName(name),
-		G.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), v...)))))
-}
-
-func covLeaves(g *G.ExprGraph, in []gradcheck.Input) []*G.Node {
-	ns := make([]*G.Node, len(in))
-	for i, x := range in {
-		ns[i] = covLeaf(g, fmt.Sprintf("%s%d", x.Name, i), x.Shape, x.Value)
-	}
-	return ns
-}
-
-// covRun evaluates the nodes of g and returns copies of their values.
-func covRun(t testing.TB, g *G.ExprGraph, ns ...*G.Node) [][]float64 {
-	t.Helper()
-	vm := G.NewTapeMachine(g)
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	out := make([][]float64, len(ns))
-	for i, n := range ns {
-		switch v := n.Value().Data().(type) {
-		case float64:
-			out[i] = []float64{v}
-		case []float64:
-			out[i] = append([]float64(nil), v...)
-		default:
-			t.Fatalf("value of %v is %T", n, v)
-		}
-	}
-	return out
-}
+// ----- graph helpers (gradcheck.Leaves and gradcheck.Eval build and run the graphs) -----
 
 func covHyperValues(h []gradcheck.Input) [][]float64 {
 	v := make([][]float64, len(h))
@@ -227,12 +189,12 @@ func covClose(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, 
 func covGrads(t *testing.T, f ops.CovFunc, in []gradcheck.Input, w []float64) (k []float64, grads [][]float64) {
 	t.Helper()
 	g := G.NewGraph()
-	ns := covLeaves(g, in)
+	ns := gradcheck.Leaves(g, in)
 	kn, err := ops.CovMatrix(f, ns[0], ns[1], ns[2:]...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wn := covLeaf(g, "w", kn.Shape().Clone(), w)
+	wn := gradcheck.Leaves(g, []gradcheck.Input{{Name: "w", Shape: kn.Shape().Clone(), Value: w}})[0]
 	loss, err := ops.Dot(wn, kn)
 	if err != nil {
 		t.Fatal(err)
@@ -241,7 +203,7 @@ func covGrads(t *testing.T, f ops.CovFunc, in []gradcheck.Input, w []float64) (k
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs := covRun(t, g, append(G.Nodes{kn}, gs...)...)
+	vs := gradcheck.Eval(t, g, append(G.Nodes{kn}, gs...)...)
 	return vs[0], vs[1:]
 }
 

@@ -50,7 +50,7 @@ func covBench(b *testing.B, f ops.CovFunc, n, m, d int, grad bool, flops float64
 		}
 	}
 	g := G.NewGraph()
-	ns := covLeaves(g, in)
+	ns := gradcheck.Leaves(g, in)
 	k, err := ops.CovMatrix(f, ns[0], ns[1], ns[2:]...)
 	if err != nil {
 		b.Fatal(err)

@@ -126,7 +126,7 @@ func TestGSEGolden(t *testing.T) {
 			z, c, s, v := gseInputs(rng, m, d, false)
 			copy(z.Value[0:d], x.Value[d:2*d])
 			g := G.NewGraph()
-			ns := covLeaves(g, []gradcheck.Input{x, z, c, s, v})
+			ns := gradcheck.Leaves(g, []gradcheck.Input{x, z, c, s, v})
 			kc, err := ops.GSECross(ns[0], ns[1], ns[2], ns[3], ns[4])
 			if err != nil {
 				t.Fatal(err)
@@ -135,7 +135,7 @@ func TestGSEGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := covRun(t, g, kc, kb)
+			got := gradcheck.Eval(t, g, kc, kb)
 			for name, p := range map[string]struct {
 				got, want []float64
 				cols      int
@@ -165,7 +165,7 @@ func TestGSEReducesToSE(t *testing.T) {
 		c.Value[i] = 1
 	}
 	g := G.NewGraph()
-	ns := covLeaves(g, []gradcheck.Input{x, z, c, s, v})
+	ns := gradcheck.Leaves(g, []gradcheck.Input{x, z, c, s, v})
 	kc, err := ops.GSECross(ns[0], ns[1], ns[2], ns[3], ns[4])
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +182,7 @@ func TestGSEReducesToSE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := covRun(t, g, kc, kb, sc, sb)
+	r := gradcheck.Eval(t, g, kc, kb, sc, sb)
 	for i := range r[0] {
 		if !covClose(r[0][i], r[2][i], 1e-13) {
 			t.Errorf("GSECross[%d] = %.17g, SquaredExp %.17g", i, r[0][i], r[2][i])
@@ -204,7 +204,7 @@ func TestGSECrossIsBasisWithUnitFactor(t *testing.T) {
 	c.Value[2*d], c.Value[2*d+1] = 1, 1
 	x := gradcheck.Input{Name: "x", Shape: []int{1, d}, Value: append([]float64(nil), z.Value[2*d:3*d]...)}
 	g := G.NewGraph()
-	ns := covLeaves(g, []gradcheck.Input{x, z, c, s, v})
+	ns := gradcheck.Leaves(g, []gradcheck.Input{x, z, c, s, v})
 	kc, err := ops.GSECross(ns[0], ns[1], ns[2], ns[3], ns[4])
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +213,7 @@ func TestGSECrossIsBasisWithUnitFactor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := covRun(t, g, kc, kb)
+	r := gradcheck.Eval(t, g, kc, kb)
 	for j := 0; j < m; j++ {
 		if !covClose(r[0][j], r[1][2*m+j], 1e-14) {
 			t.Errorf("GSECross[0,%d] = %.17g, GSEBasis[2,%d] = %.17g", j, r[0][j], j, r[1][2*m+j])
@@ -233,12 +233,12 @@ func TestGSEBasisSymmetricPSD(t *testing.T) {
 				c.Value[i] = math.Exp(rng.Float64()*4.6 - 2.3)
 			}
 			g := G.NewGraph()
-			ns := covLeaves(g, []gradcheck.Input{z, c, s, v})
+			ns := gradcheck.Leaves(g, []gradcheck.Input{z, c, s, v})
 			kb, err := ops.GSEBasis(ns[0], ns[1], ns[2], ns[3])
 			if err != nil {
 				t.Fatal(err)
 			}
-			k := covRun(t, g, kb)[0]
+			k := gradcheck.Eval(t, g, kb)[0]
 			sym := mat.NewSymDense(m, nil)
 			for i := 0; i < m; i++ {
 				if k[i*m+i] != v.Value[0] {
@@ -363,7 +363,7 @@ func TestGSEDoDiffMatchesSymDiff(t *testing.T) {
 	w2 := gradcheck.Random("w2", rng, -1, 1, 3, 3)
 	build := func() (*G.ExprGraph, []*G.Node) {
 		g := G.NewGraph()
-		ns := covLeaves(g, []gradcheck.Input{x, z, c, s, v, w1, w2})
+		ns := gradcheck.Leaves(g, []gradcheck.Input{x, z, c, s, v, w1, w2})
 		must := func(n *G.Node, err error) *G.Node {
 			t.Helper()
 			if err != nil {
@@ -468,7 +468,7 @@ func TestGSEPairConsistency(t *testing.T) {
 	}
 	z, c, s, v := gseInputs(rng, m, d, false)
 	g := G.NewGraph()
-	ns := covLeaves(g, []gradcheck.Input{x, ones, z, c, s, v})
+	ns := gradcheck.Leaves(g, []gradcheck.Input{x, ones, z, c, s, v})
 	must := func(k *G.Node, err error) *G.Node {
 		t.Helper()
 		if err != nil {
@@ -480,7 +480,7 @@ func TestGSEPairConsistency(t *testing.T) {
 	cross := must(ops.GSECross(ns[0], ns[2], ns[3], ns[4], ns[5]))
 	pzz := must(ops.GSEPair(ns[2], ns[3], ns[2], ns[3], ns[4], ns[5]))
 	basis := must(ops.GSEBasis(ns[2], ns[3], ns[4], ns[5]))
-	r := covRun(t, g, pxz, cross, pzz, basis)
+	r := gradcheck.Eval(t, g, pxz, cross, pzz, basis)
 	ref := gseRefPair(x.Value, ones.Value, z.Value, c.Value, s.Value, n, m, v.Value[0])
 	for i := range ref {
 		if !covClose(r[0][i], ref[i], 1e-13) || !covClose(r[1][i], r[0][i], 1e-14) {

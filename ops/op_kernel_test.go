@@ -182,53 +182,7 @@ func TestCovDiagGrad(t *testing.T) {
 	}
 }
 
-// ----- graph helpers -----
-
-func covLeaf(g *G.ExprGraph, name string, shape []int, v []float64) *G.Node {
-	if len(shape) == 0 {
-		return G.NewScalar(g, tensor.Float64, G.WithName(name), G.WithValue(v[0]))
-	}
-	return G.NewTensor(g, tensor.Float64, len(shape), G.WithShape(shape...), G.WithName(name),
-		G.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), v...)))))
-}
-
-func covLeaves(g *G.ExprGraph, in []gradcheck.Input) []*G.Node {
-	ns := make([]*G.Node, len(in))
-	for i, x := range in {
-		ns[i] = covLeaf(g, fmt.Sprintf("%s%d", x.Name, i), x.Shape, x.Value)
-	}
-	return ns
-}
-
-// covRun evaluates the nodes of g and returns copies of their values.
-func covRun(t testing.TB, g *G.ExprGraph, ns ...*G.Node) [][]float64 {
-	t.Helper()
-	vm := G.NewTapeMachine(g)
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	out := make([][]float64, len(ns))
-	for i, n := range ns {
-		switch v := n.Value().Data().(type) {
-		case float64:
-			out[i] = []float64{v}
-		case []float64:
-			out[i] = append([]float64(nil), v...)
-		default:
-			t.Fatalf("value of %v is %T", n, v)
-		}
-	}
-	return out
-}
-
-func covHyperValues(h []gradcheck.Input) [][]float64 {
-	v := make([][]float64, len(h))
-	for i, x := range h {
-		v[i] = x.Value
-	}
-	return v
-}
+// ----- graph helpers (gradcheck.Leaves and gradcheck.Eval build and run the graphs) -----
 
 func covClose(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math.Abs(b)) }
 
@@ -243,12 +197,12 @@ func TestCovSymmetricPSD(t *testing.T) {
 				x := gradcheck.Random("x", rng, -2, 2, n, d)
 				h := covHyperInputs(f, d, rng, false)
 				g := G.NewGraph()
-				ns := covLeaves(g, append([]gradcheck.Input{x}, h...))
+				ns := gradcheck.Leaves(g, append([]gradcheck.Input{x}, h...))
 				kn, err := ops.CovMatrix(f, ns[0], ns[0], ns[1:]...)
 				if err != nil {
 					t.Fatal(err)
 				}
-				k := covRun(t, g, kn)[0]
+				k := gradcheck.Eval(t, g, kn)[0]
 				sym := mat.NewSymDense(n, nil)
 				for i := 0; i < n; i++ {
 					for j := 0; j < n; j++ {

@@ -249,3 +249,30 @@ func flatten(v G.Value) []float64 {
 	}
 	return nil
 }
+
+// Leaves adds a constant leaf to g for each input (named after it and its index), with the input's shape and a
+// copy of its values: the operands of an op under test outside a Check.
+func Leaves(g *G.ExprGraph, in []Input) []*G.Node {
+	ns := make([]*G.Node, len(in))
+	for i, x := range in {
+		ns[i] = leaf(g, x, i)
+	}
+	return ns
+}
+
+// Eval runs g once on a tape machine and returns copies of the values of ns.
+func Eval(t testing.TB, g *G.ExprGraph, ns ...*G.Node) [][]float64 {
+	t.Helper()
+	vm := G.NewTapeMachine(g)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatalf("gradcheck.Eval: %v", err)
+	}
+	out := make([][]float64, len(ns))
+	for i, n := range ns {
+		if out[i] = flatten(n.Value()); out[i] == nil {
+			t.Fatalf("gradcheck.Eval: value of %v is %T", n, n.Value())
+		}
+	}
+	return out
+}
