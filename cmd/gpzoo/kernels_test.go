@@ -136,18 +136,19 @@ func namedKernel(t *testing.T, want string, avoid ...string) string {
 	return name
 }
 
-// standIn returns want if it is registered, else a registered family that is not SE, not a base kernel of the
-// grammar (RQ, PER, LIN print by short names) and not in avoid; "" if there is none.
+// standIn returns want if it is registered, else a registered stationary family with the hyperparameters
+// (variance, length-scales) that is not SE and not in avoid (so not a base kernel of the grammar, which print by
+// short names, nor constant or white); "" if there is none.
 func standIn(want string, avoid ...string) string {
 	if _, ok := gp.LookupKernel(want); ok {
 		return want
 	}
 	for _, f := range gp.KernelFamilies() {
-		switch f.Kind {
-		case gp.KindSquaredExp, gp.KindRationalQuadratic, gp.KindPeriodic, gp.KindLinear:
+		if f.Kind == gp.KindSquaredExp || slices.Contains(avoid, f.Name) {
 			continue
 		}
-		if !slices.Contains(avoid, f.Name) {
+		k, err := f.New(gp.KernelOptions{InputDim: 2, ARD: true})
+		if s, ok := k.(*gp.Stationary); err == nil && ok && len(s.Cov().Hypers()) == 2 {
 			return f.Name
 		}
 	}
