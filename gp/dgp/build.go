@@ -197,10 +197,22 @@ func applyMean(m gp.MeanFunction, x *mat.Dense) (*mat.Dense, error) {
 }
 
 // InnerKernel returns k + White(InnerWhite), the kernel of an inner layer; name prefixes the white kernel's
-// variance.
+// variance. The white kernel is built through the kernel registry (family "white"): an error if it is not
+// registered.
 func InnerKernel(k gp.Kernel, name string) (gp.Kernel, error) {
-	w, err := gp.NewWhite(gp.KernelConfig{Name: name, InputDim: k.InputDim(), Variance: InnerWhite})
+	f, ok := gp.LookupKernel("white")
+	if !ok {
+		return nil, fmt.Errorf("%w: an inner layer's kernel adds a white kernel, and no kernel family \"white\" is registered", ErrConfig)
+	}
+	w, err := f.New(gp.KernelOptions{Name: name, InputDim: k.InputDim()})
 	if err != nil {
+		return nil, err
+	}
+	ps := w.Params()
+	if len(ps) != 1 {
+		return nil, fmt.Errorf("%w: the white kernel has %d Params, want its variance only", ErrConfig, len(ps))
+	}
+	if err := ps[0].Set([]float64{InnerWhite}); err != nil {
 		return nil, err
 	}
 	return gp.NewSum(k, w)
