@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/gptest"
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/internal/gradcheck"
 	"github.com/gpzoo/gpzoo/ops"
@@ -107,7 +108,7 @@ func TestGPRGradients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := stationaryKernel(t, "matern52", gp.KernelConfig{InputDim: 2, Variance: 0.9, Lengthscales: []float64{0.7, 1.2}})
+	k, err := gptest.StationaryKernel(t, "matern52", gp.KernelConfig{InputDim: 2, Variance: 0.9, Lengthscales: []float64{0.7, 1.2}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/gptest"
 	"github.com/gpzoo/gpzoo/graph"
 	"gonum.org/v1/gonum/mat"
 )
@@ -255,7 +256,7 @@ func TestSpecErrors(t *testing.T) {
 		{"empty kind", gp.Spec{}, "unknown component kind"},
 		{"unknown field", gp.Spec{Kind: gp.KindSquaredExp, Config: raw(`{"name":"a","input_dim":2,"colour":"red"}`)}, "unknown field"},
 		{"bad JSON", gp.Spec{Kind: gp.KindSquaredExp, Config: raw(`{"input_dim":`)}, "config of kernel/se"},
-		{"trailing JSON", gp.Spec{Kind: whiteKind(), Config: raw(`{"input_dim":2} {}`)}, "trailing data"},
+		{"trailing JSON", gp.Spec{Kind: gptest.WhiteKind(), Config: raw(`{"input_dim":2} {}`)}, "trailing data"},
 		{"wrong type", gp.Spec{Kind: gp.KindSquaredExp, Config: raw(`{"input_dim":"two"}`)}, "config of kernel/se"},
 		{"missing config", gp.Spec{Kind: gp.KindSquaredExp}, "missing config"},
 		{"zero dim", gp.Spec{Kind: stationaryKind(), Config: raw(`{"input_dim":0}`)}, "dimension 0 is 0"},
@@ -264,11 +265,11 @@ func TestSpecErrors(t *testing.T) {
 		{"huge product", gp.Spec{Kind: gp.KindLinearMean, Config: raw(`{"input_dim":4294967296,"output_dim":4294967296}`)}, "exceed"},
 		{"iso in 1-D", gp.Spec{Kind: gp.KindPeriodic, Config: raw(`{"input_dim":1,"isotropic":true}`)}, "isotropic needs"},
 		{"shared in 1-D", gp.Spec{Kind: gp.KindLinear, Config: raw(`{"input_dim":1,"shared":true}`)}, "shared needs"},
-		{"leaf with children", gp.Spec{Kind: whiteKind(), Config: raw(`{"input_dim":2}`), Children: []gp.Spec{seSpec}}, "takes no children"},
+		{"leaf with children", gp.Spec{Kind: gptest.WhiteKind(), Config: raw(`{"input_dim":2}`), Children: []gp.Spec{seSpec}}, "takes no children"},
 		{"sum of one", gp.Spec{Kind: gp.KindSum, Children: []gp.Spec{seSpec}}, "at least two"},
 		{"sum with config", gp.Spec{Kind: gp.KindSum, Config: raw(`{"x":1}`), Children: []gp.Spec{seSpec, seSpec}}, "unknown field"},
 		{"sum of a mean", gp.Spec{Kind: gp.KindSum, Children: []gp.Spec{seSpec, meanSpec}}, "want gp.Kernel"},
-		{"product of mixed dims", gp.Spec{Kind: gp.KindProduct, Children: []gp.Spec{seSpec, {Kind: whiteKind(), Config: raw(`{"input_dim":3}`)}}}, "InputDim"},
+		{"product of mixed dims", gp.Spec{Kind: gp.KindProduct, Children: []gp.Spec{seSpec, {Kind: gptest.WhiteKind(), Config: raw(`{"input_dim":3}`)}}}, "InputDim"},
 		{"bad child", gp.Spec{Kind: gp.KindSum, Children: []gp.Spec{seSpec, {Kind: "what"}}}, "child 1"},
 		{"projection short W", gp.Spec{Kind: gp.KindProjectionMean, Config: raw(`{"input_dim":2,"output_dim":2,"w":[1,2,3]}`)}, "3 weights"},
 		{"GPR without kernel", gp.Spec{Kind: gp.KindGPR}, "needs a kernel"},

@@ -159,7 +159,7 @@ func TestDecoupledGSEFactorsMatter(t *testing.T) {
 func TestDecoupledGSEConfigErrors(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(19, 20))
-	m52, err := stationaryKernel(t, "matern52", gp.KernelConfig{InputDim: 2})
+	m52, err := gptest.StationaryKernel(t, "matern52", gp.KernelConfig{InputDim: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -197,7 +197,7 @@ var ogConformanceCases = []struct {
 // ogConformanceConfig returns the β block's configuration and the γ bases of a conformance case.
 func ogConformanceConfig(t *testing.T, rng *rand.Rand, unwhitened bool, dout int) (layers.SVGPConfig, *mat.Dense) {
 	t.Helper()
-	k, err := stationaryKernel(t, "matern52", gp.KernelConfig{InputDim: 2, Lengthscales: []float64{0.9, 1.3}})
+	k, err := gptest.StationaryKernel(t, "matern52", gp.KernelConfig{InputDim: 2, Lengthscales: []float64{0.9, 1.3}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,7 +212,7 @@ func TestLayerSpecBadConfig(t *testing.T) {
 		"unknown mean form":  {Kind: layers.KindDecoupled, Config: json.RawMessage(`{"name":"d","num_mean_bases":3,"num_cov_bases":2,"input_dim":2,"output_dim":1,"jitter":1e-6,"mean_form":"MeanXX","cov_form":"CovB"}`), Children: []gp.Spec{k}},
 		"jacobi with CovS":   {Kind: layers.KindDecoupled, Config: json.RawMessage(`{"name":"d","num_mean_bases":3,"num_cov_bases":2,"input_dim":2,"output_dim":1,"jitter":1e-6,"mean_form":"MeanCB","cov_form":"CovS","jacobi":true}`), Children: []gp.Spec{k}},
 		"batch too large":    {Kind: layers.KindDecoupled, Config: json.RawMessage(`{"name":"d","num_mean_bases":3,"num_cov_bases":2,"input_dim":2,"output_dim":1,"jitter":1e-6,"mean_form":"MeanCB","cov_form":"CovB","mean_basis_batch":4}`), Children: []gp.Spec{k}},
-		"gse non-SE kernel":  {Kind: layers.KindDecoupledGSE, Config: json.RawMessage(dec), Children: []gp.Spec{{Kind: whiteKind(), Config: json.RawMessage(`{"name":"w","input_dim":2}`)}}},
+		"gse non-SE kernel":  {Kind: layers.KindDecoupledGSE, Config: json.RawMessage(dec), Children: []gp.Spec{{Kind: gptest.WhiteKind(), Config: json.RawMessage(`{"name":"w","input_dim":2}`)}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			v, err := gp.BuildSpec(s, gp.BuildOptions{})

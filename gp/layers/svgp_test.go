@@ -22,7 +22,7 @@ func TestSVGPConformance(t *testing.T) {
 	}{{"whitened", false, false, 1}, {"unwhitened", true, false, 2}, {"diag", false, true, 3}, {"unwhitened-diag", true, true, 1}} {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			k, err := stationaryKernel(t, "matern52", gp.KernelConfig{InputDim: 2, Lengthscales: []float64{0.9, 1.3}})
+			k, err := gptest.StationaryKernel(t, "matern52", gp.KernelConfig{InputDim: 2, Lengthscales: []float64{0.9, 1.3}})
 			if err != nil {
 				t.Fatal(err)
 			}

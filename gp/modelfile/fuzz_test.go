@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/gptest"
 )
 
 // FuzzLoad feeds arbitrary bytes to Load: it must never panic, and whatever it accepts must save again.
@@ -35,7 +36,7 @@ func FuzzLoad(f *testing.F) {
 func FuzzLoadPayload(f *testing.F) {
 	valid := encodeFile(f, formatTestFile(f, 3))
 	f.Add(bytes.Clone(payloadOf(valid)))
-	k, err := stationaryKernel(f, "matern52", gp.KernelConfig{InputDim: 2, Lengthscales: []float64{0.5}})
+	k, err := gptest.StationaryKernel(f, "matern52", gp.KernelConfig{InputDim: 2, Lengthscales: []float64{0.5}})
 	if err != nil {
 		f.Fatal(err)
 	}

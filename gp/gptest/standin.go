@@ -1,4 +1,4 @@
-package layers_test
+package gptest
 
 import (
 	"testing"
@@ -6,12 +6,13 @@ import (
 	"github.com/gpzoo/gpzoo/gp"
 )
 
-// stationaryKernel builds, through the kernel registry, the stationary kernel of the family named want with the
+// StationaryKernel builds, through the kernel registry, the stationary kernel of the family named want with the
 // configuration c, and its error, as the family's own constructor would (e.g. gp.NewMatern52(c)). If want is not
 // registered (its kernel file was deleted), a registered stationary family other than SE with the same
-// hyperparameters (variance, length-scales) stands in for it; the test is skipped if there is none. The kernel
-// file can then be deleted without this package's tests naming it.
-func stationaryKernel(tb testing.TB, want string, c gp.KernelConfig) (*gp.Stationary, error) {
+// hyperparameters (variance, length-scales) stands in for it; the test is skipped if there is none. Tests that
+// need "a kernel other than SE" call it instead of naming a constructor, so a kernel's file can be deleted (or
+// added) without touching them.
+func StationaryKernel(tb testing.TB, want string, c gp.KernelConfig) (*gp.Stationary, error) {
 	tb.Helper()
 	fams := gp.KernelFamilies()
 	if f, ok := gp.LookupKernel(want); ok {
@@ -32,9 +33,9 @@ func stationaryKernel(tb testing.TB, want string, c gp.KernelConfig) (*gp.Statio
 	return nil, nil
 }
 
-// whiteKind returns the Spec kind of the white kernel, looked up in the registry by name, or, if white is not
-// registered (kernel_white.go deleted), that of constant, whose Config has the same fields (name, input_dim).
-func whiteKind() string {
+// WhiteKind returns the Spec kind of the white kernel, looked up in the registry by name, or, if white is not
+// registered (its file deleted), that of constant, whose Config has the same fields (name, input_dim).
+func WhiteKind() string {
 	for _, name := range []string{"white", "constant"} {
 		if f, ok := gp.LookupKernel(name); ok {
 			return f.Kind
