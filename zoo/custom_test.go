@@ -61,6 +61,7 @@ func TestTrainCustomEveryFamily(t *testing.T) {
 	for _, c := range cases {
 		name := c.cfg.Family + "/" + c.cfg.Likelihood + c.cfg.LayerFamily
 		t.Run(name, func(t *testing.T) {
+			needWhite(t, c.cfg.Family)
 			run, err := zoo.TrainCustom(c.d, c.cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -133,6 +134,7 @@ func TestTrainCustomRefuses(t *testing.T) {
 // TestTrainCustomResume: a deep GP trained on a user's data set, interrupted and resumed from its checkpoint,
 // saves the same model file byte for byte as an uninterrupted run.
 func TestTrainCustomResume(t *testing.T) {
+	needWhite(t, "dgp")
 	d := toyData(200, 0)
 	base := zoo.CustomConfig{Family: "dgp", Inducing: 8, Hidden: []int{2}, Iters: 12, BatchSize: 50, TestSamples: 3}
 	save := func(c zoo.CustomConfig) []byte {

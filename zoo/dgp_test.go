@@ -53,6 +53,7 @@ func TestDGPEntriesShort(t *testing.T) {
 		{"mnist/dgp2-robustmax", zoo.Options{Iters: 2, Inducing: 5, BatchSize: 32, TestSamples: 2}, true, "S=1"},
 	} {
 		t.Run(strings.ReplaceAll(c.entry, "/", "_"), func(t *testing.T) {
+			needWhite(t, c.entry)
 			e, err := zoo.Lookup(c.entry)
 			if err != nil {
 				t.Fatal(err)

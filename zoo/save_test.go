@@ -51,6 +51,7 @@ func TestEntriesSaveAndResume(t *testing.T) {
 	data := datatest.Fake(t, "kin8nm", "kin40k")
 	for _, c := range cases {
 		t.Run(c.entry, func(t *testing.T) {
+			needWhite(t, c.entry)
 			e, err := zoo.Lookup(c.entry)
 			if err != nil {
 				t.Fatal(err)

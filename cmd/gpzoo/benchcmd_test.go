@@ -16,6 +16,7 @@ import (
 // gpzoo bench --quick prints the header, a positive GFLOP/s for every routine on every implementation and a
 // positive ms/step for every model, and --json writes the same numbers.
 func TestBenchQuick(t *testing.T) {
+	needWhite(t, "bench times the deep GPs")
 	path := filepath.Join(t.TempDir(), "bench.json")
 	var out, errb bytes.Buffer
 	if err := run([]string{"bench", "--quick", "--json", path}, &out, &errb); err != nil {
@@ -95,6 +96,7 @@ func TestBenchQuick(t *testing.T) {
 
 // Bad flags fail before any timing, naming the flag; --kernel forces a kernel for the run only.
 func TestBenchFlags(t *testing.T) {
+	needWhite(t, "bench times the deep GPs")
 	for _, c := range []struct {
 		args    []string
 		mention string

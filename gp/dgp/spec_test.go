@@ -26,6 +26,7 @@ func mixedFactory(t testing.TB) dgp.LayerFactory {
 		}
 		var kern gp.Kernel = k
 		if s.Inner {
+			needWhite(t)
 			if kern, err = dgp.InnerKernel(k, name+".white"); err != nil {
 				return nil, err
 			}

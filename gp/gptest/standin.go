@@ -43,3 +43,12 @@ func WhiteKind() string {
 	}
 	return "kernel/white"
 }
+
+// NeedKernel skips the test if no kernel family named name is registered (its kernel file deleted), saying why
+// the test needs it; a deep GP's inner layers, for one, add a white kernel (dgp.InnerKernel).
+func NeedKernel(tb testing.TB, name, why string) {
+	tb.Helper()
+	if _, ok := gp.LookupKernel(name); !ok {
+		tb.Skipf("kernel %q is not registered, and %s", name, why)
+	}
+}

@@ -78,6 +78,7 @@ func goldenCases() []famCase {
 // builds) or all decoupled ones (μ_GPcent, S-form: --layer-family decoupled).
 func goldenDGP(t *testing.T, x *mat.Dense, lik gp.Likelihood, decoupled bool) modelfile.Model {
 	t.Helper()
+	needWhite(t, "DGP")
 	ls, err := dgp.Build(x, dgp.BuildConfig{Widths: []int{3}, OutputDim: 1, Rand: rand.New(rand.NewPCG(4, 4)),
 		NewLayer: func(s dgp.LayerSpec) (gp.Layer, error) {
 			name := fmt.Sprintf("layer%d", s.Index)
@@ -117,6 +118,7 @@ func TestGolden(t *testing.T) {
 	}
 	for i, c := range goldenCases() {
 		t.Run(c.name, func(t *testing.T) {
+			needWhite(t, c.name)
 			raw, err := os.ReadFile(goldenPath(c.name, ".json"))
 			if err != nil {
 				t.Fatalf("no golden predictions (write them with -update before a refactor): %v", err)

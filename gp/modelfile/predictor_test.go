@@ -43,6 +43,7 @@ var predictorOptions = gp.PredictOptions{ChunkRows: 4, Samples: 5, Full: true, D
 func TestGoldenPredictor(t *testing.T) {
 	for _, c := range goldenCases() {
 		t.Run(c.name, func(t *testing.T) {
+			needWhite(t, c.name)
 			raw, err := os.ReadFile(goldenPath(c.name, ".json"))
 			if err != nil {
 				t.Fatalf("no golden inputs: %v", err)
