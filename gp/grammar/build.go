@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/gpzoo/gpzoo/gp"
-	"github.com/gpzoo/gpzoo/graph"
 )
 
 // BuildConfig configures Expr.Kernel. Zero values mean defaults.
@@ -40,9 +39,11 @@ type builder struct {
 	leaf int
 }
 
-// Kernel builds the gp.Kernel of e: a leaf becomes its base kernel (gp.NewPeriodic, gp.NewLinear,
-// gp.NewRationalQuadratic, gp.NewSquaredExp; the forms of Teng et al. 2020, App. E.1), a sum becomes gp.NewSum
-// of its operands' kernels and a product gp.NewProduct.
+// Kernel builds the gp.Kernel of e: a leaf becomes its kernel, built through the kernel registry by name
+// (a base kernel through families periodic, linear, rq and se, as gp.NewPeriodic, gp.NewLinear,
+// gp.NewRationalQuadratic and gp.NewSquaredExp would: the forms of Teng et al. 2020, App. E.1; an error
+// wrapping gp.ErrConfig if its family is not registered), a sum becomes gp.NewSum of its operands' kernels and
+// a product gp.NewProduct.
 //
 // Initial variances follow build(e, v) with v = c.Variance: a leaf gets signal variance v (LIN: every variance
 // v); a sum of n operands builds each with v/n; a product builds its first operand (canonical order) with v and
@@ -177,53 +178,54 @@ func (b *builder) familyKernel(name string, fixed bool) (gp.Kernel, error) {
 	return k, nil
 }
 
+// baseFamily names the registered kernel family of each base kernel.
+var baseFamily = map[Base]string{SE: "se", RQ: "rq", PER: "periodic", LIN: "linear"}
+
+// leafKernel builds a base-kernel leaf through its registered family (baseFamily; an error if it is not
+// registered) and sets its initial values: signal variance v (LIN: every variance v, one per dimension if
+// ARDLinear), the length-scales, period and α of the configuration. fixed freezes its variance.
 func (b *builder) leafKernel(base Base, v float64, fixed bool) (gp.Kernel, error) {
-	kc := gp.KernelConfig{
-		Name:     fmt.Sprintf("%s.%d.%s", b.c.Name, b.leaf, strings.ToLower(base.String())),
-		InputDim: b.c.InputDim,
-		Variance: v,
-	}
+	name := fmt.Sprintf("%s.%d.%s", b.c.Name, b.leaf, strings.ToLower(base.String()))
 	b.leaf++
-	var variance *graph.Param
-	var k gp.Kernel
-	switch base {
-	case LIN:
-		if b.c.ARDLinear {
-			kc.Variances = make([]float64, b.c.InputDim)
-			for i := range kc.Variances {
-				kc.Variances[i] = v
-			}
-		}
-		lin, err := gp.NewLinear(kc)
-		if err != nil {
-			return nil, leafErr(kc.Name, err)
-		}
-		k, variance = lin, lin.Variances
-	default:
-		kc.Lengthscales = append([]float64(nil), b.ls...)
-		var (
-			st  *gp.Stationary
-			err error
-		)
-		switch base {
-		case PER:
-			kc.Period = b.c.Period
-			st, err = gp.NewPeriodic(kc)
-		case RQ:
-			kc.Alpha = b.c.Alpha
-			st, err = gp.NewRationalQuadratic(kc)
-		default: // SE
-			st, err = gp.NewSquaredExp(kc)
-		}
-		if err != nil {
-			return nil, leafErr(kc.Name, err)
-		}
-		k, variance = st, st.Variance
+	fam := baseFamily[base]
+	f, ok := gp.LookupKernel(fam)
+	if !ok {
+		return nil, configErr("base kernel %v: kernel family %q is not registered", base, fam)
 	}
-	if fixed {
-		variance.SetTrainable(false)
+	k, err := f.New(gp.KernelOptions{InputDim: b.c.InputDim, ARD: base != LIN || b.c.ARDLinear, Name: name})
+	if err != nil {
+		return nil, leafErr(name, err)
+	}
+	for _, q := range k.Params() {
+		var val []float64
+		switch field := q.Name()[strings.LastIndex(q.Name(), ".")+1:]; field {
+		case "variance", "variances":
+			val = fill(q.Size(), v)
+			if fixed {
+				q.SetTrainable(false)
+			}
+		case "lengthscales":
+			val = append([]float64(nil), b.ls...)
+		case "period":
+			val = fill(q.Size(), b.c.Period)
+		case "alpha":
+			val = fill(q.Size(), b.c.Alpha)
+		default:
+			return nil, configErr("base kernel %v (family %q): unexpected Param %q", base, fam, q.Name())
+		}
+		if err := q.Set(val); err != nil {
+			return nil, leafErr(name, err)
+		}
 	}
 	return k, nil
+}
+
+func fill(n int, v float64) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
 }
 
 // LeafParam is what a Param name given by Expr.Kernel says about the Param: the leaf it belongs to (canonical
