@@ -46,9 +46,9 @@ func init() {
 // BLAS names the level-3 kernel in use: "openblas" in this build.
 func BLAS() string { return "openblas" }
 
-// cholBackwardCore overwrites w, which holds tril(L̄), with M = L⁻ᵀ·Φ(Lᵀ·tril(L̄))·L⁻¹ (see CholeskyBackward) by
-// three full level-3 calls: OpenBLAS's are threaded and blocked.
-func cholBackwardCore(w, l []float64, n int) {
+// cholBackward overwrites w, which holds tril(L̄), with (M+Mᵀ)/2, M = L⁻ᵀ·Φ(Lᵀ·tril(L̄))·L⁻¹ (see CholeskyBackward),
+// by three full level-3 calls (OpenBLAS's are threaded and blocked) and the symmetrisation.
+func cholBackward(w, l []float64, n int) {
 	lt, d := triangular(l, n, false), dense(w, n, n)
 	blas64.Trmm(blas.Left, blas.Trans, 1, lt, d) // P = Lᵀ·tril(L̄)
 	for i := 0; i < n; i++ {                     // Φ
@@ -57,6 +57,12 @@ func cholBackwardCore(w, l []float64, n int) {
 	}
 	blas64.Trsm(blas.Left, blas.Trans, 1, lt, d)    // L⁻ᵀ·P
 	blas64.Trsm(blas.Right, blas.NoTrans, 1, lt, d) // ·L⁻¹
+	for i := 0; i < n; i++ {                        // (M+Mᵀ)/2
+		for j := 0; j < i; j++ {
+			s := 0.5 * (w[i*n+j] + w[j*n+i])
+			w[i*n+j], w[j*n+i] = s, s
+		}
+	}
 }
 
 // gemmt computes the ul triangle of C = alpha·A·Bᵀ (A, B [m,n]) by a recursive split into OpenBLAS Dgemm calls

@@ -23,9 +23,9 @@ func init() {
 	lapack64.Use(blas.LAPACK{})
 }
 
-// cholBackwardCore overwrites w, which holds tril(L̄), with M = L⁻ᵀ·Φ(Lᵀ·tril(L̄))·L⁻¹ (see CholeskyBackward), in
-// 5n³/3 flops instead of 3n³ (internal/blas.CholeskyBackwardCore skips the known zero blocks).
-func cholBackwardCore(w, l []float64, n int) { blas.CholeskyBackwardCore(w, l, n) }
+// cholBackward overwrites w, which holds tril(L̄), with (M+Mᵀ)/2, M = L⁻ᵀ·Φ(Lᵀ·tril(L̄))·L⁻¹ (see
+// CholeskyBackward), by Murray's blocked reverse mode in about 2n³/3 flops (internal/blas.CholeskyBackward).
+func cholBackward(w, l []float64, n int) { blas.CholeskyBackward(w, l, n) }
 
 // gemmt computes the ul triangle of C = alpha·A·Bᵀ (A, B [m,n]) with gpzoo's Dgemmt: micro-tiles outside the
 // triangle are skipped.

@@ -392,8 +392,8 @@ func mirrorLower(a []float64, n int) {
 // Ā is symmetric, so perturbing a single entry A_ij (which moves S_ij and S_ji by half) is matched.
 // A jitter added by the forward is a constant shift of the diagonal and does not change the gradient.
 //
-// dst may alias lbar but not l. Cost: n³ (dtrmm) + 2·n³ (two dtrsm) = 3n³ flops, all BLAS-3, with OpenBLAS;
-// 5n³/3 with gpzoo's BLAS, which skips the known zero blocks (internal/blas.CholeskyBackwardCore).
+// dst may alias lbar but not l. Cost: with OpenBLAS, n³ (dtrmm) + 2·n³ (two dtrsm) = 3n³ flops, all BLAS-3; with
+// gpzoo's BLAS about 2n³/3, by Murray's blocked reverse mode (internal/blas.CholeskyBackward).
 func CholeskyBackward(dst, l, lbar []float64, n int) {
 	checkLen("CholeskyBackward", "l", len(l), n*n)
 	checkLen("CholeskyBackward", "lbar", len(lbar), n*n)
@@ -405,13 +405,7 @@ func CholeskyBackward(dst, l, lbar []float64, n int) {
 		copy(dst, lbar)
 	}
 	zeroUpper(dst, n)
-	cholBackwardCore(dst, l, n) // M = L⁻ᵀ·Φ(Lᵀ·tril(L̄))·L⁻¹
-	for i := 0; i < n; i++ {    // (M+Mᵀ)/2
-		for j := 0; j < i; j++ {
-			s := 0.5 * (dst[i*n+j] + dst[j*n+i])
-			dst[i*n+j], dst[j*n+i] = s, s
-		}
-	}
+	cholBackward(dst, l, n) // (M+Mᵀ)/2, M = L⁻ᵀ·Φ(Lᵀ·tril(L̄))·L⁻¹
 }
 
 // CholLogDet returns log det(L·Lᵀ) = 2·Σ log L_ii for a lower (or upper) Cholesky factor l (n×n). A non-positive

@@ -33,7 +33,9 @@
 // Dgemmt (one triangle of a product; Dsyrk is Dgemmt with B = A) skips the micro-tiles outside the triangle and
 // computes those across the diagonal in a scratch tile. Dpotrf (lower) is recursive (Gustavson 1997): Dtrsm and
 // Dsyrk on the off-diagonal blocks, an unblocked factorisation of diagonal blocks of order ≤ 32.
-// CholeskyBackwardCore is the backward pass of the factorisation on the same routines, skipping known zeros.
+// CholeskyBackward is the factorisation's backward pass by Murray's blocked reverse mode (about 2n³/3 flops in
+// Dgemm and Dgemmt calls); CholeskyBackwardCore, the three-call form on the same routines (skipping known zeros,
+// 5n³/3 flops), is its reference in the tests.
 // Triangular solves and products with at most two right-hand sides (a GP's y) run as level-2 loops (trsv.go),
 // which a tile of 8 or 16 columns would mostly pad.
 //
