@@ -17,7 +17,7 @@ type level3Run struct {
 }
 
 // level3Runs are calls of every level-3 routine of this package (Dgemm, Dgemmt, Dsyrk, Dtrsm, Dtrmm, Dpotrf,
-// CholeskyBackwardCore), at small and large ragged shapes, over every side, triangle, transpose and diagonal:
+// CholeskyBackward), at small and large ragged shapes, over every side, triangle, transpose and diagonal:
 // large enough (the large ones) to be split over goroutines.
 func level3Runs(large bool) []level3Run {
 	var impl Implementation
@@ -120,9 +120,9 @@ func level3Runs(large bool) []level3Run {
 		clear(l[i*n+i+1 : i*n+n])
 		clear(w[i*n+i+1 : i*n+n])
 	}
-	runs = append(runs, level3Run{fmt.Sprintf("CholeskyBackwardCore n=%d", n), func() []float64 {
+	runs = append(runs, level3Run{fmt.Sprintf("CholeskyBackward n=%d", n), func() []float64 {
 		w := append([]float64(nil), w...)
-		CholeskyBackwardCore(w, l, n)
+		CholeskyBackward(w, l, n)
 		return w
 	}})
 	return runs

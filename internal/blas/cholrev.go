@@ -14,7 +14,8 @@ const cholRevBlock = 48
 //	C̄ ← C̄·D⁻¹,   B̄ ← B̄ − C̄·R,   D̄ ← D̄ − tril(C̄ᵀ·C),   D̄ ← rev(D, D̄),   R̄ ← R̄ − C̄ᵀ·B − (D̄ + D̄ᵀ)·R
 //
 // with R = L[j:k, :j], D = L[j:k, j:k], B = L[k:, :j], C = L[k:, j:k] and the same blocks of w. That is about
-// 2n³/3 flops in Dgemm and Dgemmt calls, against 5n³/3 for the three triangular calls of CholeskyBackwardCore.
+// 2n³/3 flops in Dgemm and Dgemmt calls, against 3n³ for the three triangular calls (5n³/3 when they skip the
+// known zero blocks).
 // Murray's result is lower triangular, each off-diagonal entry the derivative with respect to A_ij = A_ji taken
 // as one variable; the symmetric convention halves it onto both entries.
 func CholeskyBackward(w, l []float64, n int) {

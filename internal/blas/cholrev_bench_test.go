@@ -16,16 +16,10 @@ func BenchmarkCholBackward(b *testing.B) {
 		la.Dpotrf(blas.Lower, n, a, n)
 		w0 := triangle(rng, n, n, blas.Lower)
 		w := make([]float64, n*n)
-		b.Run(fmt.Sprintf("blocked/n=%d", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				copy(w, w0)
 				CholeskyBackward(w, a, n)
-			}
-		})
-		b.Run(fmt.Sprintf("threecall/n=%d", n), func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				copy(w, w0)
-				CholeskyBackwardCore(w, a, n)
 			}
 		})
 	}

@@ -34,8 +34,7 @@
 // computes those across the diagonal in a scratch tile. Dpotrf (lower) is recursive (Gustavson 1997): Dtrsm and
 // Dsyrk on the off-diagonal blocks, an unblocked factorisation of diagonal blocks of order ≤ 32.
 // CholeskyBackward is the factorisation's backward pass by Murray's blocked reverse mode (about 2n³/3 flops in
-// Dgemm and Dgemmt calls); CholeskyBackwardCore, the three-call form on the same routines (skipping known zeros,
-// 5n³/3 flops), is its reference in the tests.
+// Dgemm and Dgemmt calls).
 // Triangular solves and products with at most two right-hand sides (a GP's y) run as level-2 loops (trsv.go),
 // which a tile of 8 or 16 columns would mostly pad.
 //

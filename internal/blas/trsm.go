@@ -19,9 +19,6 @@ const tileGroup = 4
 // packQBlock is the number of rows of T a transposed triangle's packing reads at a time.
 const packQBlock = 32
 
-// zeroRow is a tile row of zeros.
-var zeroRow [16]float64
-
 // tri describes a triangular operand in processing order: the routines sweep its rows p = 0, 1, …, order−1,
 // and at row p use only the columns q ≤ p. row(p) maps processing row p to the row of op(T) and of B it stands
 // for (p itself for a lower-triangular op(T), order−1−p for an upper one, whose sweep runs from the bottom).
@@ -152,41 +149,18 @@ func (tr tri) packRow(dst []float64, stride, p int) {
 }
 
 // rhsTiles runs f on the column tiles [j0, j1) of n columns, split over up to GOMAXPROCS goroutines when the work
-// (flops) is large enough; the goroutines get contiguous runs of tiles (multiples of nr columns) of about equal
-// weight, weight(j0, j1) being a tile's relative cost (nil: all tiles cost the same). Triangular routines that
-// skip known zeros have tiles of very different costs: an even split by count left one core idle for a third of a
-// Cholesky backward pass.
-func rhsTiles(n, nr int, flops float64, weight func(j0, j1 int) float64, f func(j0, j1 int)) {
+// (flops) is large enough; the goroutines get contiguous runs of tiles (multiples of nr columns).
+func rhsTiles(n, nr int, flops float64, f func(j0, j1 int)) {
 	tiles := (n + nr - 1) / nr
 	w := min(runtime.GOMAXPROCS(0), int(flops/parallelFlops), tiles)
 	if w <= 1 {
 		f(0, n)
 		return
 	}
-	cum := make([]float64, tiles+1) // cum[t]: the weight of tiles 0 … t−1
-	for t := 0; t < tiles; t++ {
-		c := 1.0
-		if weight != nil {
-			c = max(weight(t*nr, min((t+1)*nr, n)), 0)
-		}
-		cum[t+1] = cum[t] + c
-	}
-	bounds := []int{0} // tile indices where the runs start
-	for s := 1; s < w; s++ {
-		target := cum[tiles] * float64(s) / float64(w)
-		t := bounds[len(bounds)-1]
-		for t < tiles && cum[t+1] <= target {
-			t++
-		}
-		if t > bounds[len(bounds)-1] && t < tiles {
-			bounds = append(bounds, t)
-		}
-	}
-	bounds = append(bounds, tiles)
 	var wg sync.WaitGroup
-	for s := 0; s+1 < len(bounds); s++ {
-		lo, hi := bounds[s]*nr, min(bounds[s+1]*nr, n)
-		if s+2 == len(bounds) {
+	for s := 0; s < w; s++ {
+		lo, hi := s*tiles/w*nr, min((s+1)*tiles/w*nr, n)
+		if s == w-1 {
 			f(lo, hi)
 			continue
 		}
@@ -199,67 +173,20 @@ func rhsTiles(n, nr int, flops float64, weight func(j0, j1 int) float64, f func(
 	wg.Wait()
 }
 
-// packedTri is a triangle packed for a micro-kernel (tri.pack), reusable by several calls on the same
-// triangle; release gives its buffer back.
-type packedTri struct {
-	tri
-	mr      int
-	buf     *[]float64
-	offsets []int
-}
-
-func (tr tri) packed(kern *microKernel) *packedTri {
-	buf, offsets := tr.pack(kern.mr)
-	return &packedTri{tri: tr, mr: kern.mr, buf: buf, offsets: offsets}
-}
-
-func (pt *packedTri) release() { buffers.Put(pt.buf) }
-
-// leftOpts are the options of trsmLeft and trmmLeft; the zero value is a plain in-place call.
-type leftOpts struct {
-	// packed is the triangle already packed for the active kernel (nil: the call packs it).
-	packed *packedTri
-	// skip, when not nil, reports for the column tile [j0, j1) a number of leading rows in processing order:
-	// for trsmLeft, rows known to be zero in B (their solution is zero, and the solve skips them: fewer flops,
-	// the same bits, the skipped terms being exact zeros); for trmmLeft, the rows wanted (the others are neither
-	// computed nor written, and must not be read afterwards).
-	skip func(j0, j1 int) int
-	// out, when not nil, receives the result transposed (out[j·ldo + i] = X[i][j], X order × n) and B is only
-	// read: the transpose costs no pass of its own.
-	out []float64
-	ldo int
-}
-
-// store writes row i (columns jr … jr+len(v)−1) of a result: into b, or transposed into o.out.
-func (o *leftOpts) store(b []float64, ldb, i, jr int, v []float64) {
-	if o.out == nil {
-		copy(b[i*ldb+jr:][:len(v)], v)
-		return
-	}
-	for j, x := range v {
-		o.out[(jr+j)*o.ldo+i] = x
-	}
-}
-
-// trsmLeft solves op(T)·X = alpha·B for X in place in B (order × n, stride ldb; see leftOpts).
-func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int, o leftOpts) {
+// trsmLeft solves op(T)·X = alpha·B for X in place in B (order × n, stride ldb).
+func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int) {
 	m := tr.order
-	if alpha != 1 && o.out == nil {
+	if alpha != 1 {
 		scaleC(m, n, alpha, b, ldb, full)
 		if alpha == 0 {
 			return
 		}
-		alpha = 1
 	}
 	kern := sel.Active()
 	mr, nr := kern.mr, kern.nr
-	pt := o.packed
-	if pt == nil || pt.mr != mr {
-		pt = tr.packed(kern)
-		defer pt.release()
-	}
-	packed, offsets := *pt.buf, pt.offsets
-	zeros := o.skip
+	pk, offsets := tr.pack(mr)
+	defer buffers.Put(pk)
+	packed := *pk
 	// The diagonal blocks of the panels, once: block P (row-major, panelRows × panelRows, strictly lower part;
 	// identity rows beyond the triangle) at lbs[P·panelRows²], the reciprocals of its diagonal at dbs[P·panelRows].
 	panels := (m + panelRows - 1) / panelRows
@@ -279,57 +206,26 @@ func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int, o leftOpts) {
 		}
 	}
 	mPad := panels * panelRows
-	var weight func(j0, j1 int) float64 // a tile's solve runs from its first possibly non-zero row: ∝ (m − s0)²
-	if o.skip != nil {
-		weight = func(j0, j1 int) float64 { r := float64(m - min(max(o.skip(j0, j1), 0), m)); return r * r }
-	}
-	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), weight, func(j0, j1 int) {
+	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), func(j0, j1 int) {
 		px := getBuf(tileGroup * mPad * nr)
 		defer buffers.Put(px)
 		// Up to tileGroup column tiles at a time, each packed (row q of tile g at xp[(g·mPad+q)·nr:]) and solved
 		// in place panel by panel: each panel of the triangle is read once per group.
 		for jg := j0; jg < j1; jg += tileGroup * nr {
-			var first [tileGroup]int // per tile: the first panel's row (leading rows known zero skipped)
-			var s0s [tileGroup]int
 			tiles := min(tileGroup, (j1-jg+nr-1)/nr)
 			for g := 0; g < tiles; g++ {
 				jr := jg + g*nr
-				nv := min(nr, j1-jr)
-				if zeros != nil {
-					s0s[g] = min(max(zeros(jr, jr+nv), 0), m)
-				}
-				first[g] = s0s[g] / panelRows * panelRows
-				xp := (*px)[g*mPad*nr : (g+1)*mPad*nr]
-				for p := first[g]; p < mPad; p++ {
-					row := xp[p*nr : p*nr+nr]
-					if p >= m {
-						clear(row)
-						continue
-					}
-					copy(row, b[tr.row(p)*ldb+jr:][:nv])
-					if nv < nr {
-						clear(row[nv:])
-					}
-					if alpha != 1 {
-						for j := range row[:nv] {
-							row[j] *= alpha
-						}
-					}
-				}
+				packRows(tr, b, ldb, jr, min(nr, j1-jr), m, (*px)[g*mPad*nr:(g+1)*mPad*nr], nr)
 			}
 			for P := 0; P < panels; P++ {
 				p0 := P * panelRows
 				for g := 0; g < tiles; g++ {
-					if p0 < first[g] {
-						continue
-					}
-					s0 := s0s[g]
 					xp := (*px)[g*mPad*nr : (g+1)*mPad*nr]
 					t := xp[p0*nr : (p0+panelRows)*nr]
-					if p0 > s0 { // t −= L'[panel, s0:p0]·X[s0:p0]
+					if p0 > 0 { // t −= L'[panel, :p0]·X[:p0]
 						k := p0 + panelRows
 						for s := 0; s < panelRows/mr; s++ {
-							kern.fn(p0-s0, -1, packed[offsets[P]+s*mr*k+s0*mr:], xp[s0*nr:], t[s*mr*nr:], nr)
+							kern.fn(p0, -1, packed[offsets[P]+s*mr*k:], xp, t[s*mr*nr:], nr)
 						}
 					}
 					diagSolve(kern, lbs[P*panelRows*panelRows:], dbs[P*panelRows:], t, nr)
@@ -339,17 +235,26 @@ func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int, o leftOpts) {
 				jr := jg + g*nr
 				nv := min(nr, j1-jr)
 				xp := (*px)[g*mPad*nr : (g+1)*mPad*nr]
-				for p := first[g]; p < m; p++ {
-					o.store(b, ldb, tr.row(p), jr, xp[p*nr:p*nr+nv])
-				}
-				if o.out != nil {
-					for p := 0; p < first[g]; p++ { // known zero: their solution is zero
-						o.store(b, ldb, tr.row(p), jr, zeroRow[:nv])
-					}
+				for p := 0; p < m; p++ {
+					copy(b[tr.row(p)*ldb+jr:][:nv], xp[p*nr:p*nr+nv])
 				}
 			}
 		}
 	})
+}
+
+// packRows copies the columns jr … jr+nv−1 of the rows of B, in processing order, into xp (row p at xp[p·nr:],
+// zero beyond column nv and beyond row m, up to len(xp)/nr rows).
+func packRows(tr tri, b []float64, ldb, jr, nv, m int, xp []float64, nr int) {
+	for p := 0; p*nr < len(xp); p++ {
+		row := xp[p*nr : p*nr+nr]
+		if p >= m {
+			clear(row)
+			continue
+		}
+		copy(row, b[tr.row(p)*ldb+jr:][:nv])
+		clear(row[nv:])
+	}
 }
 
 // diagSolve solves the lower-triangular block l (panelRows × panelRows, row-major; only the strictly lower part
@@ -375,66 +280,38 @@ func diagSolve(kern *microKernel, l, d, t []float64, nr int) {
 	}
 }
 
-// trmmLeft computes B = alpha·op(T)·B in place (B order × n, stride ldb; see leftOpts).
-func trmmLeft(tr tri, n int, alpha float64, b []float64, ldb int, o leftOpts) {
+// trmmLeft computes B = alpha·op(T)·B in place (B order × n, stride ldb).
+func trmmLeft(tr tri, n int, alpha float64, b []float64, ldb int) {
 	m := tr.order
-	if alpha == 0 && o.out == nil {
+	if alpha == 0 {
 		scaleC(m, n, 0, b, ldb, full)
 		return
 	}
 	kern := sel.Active()
 	mr, nr := kern.mr, kern.nr
-	pt := o.packed
-	if pt == nil || pt.mr != mr {
-		pt = tr.packed(kern)
-		defer pt.release()
-	}
-	packed, offsets := *pt.buf, pt.offsets
-	rows := o.skip
+	pk, offsets := tr.pack(mr)
+	defer buffers.Put(pk)
+	packed := *pk
 	mPad := roundUp(m, panelRows)
-	var weight func(j0, j1 int) float64 // a tile's product covers the rows wanted: ∝ rows²
-	if rows != nil {
-		weight = func(j0, j1 int) float64 { r := float64(min(max(rows(j0, j1), 0), m)); return r * r }
-	}
-	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), weight, func(j0, j1 int) {
+	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), func(j0, j1 int) {
 		px := getBuf(tileGroup * mPad * nr)
 		defer buffers.Put(px)
 		var tile [panelRows * 16]float64
 		// Up to tileGroup column tiles at a time, their original rows packed in processing order (row q of tile g
 		// at xp[(g·mPad+q)·nr:]): each panel of the triangle is read once per group.
 		for jg := j0; jg < j1; jg += tileGroup * nr {
-			var me [tileGroup]int // per tile: the rows wanted
 			tiles := min(tileGroup, (j1-jg+nr-1)/nr)
 			for g := 0; g < tiles; g++ {
 				jr := jg + g*nr
-				nv := min(nr, j1-jr)
-				me[g] = m
-				if rows != nil {
-					me[g] = min(max(rows(jr, jr+nv), 0), m)
-				}
-				xp := (*px)[g*mPad*nr : (g+1)*mPad*nr]
-				for p := 0; p < roundUp(me[g], panelRows); p++ {
-					row := xp[p*nr : p*nr+nr]
-					if p >= me[g] {
-						clear(row)
-						continue
-					}
-					copy(row, b[tr.row(p)*ldb+jr:][:nv])
-					if nv < nr {
-						clear(row[nv:])
-					}
-				}
+				packRows(tr, b, ldb, jr, min(nr, j1-jr), m, (*px)[g*mPad*nr:(g+1)*mPad*nr], nr)
 			}
 			for P := 0; P*panelRows < m; P++ {
 				p0 := P * panelRows
 				k := p0 + panelRows
 				for g := 0; g < tiles; g++ {
-					if p0 >= me[g] {
-						continue
-					}
 					jr := jg + g*nr
 					nv := min(nr, j1-jr)
-					mv := min(panelRows, me[g]-p0)
+					mv := min(panelRows, m-p0)
 					xp := (*px)[g*mPad*nr : (g+1)*mPad*nr]
 					t := tile[:panelRows*nr]
 					clear(t)
@@ -442,7 +319,7 @@ func trmmLeft(tr tri, n int, alpha float64, b []float64, ldb int, o leftOpts) {
 						kern.fn(k, alpha, packed[offsets[P]+s*mr*k:], xp, t[s*mr*nr:], nr)
 					}
 					for r := 0; r < mv; r++ {
-						o.store(b, ldb, tr.row(p0+r), jr, t[r*nr:r*nr+nv])
+						copy(b[tr.row(p0+r)*ldb+jr:][:nv], t[r*nr:r*nr+nv])
 					}
 				}
 			}
@@ -489,44 +366,33 @@ func flip(t blas.Transpose) blas.Transpose {
 
 // Dtrsm solves op(A)·X = alpha·B (side Left) or X·op(A) = alpha·B (side Right) for X, in place in B (m × n).
 func (Implementation) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
-	k := checkTri("Dtrsm", s, ul, tA, d, m, n, a, lda, b, ldb)
-	if m == 0 || n == 0 {
-		return
-	}
-	if fewRHS(s, m, n) {
-		fewTrsm(s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
-		return
-	}
-	if s == blas.Left {
-		trsmLeft(newTri(ul, tA, d, k, a, lda), n, alpha, b, ldb, leftOpts{})
-		return
-	}
-	rightSide(m, n, b, ldb, func(bt []float64, ldbt int) {
-		trsmLeft(newTri(ul, flip(tA), d, k, a, lda), m, alpha, bt, ldbt, leftOpts{})
-	})
+	triangular(s, ul, tA, d, m, n, alpha, a, lda, b, ldb, fewTrsm, trsmLeft)
 }
 
 // Dtrmm computes B = alpha·op(A)·B (side Left) or B = alpha·B·op(A) (side Right) in place (B m × n).
 func (Implementation) Dtrmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
-	k := checkTri("Dtrmm", s, ul, tA, d, m, n, a, lda, b, ldb)
-	if m == 0 || n == 0 {
-		return
+	triangular(s, ul, tA, d, m, n, alpha, a, lda, b, ldb, fewTrmm, trmmLeft)
+}
+
+// triangular runs a triangular solve or product: arguments checked as gonum checks them, at most fewRHSMax
+// right-hand sides by the level-2 loops few, otherwise by the left-side routine left (on Bᵀ for side Right).
+func triangular(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int,
+	few func(blas.Side, blas.Uplo, blas.Transpose, blas.Diag, int, int, float64, []float64, int, []float64, int),
+	left func(tri, int, float64, []float64, int)) {
+	k := checkTri(s, ul, tA, d, m, n, a, lda, b, ldb)
+	switch {
+	case m == 0 || n == 0:
+	case fewRHS(s, m, n):
+		few(s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
+	case s == blas.Left:
+		left(newTri(ul, tA, d, k, a, lda), n, alpha, b, ldb)
+	default:
+		rightSide(m, n, b, ldb, func(bt []float64, ldbt int) { left(newTri(ul, flip(tA), d, k, a, lda), m, alpha, bt, ldbt) })
 	}
-	if fewRHS(s, m, n) {
-		fewTrmm(s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
-		return
-	}
-	if s == blas.Left {
-		trmmLeft(newTri(ul, tA, d, k, a, lda), n, alpha, b, ldb, leftOpts{})
-		return
-	}
-	rightSide(m, n, b, ldb, func(bt []float64, ldbt int) {
-		trmmLeft(newTri(ul, flip(tA), d, k, a, lda), m, alpha, bt, ldbt, leftOpts{})
-	})
 }
 
 // checkTri checks the arguments of Dtrsm and Dtrmm as gonum does and returns the triangle's order.
-func checkTri(_ string, s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, a []float64, lda int, b []float64, ldb int) int {
+func checkTri(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, a []float64, lda int, b []float64, ldb int) int {
 	switch {
 	case s != blas.Left && s != blas.Right:
 		panic(badSide)
