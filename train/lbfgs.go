@@ -26,8 +26,8 @@ type LBFGSConfig struct {
 }
 
 // TrainLBFGS fits m to the full data set (x [N,D], y [N,P]) with L-BFGS (gonum/optimize) over the raw values of
-// the trainable Params. On success the Params hold the best point found; on an error they hold their values at
-// the call.
+// the trainable Params. On success the Params hold the best point found and the Result's last loss (FinalLoss) is
+// the loss there, evaluated after the search; on an error they hold their values at the call.
 func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	if m == nil || x == nil || y == nil {
 		return nil, errors.New("train: TrainLBFGS: nil model or data")

@@ -202,7 +202,10 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 		return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
 	}
 	fillTraining(res, tres, tr.N())
-	if c.Optimizer == "lbfgs" || c.BatchSize <= 0 || c.BatchSize >= tr.N() { // a full-batch fit reports its final objective
+	switch { // a full-batch fit reports its final objective
+	case c.Optimizer == "lbfgs": // TrainLBFGS's last loss is the model's at its final parameters: no second pass
+		setFinal(res, tres.FinalLoss(), tr.N())
+	case c.BatchSize <= 0 || c.BatchSize >= tr.N(): // Adam's last loss precedes its last step: evaluate afresh
 		if err := fillFinal(res, b.model, tr.X, tr.Y); err != nil {
 			return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
 		}

@@ -170,9 +170,14 @@ func fillFinal(res *Result, m gp.Model, x, y *mat.Dense) error {
 		return err
 	}
 	n, _ := x.Dims()
+	setFinal(res, loss, n)
+	return nil
+}
+
+// setFinal records loss, m's loss on the n training rows at its final parameters, as the objective per point.
+func setFinal(res *Result, loss float64, n int) {
 	res.ELBOPerPoint = -loss / float64(n)
 	res.ObjectiveKind = "final"
-	return nil
 }
 
 // classMetrics returns the accuracy (argmax of the class probabilities; p(y=1) > ½ for one column) and the mean
