@@ -26,6 +26,7 @@ var allowed = map[string][]string{
 	"gp/modelfile":        {"gp", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "graph", "ops", "datasets", "internal/atomicfile"},
 	"datasets":            {"internal/atomicfile"},
 	"plots":               {},
+	"oip/pb":              {},
 	"train":               {"gp", "graph", "ops", "datasets", "internal/atomicfile"},
 	"zoo":                 {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/modelfile", "gp/advgp", "gp/grammar", "dist", "vbks", "train", "datasets", "plots", "graph", "ops"},
 	"internal/gradcheck":  {"ops", "graph"},
