@@ -37,6 +37,10 @@ var allowed = map[string][]string{
 	"internal/vmath":      {"internal/cpusel"},
 	"internal/cpusel":     {},
 
+	// The Open Inference Protocol's REST messages (standard library only) and the prediction server.
+	"oip":   {},
+	"serve": {"gp", "gp/modelfile", "datasets", "oip", "oip/pb"},
+
 	// The models the step benchmarks (gp, gp/models, gp/dgp) and gpzoo bench time.
 	"internal/benchmodels":             {"gp", "graph"},
 	"internal/benchmodels/variational": {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "train", "internal/benchmodels"},
