@@ -149,41 +149,47 @@ func (m *GPR) predictMarginals(xs *mat.Dense, o PredictOptions) (*mat.Dense, []f
 		chunk = DefaultPredictChunk
 	}
 	chunk = min(chunk, ns)
-	g := graph.New(o.Graph)
-	xn, yn, xsn := g.Input("x", n, d), g.Input("y", n, p), g.Input("xs", chunk, d)
-	l, v := m.factor(xn, yn)
-	kxs := m.Kernel.K(xn, xsn)            // [N,C]
-	a := g.TriSolve(l, kxs, false, false) // L⁻¹Kₓ* [N,C]
-	mean := g.MatMul(a, v, true, false)   // [C,P]
-	if m.Mean != nil {
-		mean = g.Add(mean, m.Mean.Mean(xsn))
+	build := func() (*graph.Program, any, error) {
+		g := graph.New(o.Graph)
+		xn, yn, xsn := g.Input("x", n, d), g.Input("y", n, p), g.Input("xs", chunk, d)
+		l, v := m.factor(xn, yn)
+		kxs := m.Kernel.K(xn, xsn)            // [N,C]
+		a := g.TriSolve(l, kxs, false, false) // L⁻¹Kₓ* [N,C]
+		mean := g.MatMul(a, v, true, false)   // [C,P]
+		if m.Mean != nil {
+			mean = g.Add(mean, m.Mean.Mean(xsn))
+		}
+		variance := g.Sub(m.Kernel.KDiag(xsn), g.SumRows(g.Square(a)))
+		prog, err := g.CompileForward(map[string]*graph.Node{"mean": mean, "var": variance})
+		if err != nil {
+			return nil, nil, fmt.Errorf("gp: GPR.Predict: %w", err)
+		}
+		copyInto(prog.InputData("x"), x)
+		copyInto(prog.InputData("y"), y)
+		return prog, nil, nil
 	}
-	variance := g.Sub(m.Kernel.KDiag(xsn), g.SumRows(g.Square(a)))
-	prog, err := g.CompileForward(map[string]*graph.Node{"mean": mean, "var": variance})
-	if err != nil {
-		return nil, nil, fmt.Errorf("gp: GPR.Predict: %w", err)
-	}
-	defer prog.Close()
-	copyInto(prog.InputData("x"), x)
-	copyInto(prog.InputData("y"), y)
 	outMean, outVar := mat.NewDense(ns, p, nil), make([]float64, ns)
-	buf := prog.InputData("xs")
-	for lo := 0; lo < ns; lo += chunk {
-		hi := min(lo+chunk, ns)
-		for i := range buf {
-			buf[i] = 0 // padding rows of the last chunk
+	err := o.Programs.Use(fmt.Sprintf("gp.GPR.marginals/%d,%d,%d/%d", n, d, p, chunk), build, func(prog *graph.Program, _ any) error {
+		buf := prog.InputData("xs")
+		for lo := 0; lo < ns; lo += chunk {
+			hi := min(lo+chunk, ns)
+			clear(buf) // padding rows of the last chunk
+			for i := lo; i < hi; i++ {
+				copy(buf[(i-lo)*d:], xs.RawRowView(i))
+			}
+			if err := prog.Run(); err != nil {
+				return fmt.Errorf("gp: GPR.Predict rows %d..%d: %w", lo, hi, err)
+			}
+			mv, vv := prog.Output("mean"), prog.Output("var")
+			for i := lo; i < hi; i++ {
+				copy(outMean.RawRowView(i), mv[(i-lo)*p:(i-lo+1)*p])
+				outVar[i] = math.Max(vv[i-lo], 0)
+			}
 		}
-		for i := lo; i < hi; i++ {
-			copy(buf[(i-lo)*d:], xs.RawRowView(i))
-		}
-		if err := prog.Run(); err != nil {
-			return nil, nil, fmt.Errorf("gp: GPR.Predict rows %d..%d: %w", lo, hi, err)
-		}
-		mv, vv := prog.Output("mean"), prog.Output("var")
-		for i := lo; i < hi; i++ {
-			copy(outMean.RawRowView(i), mv[(i-lo)*p:(i-lo+1)*p])
-			outVar[i] = math.Max(vv[i-lo], 0)
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return outMean, outVar, nil
 }

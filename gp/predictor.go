@@ -73,6 +73,12 @@ type PredictOptions struct {
 	Draws int
 	// Graph configures the prediction graphs (the Cholesky jitter policy).
 	Graph graph.Options
+	// Programs, when set, keeps the compiled prediction programs of the marginal predictions (one per shape) for
+	// the next calls: a model predicted many times (a server's) compiles its graphs once. One cache serves one
+	// model, whose structure and training data must not change while the cache is in use (its Params may: a
+	// program reads them at every run). nil: every call compiles its own programs. The results are the same bits
+	// either way.
+	Programs *graph.ProgramCache
 }
 
 // Rng returns o.Rand, or a new generator rand.New(rand.NewPCG(1, 2)) when it is nil.

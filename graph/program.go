@@ -328,6 +328,15 @@ func (p *Program) Output(name string) []float64 {
 	return nil
 }
 
+// OutputNames returns the names of the Program's outputs, in the order they were compiled.
+func (p *Program) OutputNames() []string {
+	names := make([]string, len(p.outs))
+	for i, o := range p.outs {
+		names[i] = o.name
+	}
+	return names
+}
+
 // OutputShape returns the shape of the named output, or nil.
 func (p *Program) OutputShape(name string) []int {
 	for _, o := range p.outs {

@@ -58,7 +58,7 @@ func TestADVGPEntry(t *testing.T) {
 	if sd := stat.PopStdDev(mat.Col(nil, 0, te.Y), nil); res.TestRMSE == nil || !(*res.TestRMSE < 0.8*sd) || math.IsNaN(res.TestLL) || res.TrainSeconds <= 0 {
 		t.Fatalf("test RMSE %v (targets' std %.3g), LL %g after 60 updates", res.TestRMSE, sd, res.TestLL)
 	}
-	p, err := f.Predict(te.X, gp.PredictOptions{})
+	p, err := f.Predict(te.X, modelfile.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

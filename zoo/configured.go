@@ -2,6 +2,7 @@ package zoo
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 
@@ -46,8 +47,12 @@ func runConfigured(e *Entry, o Options) (*Result, error) {
 	}
 	res := newResult(e, o)
 	res.DataSource, res.NTrain, res.NTest = spl.source, tr.N(), spl.test.N()
-	cu, err := fit(tr, spl.test, std, c, entrySource(e, o), res,
-		map[string]string{"entry": e.Name, "data": e.Dataset, "split": fmt.Sprint(o.Split)})
+	meta := map[string]string{"entry": e.Name, "data": e.Dataset, "split": fmt.Sprint(o.Split)}
+	if len(tr.FeatureNames) > 0 { // the data set's column names; model files name unnamed inputs x0 … x{D−1}
+		names, _ := json.Marshal(tr.FeatureNames)
+		meta["features"] = string(names)
+	}
+	cu, err := fit(tr, spl.test, std, c, entrySource(e, o), res, meta)
 	if err != nil {
 		return nil, err
 	}

@@ -577,7 +577,7 @@ func checkTargets(d *datasets.Dataset, fam gp.LikelihoodFamily, target string) e
 // scoreCustom fills res's test metrics from the model file's predictions (the path `gpzoo predict` takes), so
 // what is reported is what a saved model predicts. te is in original units, as are the predictions.
 func scoreCustom(res *Result, f *modelfile.File, te *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily) error {
-	p, err := f.Predict(te.X, gp.PredictOptions{Samples: c.TestSamples, Rand: rand.New(rand.NewPCG(c.Seed, 0x7e57))})
+	p, err := f.Predict(te.X, modelfile.PredictOptions{Samples: c.TestSamples, Seed: c.Seed})
 	if err != nil {
 		return fmt.Errorf("zoo: scoring the held-out rows: %w", err)
 	}

@@ -89,12 +89,11 @@ func TestTrainCustomEveryFamily(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := gp.PredictOptions{Samples: 5, Rand: rand.New(rand.NewPCG(1, 1))}
+			o := modelfile.PredictOptions{Samples: 5, Seed: 1}
 			p1, err := run.File.Predict(c.d.X, o)
 			if err != nil {
 				t.Fatal(err)
 			}
-			o.Rand = rand.New(rand.NewPCG(1, 1))
 			p2, err := back.Predict(c.d.X, o)
 			if err != nil {
 				t.Fatal(err)
@@ -192,7 +191,7 @@ func TestTrainCustomPoisson(t *testing.T) {
 	if s := run.File.Standardizer; s.YMean[0] != 0 || s.YStd[0] != 1 {
 		t.Fatalf("target standardised: mean %v, deviation %v", s.YMean, s.YStd)
 	}
-	p, err := run.File.Predict(d.X, gp.PredictOptions{})
+	p, err := run.File.Predict(d.X, modelfile.PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,7 +110,7 @@ func checkSavedRMSE(t *testing.T, e *zoo.Entry, o zoo.Options, f *modelfile.File
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := f.Predict(te.X, gp.PredictOptions{Samples: o.TestSamples, Rand: zoo.RandForTest(o)})
+	p, err := f.Predict(te.X, modelfile.PredictOptions{Samples: o.TestSamples, Seed: o.Seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,13 @@ func checkSavedRMSE(t *testing.T, e *zoo.Entry, o zoo.Options, f *modelfile.File
 		d := p.Mean.At(i, 0) - te.Y.At(i, 0)
 		se += d * d
 	}
-	if got := math.Sqrt(se / float64(te.N())); math.Abs(got-want) > 1e-9*want {
+	// A deep GP's entry scores its mixture from one generator over the test rows, the model file from one per
+	// row (modelfile.Predict): the same distribution, other Monte-Carlo draws.
+	tol := 1e-9
+	if f.Meta["family"] == "dgp" {
+		tol = 0.1
+	}
+	if got := math.Sqrt(se / float64(te.N())); math.Abs(got-want) > tol*want {
 		t.Fatalf("RMSE of the saved model %v, the entry reported %v", got, want)
 	}
 }

@@ -160,11 +160,11 @@ func run(w io.Writer, iters int, dir string) error {
 	}
 	all := mat.NewDense(121, 1, nil)
 	all.Stack(inX, outX)
-	before, err := saved.Predict(all, gp.PredictOptions{})
+	before, err := saved.Predict(all, modelfile.PredictOptions{})
 	if err != nil {
 		return err
 	}
-	after, err := loaded.Predict(all, gp.PredictOptions{})
+	after, err := loaded.Predict(all, modelfile.PredictOptions{})
 	if err != nil {
 		return err
 	}

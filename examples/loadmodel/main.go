@@ -75,9 +75,9 @@ func main() {
 	for i := 0; i <= 100; i++ {
 		grid.Set(i, 0, 0.1*float64(i))
 	}
-	before, err := trained.Predict(grid, gp.PredictOptions{})
+	before, err := trained.Predict(grid, modelfile.PredictOptions{})
 	check(err)
-	after, err := loaded.Predict(grid, gp.PredictOptions{})
+	after, err := loaded.Predict(grid, modelfile.PredictOptions{})
 	check(err)
 	same := mat.Equal(before.Mean, after.Mean) && mat.Equal(before.Var, after.Var)
 	fmt.Printf("loaded it back (meta %v): predictions bit for bit identical: %v\n", loaded.Meta["example"], same)

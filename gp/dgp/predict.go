@@ -3,6 +3,7 @@ package dgp
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
@@ -76,10 +77,7 @@ func (d *DGP) PredictWithNoise(x *mat.Dense, o gp.PredictOptions, noise Noise) (
 	if err != nil {
 		return nil, err
 	}
-	if noise == nil {
-		noise = StandardNormalNoise(rng)
-	}
-	sm, sv, err := d.sampleMarginals(x, s, noise, o)
+	sm, sv, err := d.sampleMarginals(x, s, noise, rng, o)
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +106,9 @@ func (d *DGP) PredictWithNoise(x *mat.Dense, o gp.PredictOptions, noise Noise) (
 			YMean: mat.NewDense(n, c, yms[k]), YVar: mat.NewDense(n, c, yvs[k])}
 	}
 	if o.Draws > 0 {
+		if noise == nil {
+			noise = StandardNormalNoise(rng)
+		}
 		if out.Draws, err = d.drawLast(x, o.Draws, noise, o.Graph); err != nil {
 			return nil, err
 		}
@@ -132,51 +133,82 @@ func (d *DGP) OutputDim() int {
 }
 
 // sampleMarginals propagates s samples of every row of x through the hidden layers and returns the last layer's
-// marginals per sample, [N,L] each.
-func (d *DGP) sampleMarginals(x *mat.Dense, s int, noise Noise, o gp.PredictOptions) (means, variances []*mat.Dense, err error) {
+// marginals per sample, [N,L] each. The propagation noise comes from noise, or (nil) is drawn from rng: then a
+// program kept in o.Programs draws through a switchable source set to rng for this call, so that a cached
+// program gives the bits a fresh one would.
+func (d *DGP) sampleMarginals(x *mat.Dense, s int, noise Noise, rng *rand.Rand, o gp.PredictOptions) (means, variances []*mat.Dense, err error) {
 	n, dim := x.Dims()
 	budget := o.ChunkRows
 	if budget <= 0 {
 		budget = DefaultChunkRows
 	}
 	chunk := min(max(1, budget/s), n)
-	g := graph.New(o.Graph)
-	xs := g.Input("xs", chunk, dim)
-	fm, fv := d.propagate(xs, s, noise)
-	prog, err := g.CompileForward(map[string]*graph.Node{"mean": fm, "var": fv})
-	if err != nil {
-		return nil, nil, fmt.Errorf("dgp: prediction graph: %w", err)
+	build := func() (*graph.Program, any, error) {
+		var src *switchSource
+		nz := noise
+		if nz == nil {
+			src = &switchSource{}
+			nz = StandardNormalNoise(rand.New(src))
+		}
+		g := graph.New(o.Graph)
+		xs := g.Input("xs", chunk, dim)
+		fm, fv := d.propagate(xs, s, nz)
+		prog, err := g.CompileForward(map[string]*graph.Node{"mean": fm, "var": fv})
+		if err != nil {
+			return nil, nil, fmt.Errorf("dgp: prediction graph: %w", err)
+		}
+		return prog, src, nil
 	}
-	defer prog.Close()
+	programs := o.Programs
+	if noise != nil {
+		programs = nil // a caller's Noise is baked into the graph: never cached
+	}
 	l := d.Layers[len(d.Layers)-1].OutputDim()
 	means, variances = make([]*mat.Dense, s), make([]*mat.Dense, s)
 	for k := range means {
 		means[k], variances[k] = mat.NewDense(n, l, nil), mat.NewDense(n, l, nil)
 	}
-	buf := prog.InputData("xs")
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		clear(buf)
-		for i := lo; i < hi; i++ {
-			copy(buf[(i-lo)*dim:], x.RawRowView(i))
+	err = programs.Use(fmt.Sprintf("dgp.marginals/%d,%d,%d", s, chunk, dim), build, func(prog *graph.Program, aux any) error {
+		if src := aux.(*switchSource); src != nil {
+			src.r = rng
+			defer func() { src.r = nil }()
 		}
-		if err := prog.Run(); err != nil {
-			return nil, nil, fmt.Errorf("dgp: predicting rows %d..%d: %w", lo, hi, err)
-		}
-		mean, variance := prog.Output("mean"), prog.Output("var")
-		for k := 0; k < s; k++ { // sample-major rows: sample k of row i is row k·chunk + i
+		buf := prog.InputData("xs")
+		for lo := 0; lo < n; lo += chunk {
+			hi := min(lo+chunk, n)
+			clear(buf)
 			for i := lo; i < hi; i++ {
-				r := (k*chunk + i - lo) * l
-				copy(means[k].RawRowView(i), mean[r:r+l])
-				vr := variances[k].RawRowView(i)
-				for j := range vr {
-					vr[j] = math.Max(variance[r+j], 0) // round-off can make a tiny variance negative
+				copy(buf[(i-lo)*dim:], x.RawRowView(i))
+			}
+			if err := prog.Run(); err != nil {
+				return fmt.Errorf("dgp: predicting rows %d..%d: %w", lo, hi, err)
+			}
+			mean, variance := prog.Output("mean"), prog.Output("var")
+			for k := 0; k < s; k++ { // sample-major rows: sample k of row i is row k·chunk + i
+				for i := lo; i < hi; i++ {
+					r := (k*chunk + i - lo) * l
+					copy(means[k].RawRowView(i), mean[r:r+l])
+					vr := variances[k].RawRowView(i)
+					for j := range vr {
+						vr[j] = math.Max(variance[r+j], 0) // round-off can make a tiny variance negative
+					}
 				}
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return means, variances, nil
 }
+
+// switchSource is a rand.Source that draws from the generator r set for the current use of a cached program:
+// rand.New(src) then yields exactly the numbers r itself would (math/rand/v2's Rand keeps no state of its own).
+type switchSource struct{ r *rand.Rand }
+
+// Uint64 draws from the current generator.
+func (s *switchSource) Uint64() uint64 { return s.r.Uint64() }
 
 // drawLast returns s samples [N,L] of the last layer's output at the rows of x, each propagated through every
 // layer (LayerSamples' last layer), in one run.

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"runtime/debug"
 	"slices"
@@ -58,8 +59,11 @@ type File struct {
 	// Standardizer is the data standardisation applied before training (nil: none).
 	Standardizer *datasets.Standardizer
 	// Meta is free metadata: entry, seed, column names, target, created_by, ... Load sets "created_by" to the
-	// writing gpzoo's version when the file's Meta has no such key.
+	// writing gpzoo's version when the file's Meta has no such key. Every saved file names its inputs: Save
+	// writes "features" (a JSON list) as x0 … x{D−1} when Meta has none (see InputNames).
 	Meta map[string]string
+
+	state *predictState // Predict's compiled programs and the model's profile (predict.go)
 }
 
 // payload is the JSON part of a model file.
@@ -258,7 +262,18 @@ func encode(f *File) ([]byte, error) {
 		return nil, fmt.Errorf("modelfile: Save: %w", err)
 	}
 	ps := f.Model.Params()
-	p := payload{CreatedBy: createdBy(), Spec: spec, Meta: f.Meta, Params: make([]paramRecord, len(ps))}
+	meta := f.Meta
+	if meta["features"] == "" {
+		if m, ok := f.Model.(gp.Predictor); ok && m.InputDim() > 0 {
+			meta = maps.Clone(meta)
+			if meta == nil {
+				meta = map[string]string{}
+			}
+			names, _ := json.Marshal(numbered("x", m.InputDim()))
+			meta["features"] = string(names)
+		}
+	}
+	p := payload{CreatedBy: createdBy(), Spec: spec, Meta: meta, Params: make([]paramRecord, len(ps))}
 	for i, q := range ps {
 		if q == nil {
 			return nil, fmt.Errorf("modelfile: Save: Param %d is nil", i)

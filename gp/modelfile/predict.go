@@ -1,11 +1,18 @@
 package modelfile
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
 
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
 	"gonum.org/v1/gonum/mat"
 )
@@ -14,32 +21,331 @@ import (
 // GP, SGPR) when it holds none (gp.ErrNoTrainingData).
 var ErrNoTrainingData = gp.ErrNoTrainingData
 
+// PredictChunk is the number of rows of every marginal prediction run of File.Predict (the last run of a call
+// is padded with zero rows). One fixed shape is what makes a row's prediction independent of the rows predicted
+// with it: a server may coalesce the rows of several requests into one call and answer each as if alone.
+const PredictChunk = 64
+
+// Task names what a model predicts (File.Task).
+const (
+	TaskRegression     = "regression"     // real targets: mean and variance in the target's units
+	TaskClassification = "classification" // class labels: probabilities and the most probable label
+	TaskCounts         = "counts"         // counts (a raw-target family such as Poisson): mean and variance of the count
+)
+
+// PredictOptions configures File.Predict. The zero value asks for the predictive marginals of y.
+type PredictOptions struct {
+	// Latent asks for the latent functions f instead of y: Mean and Var are f's marginals (in the target's units
+	// for a regression model; a classifier's or a count model's f in its own), and no Probs.
+	Latent bool
+	// FullCov asks for Prediction.Cov, the N×N covariance of each latent function across the rows, in the
+	// target's units (Gaussian predictives: exact GP, SGPR, SVGP; an error wrapping gp.ErrUnsupported for a deep
+	// GP). Memory O(N²).
+	FullCov bool
+	// Draws asks for that many samples of f at the rows (Prediction.Draws): joint across the rows from the full
+	// Gaussian predictive (as FullCov), or, for a deep GP, each row propagated through every layer (not joint
+	// across rows, as gp.PredictOptions.Draws documents).
+	Draws int
+	// Samples is the number of samples a deep GP propagates per row for its marginals (0: the model file's
+	// "test_samples", else the family's default). Ignored by the other families.
+	Samples int
+	// Seed seeds every Monte-Carlo number: row i of x draws from a generator keyed by (Seed, i) (Keys, when set,
+	// give each row's key instead), joint draws across rows from one keyed by Seed alone.
+	Seed uint64
+	// Keys, when set, holds one key per row of x: the row's Monte-Carlo numbers come from the generator of its
+	// key. A server that coalesces the rows of several requests passes each row's (request seed, index within the
+	// request), so that the row gets the numbers it would get alone.
+	Keys []RowKey
+}
+
+// RowKey identifies the random generator of one row: the seed of its request and its index there.
+type RowKey struct {
+	Seed  uint64
+	Index int
+}
+
+// rand returns the row's generator.
+func (k RowKey) rand() *rand.Rand {
+	return rand.New(rand.NewPCG(k.Seed, 0x9e3779b97f4a7c15^uint64(k.Index)))
+}
+
+// jointStream is the second word of the joint draws' generator (PCG(Seed, jointStream)); row keys never use it
+// (their second word is an index xor a constant with the top bit set, and indices are non-negative ints).
+const jointStream = 0x5eed_0f_d4a75
+
 // Prediction is the predictive distribution at test inputs, in the original units of the data.
 type Prediction struct {
-	// Mean and Var are the predictive mean and variance of y [N,P] (observation noise included), in original
-	// units: the standardised values v become v·YStd + YMean and variances v·YStd². Std is the predictive
-	// standard deviation √Var, computed as √v·YStd: it stays finite where Var overflows float64 (targets of
-	// magnitude beyond about 1e154), so scores and users should prefer it. nil for classifiers.
+	// Mean and Var are the predictive mean and variance [N,P] of y (of f with Latent; the latent width L for a
+	// classifier) in original units: standardised values v become v·YStd + YMean and variances v·YStd². Std is
+	// √Var, computed as √v·YStd: it stays finite where Var overflows float64 (targets of magnitude beyond about
+	// 1e154). nil for a classifier's y.
 	Mean, Var, Std *mat.Dense
 	// Probs are the class probabilities [N,K] of a classifier (robust-max, softmax). A Bernoulli model gives
 	// [N,2P]: columns 2j and 2j+1 are p(y_j = 0) and p(y_j = 1) (so [N,2] for one label column). nil for
-	// regression. (gp.Prediction.Probs, unchanged: labels are never standardised.)
+	// regression and with Latent.
 	Probs *mat.Dense
+	// Labels are, for a classifier, the most probable class of each row in the model file's label values
+	// (Meta "labels"; class indices without them). nil otherwise.
+	Labels []float64
+	// Cov holds, with FullCov, the covariance [N,N] of each latent function (one per output), in original units.
+	Cov []*mat.SymDense
+	// Draws holds, with Draws, the samples of f [N,L] each, in original units.
+	Draws []*mat.Dense
 }
 
-// Predict returns the predictive distribution at x [N,D], given in the original units of the training data:
-// x is standardised with f.Standardizer (when set), the model predicts through gp.Predictor (every family:
-// exact GPs and SGPR from the training data they hold, SVGP through its layer and likelihood, deep GPs from
-// o.Samples propagated samples) and the predictions are mapped back. Monte-Carlo draws come from o.Rand only
-// (nil: a fresh rand.NewPCG(1, 2) at every call), so the same options give the same numbers, and a loaded model
-// predicts bit for bit as the saved one did. o.Full and o.Draws are refused (their values are in the model's
-// standardised units: call the model's Predict).
+// profile is what File.Predict learns of its model once, from a prediction of one row.
+type profile struct {
+	stochastic bool // the marginal prediction draws random numbers (a deep GP, a Monte-Carlo likelihood)
+	mixture    bool // a mixture predictive (a deep GP): its draws are per row, not joint
+	classifier bool // the prediction has class probabilities
+	latent     int  // L, the width of f
+}
+
+// predictState is a File's prediction machinery, made at its first prediction: the compiled programs kept
+// between calls and the model's profile.
+type predictState struct {
+	programs *graph.ProgramCache
+	once     sync.Once
+	prof     profile
+	err      error
+}
+
+var stateMu sync.Mutex // guards File.state's creation
+
+func (f *File) predictState() *predictState {
+	stateMu.Lock()
+	defer stateMu.Unlock()
+	if f.state == nil {
+		f.state = &predictState{programs: graph.NewProgramCache(0)}
+	}
+	return f.state
+}
+
+// Close releases the compiled prediction programs the File keeps (Predict makes them again when called after).
+func (f *File) Close() {
+	if f == nil {
+		return
+	}
+	stateMu.Lock()
+	s := f.state
+	f.state = nil
+	stateMu.Unlock()
+	if s != nil {
+		s.programs.Close()
+	}
+}
+
+// Predict returns the predictive distribution at x [N,D] in the original units of the training data: x is
+// standardised with f.Standardizer (when set), the model predicts through gp.Predictor and the predictions are
+// mapped back. It is safe for concurrent use, and the CLI (gpzoo predict), the zoo's scores and the server
+// (gpzoo serve) all predict through it.
 //
-// Errors: a *ops.ShapeError when x's width is not the model's input dimension, or the standardizer's target
-// width is not the model's output width; a *ops.NonFiniteError naming the row and column of the first NaN or
-// ±Inf input; ErrNoTrainingData; an error for a model that is not a gp.Predictor; and the model's own
-// prediction errors.
-func (f *File) Predict(x *mat.Dense, o gp.PredictOptions) (*Prediction, error) {
+// A row's marginals are the same bits whatever other rows are predicted with it: the rows run in programs of
+// PredictChunk rows (compiled once per File and kept), and a model whose marginals draw random numbers (a deep
+// GP's propagation, a Monte-Carlo likelihood) predicts each row alone, from the generator of its key (o.Keys, or
+// (o.Seed, row)). Joint outputs (o.FullCov; o.Draws of a Gaussian predictive) are computed over all rows
+// together, from a generator keyed by o.Seed.
+//
+// Errors: a *ops.ShapeError when x's width is not the model's input dimension, o.Keys is not one per row, or
+// the standardizer's target width is not the model's output width; a *ops.NonFiniteError naming the row and
+// column of the first NaN or ±Inf input; ErrNoTrainingData; an error wrapping gp.ErrUnsupported for an option
+// the family cannot honour; an error wrapping gp.ErrConfig for negative counts; the model's own errors.
+func (f *File) Predict(x *mat.Dense, o PredictOptions) (*Prediction, error) {
+	m, err := f.predictor()
+	if err != nil {
+		return nil, err
+	}
+	if o.Draws < 0 || o.Samples < 0 {
+		return nil, fmt.Errorf("%w: modelfile: Predict: Draws %d and Samples %d must be ≥ 0", gp.ErrConfig, o.Draws, o.Samples)
+	}
+	if err := gp.CheckInputs("modelfile.Predict", x, m.InputDim()); err != nil {
+		return nil, err
+	}
+	n, _ := x.Dims()
+	if o.Keys != nil && len(o.Keys) != n {
+		return nil, &ops.ShapeError{Op: "modelfile.Predict", Want: fmt.Sprintf("one key per row (%d)", n), Got: fmt.Sprint(len(o.Keys))}
+	}
+	xs := mat.DenseCopyOf(x)
+	if f.Standardizer != nil {
+		if xs, err = f.Standardizer.ApplyX(xs); err != nil {
+			return nil, fmt.Errorf("modelfile: Predict: standardising the inputs: %w", err)
+		}
+	}
+	st := f.predictState()
+	prof, err := st.profile(f, m)
+	if err != nil {
+		return nil, err
+	}
+	if o.FullCov && prof.mixture {
+		return nil, fmt.Errorf("%w: a deep GP's predictive is a mixture: it has no full covariance", gp.ErrUnsupported)
+	}
+	samples := o.Samples
+	if samples == 0 {
+		samples, _ = strconv.Atoi(f.Meta["test_samples"])
+	}
+	base := gp.PredictOptions{Samples: samples, Programs: st.programs}
+	var rows *rowPrediction
+	if prof.stochastic {
+		rows, err = predictEach(m, xs, o, base, prof)
+	} else {
+		rows, err = predictChunks(m, xs, base)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &Prediction{}
+	switch {
+	case o.Latent:
+		out.Mean, out.Var = rows.fm, rows.fv
+	case rows.probs != nil:
+		out.Probs = rows.probs
+		if out.Labels, err = f.labels(rows.probs); err != nil {
+			return nil, err
+		}
+	default:
+		out.Mean, out.Var = rows.ym, rows.yv
+	}
+	if o.FullCov || (o.Draws > 0 && !prof.mixture) {
+		p, err := m.Predict(xs, gp.PredictOptions{Full: o.FullCov, Draws: o.Draws, Samples: samples, Rand: rand.New(rand.NewPCG(o.Seed, jointStream))})
+		if err != nil {
+			return nil, err
+		}
+		out.Cov, out.Draws = p.FCov, p.Draws
+	} else if o.Draws > 0 {
+		out.Draws = rows.draws
+	}
+	if err := f.toOriginal(out, prof); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Batchable reports whether File.Predict with o gives each row a result that depends on that row (and its key)
+// only, so that the rows of several requests with the same options may be predicted in one call: true unless o
+// asks for joint outputs across rows (FullCov, or Draws of a Gaussian predictive). A File that cannot predict
+// reports true (Predict then fails for each request alike).
+func (f *File) Batchable(o PredictOptions) bool {
+	if o.FullCov {
+		return false
+	}
+	if o.Draws == 0 {
+		return true
+	}
+	m, err := f.predictor()
+	if err != nil {
+		return true
+	}
+	prof, err := f.predictState().profile(f, m)
+	return err != nil || prof.mixture
+}
+
+// Task returns what the model predicts: TaskClassification for a class-label likelihood, TaskCounts for a
+// raw-target family (Poisson), TaskRegression otherwise (the families registered with gp.RegisterLikelihood
+// say which, found by the likelihood's kind in the model's Spec).
+func (f *File) Task() string {
+	if f == nil || f.Model == nil {
+		return TaskRegression
+	}
+	spec, err := f.Model.Spec()
+	if err != nil {
+		return TaskRegression
+	}
+	kinds := map[string]gp.LikelihoodFamily{}
+	for _, fam := range gp.LikelihoodFamilies() {
+		kinds[fam.Kind] = fam
+	}
+	var walk func(s gp.Spec) string
+	walk = func(s gp.Spec) string {
+		if fam, ok := kinds[s.Kind]; ok {
+			switch {
+			case fam.Classes:
+				return TaskClassification
+			case fam.RawTargets:
+				return TaskCounts
+			}
+			return TaskRegression
+		}
+		for _, c := range s.Children {
+			if t := walk(c); t != "" {
+				return t
+			}
+		}
+		return ""
+	}
+	if t := walk(spec); t != "" {
+		return t
+	}
+	return TaskRegression
+}
+
+// InputNames returns the names of the model's input columns: Meta "features" (gpzoo train's column names, the
+// zoo's data set's), else x0 … x{D−1}.
+func (f *File) InputNames() []string {
+	var names []string
+	if f != nil && f.Meta["features"] != "" && json.Unmarshal([]byte(f.Meta["features"]), &names) == nil {
+		return names
+	}
+	d := 0
+	if m, ok := f.model().(gp.Predictor); ok {
+		d = m.InputDim()
+	}
+	return numbered("x", d)
+}
+
+// OutputNames returns the names of the model's target columns: Meta "target" (one column) or "targets" (a
+// JSON list), else y0 … y{P−1} (P = the standardizer's target width, else the model's output width).
+func (f *File) OutputNames() []string {
+	if f == nil {
+		return nil
+	}
+	if t := f.Meta["target"]; t != "" {
+		return []string{t}
+	}
+	var names []string
+	if f.Meta["targets"] != "" && json.Unmarshal([]byte(f.Meta["targets"]), &names) == nil {
+		return names
+	}
+	p := 0
+	if f.Standardizer != nil {
+		p = len(f.Standardizer.YMean)
+	} else if m, ok := f.model().(gp.Predictor); ok {
+		p = m.OutputDim()
+	}
+	return numbered("y", p)
+}
+
+// ClassValues returns a classifier's label values for its k classes: Meta "labels" (the original values gpzoo
+// train saw), else 0 … k−1.
+func (f *File) ClassValues(k int) ([]float64, error) {
+	vals := make([]float64, k)
+	for c := range vals {
+		vals[c] = float64(c)
+	}
+	if f == nil || f.Meta["labels"] == "" {
+		return vals, nil
+	}
+	if err := json.Unmarshal([]byte(f.Meta["labels"]), &vals); err != nil || len(vals) != k {
+		return nil, fmt.Errorf("modelfile: the model's labels %q do not match its %d classes", f.Meta["labels"], k)
+	}
+	return vals, nil
+}
+
+func numbered(prefix string, n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = prefix + strconv.Itoa(i)
+	}
+	return names
+}
+
+func (f *File) model() Model {
+	if f == nil {
+		return nil
+	}
+	return f.Model
+}
+
+func (f *File) predictor() (gp.Predictor, error) {
 	if f == nil || f.Model == nil {
 		return nil, errors.New("modelfile: Predict: no model")
 	}
@@ -47,58 +353,224 @@ func (f *File) Predict(x *mat.Dense, o gp.PredictOptions) (*Prediction, error) {
 	if !ok {
 		return nil, fmt.Errorf("modelfile: Predict: cannot predict with a %T (not a gp.Predictor)", f.Model)
 	}
-	if o.Full || o.Draws > 0 {
-		return nil, fmt.Errorf("%w: modelfile: Predict gives marginals in original units (Full and Draws: call the model's Predict)", gp.ErrUnsupported)
-	}
-	if err := gp.CheckInputs("modelfile.Predict", x, m.InputDim()); err != nil {
-		return nil, err
-	}
-	xs := mat.DenseCopyOf(x)
-	if f.Standardizer != nil {
-		var err error
-		if xs, err = f.Standardizer.ApplyX(xs); err != nil {
-			return nil, fmt.Errorf("modelfile: Predict: standardising the inputs: %w", err)
-		}
-	}
-	p, err := m.Predict(xs, o)
-	if err != nil {
-		return nil, err
-	}
-	if p.Probs != nil {
-		return &Prediction{Probs: p.Probs}, nil
-	}
-	mean, variance := p.YMean, p.YVar
-	sd, err := f.unstandardize(mean, variance)
-	if err != nil {
-		return nil, err
-	}
-	return &Prediction{Mean: mean, Var: variance, Std: sd}, nil
+	return m, nil
 }
 
-// unstandardize maps the standardised predictive mean and variance [N,P] back to original units in place, and
-// returns the standard deviations in original units.
-func (f *File) unstandardize(mean, variance *mat.Dense) (*mat.Dense, error) {
-	n, p := mean.Dims()
-	sd := mat.NewDense(n, p, nil)
-	s := f.Standardizer
-	if s == nil {
-		for i := 0; i < n; i++ {
-			for j, v := range variance.RawRowView(i) {
-				sd.Set(i, j, math.Sqrt(v))
+// labels returns the most probable class of each row (Bernoulli's [N,2] included: the larger of its two
+// columns).
+func (f *File) labels(probs *mat.Dense) ([]float64, error) {
+	n, k := probs.Dims()
+	vals, err := f.ClassValues(k)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, n)
+	for i := range out {
+		pr := probs.RawRowView(i)
+		out[i] = vals[slices.Index(pr, slices.Max(pr))]
+	}
+	return out, nil
+}
+
+// profile predicts one row once (the first input row of the standardised space: zeros) with a counting random
+// source, and records what the model is.
+func (s *predictState) profile(f *File, m gp.Predictor) (profile, error) {
+	s.once.Do(func() {
+		src := &countingSource{src: rand.NewPCG(1, 2)}
+		p, err := m.Predict(mat.NewDense(1, m.InputDim(), nil), gp.PredictOptions{Samples: 2, Rand: rand.New(src)})
+		if err != nil {
+			s.err = err
+			return
+		}
+		_, l := p.FMean.Dims()
+		s.prof = profile{stochastic: src.n > 0, mixture: p.Components != nil, classifier: p.Probs != nil, latent: l}
+	})
+	if s.err != nil {
+		// A failed profile is not kept: the next call tries again (the error may be the data's, say).
+		stateMu.Lock()
+		if f.state == s {
+			f.state = nil
+		}
+		stateMu.Unlock()
+		defer s.programs.Close()
+	}
+	return s.prof, s.err
+}
+
+// countingSource counts the numbers drawn from it.
+type countingSource struct {
+	src rand.Source
+	n   int
+}
+
+func (c *countingSource) Uint64() uint64 { c.n++; return c.src.Uint64() }
+
+// rowPrediction holds the marginals of every row, in the model's units.
+type rowPrediction struct {
+	fm, fv, ym, yv, probs *mat.Dense
+	draws                 []*mat.Dense
+}
+
+// predictChunks predicts the rows of a model whose marginals draw no random numbers, in runs of PredictChunk
+// rows (zero-padded), on up to GOMAXPROCS goroutines.
+func predictChunks(m gp.Predictor, xs *mat.Dense, base gp.PredictOptions) (*rowPrediction, error) {
+	n, d := xs.Dims()
+	runs := (n + PredictChunk - 1) / PredictChunk
+	parts := make([]*gp.Prediction, runs)
+	err := parallel(runs, func(r int) error {
+		lo, hi := r*PredictChunk, min((r+1)*PredictChunk, n)
+		x := mat.NewDense(PredictChunk, d, nil)
+		for i := lo; i < hi; i++ {
+			copy(x.RawRowView(i-lo), xs.RawRowView(i))
+		}
+		o := base
+		o.ChunkRows = PredictChunk
+		p, err := m.Predict(x, o)
+		if err != nil {
+			return err
+		}
+		parts[r] = p
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return stack(parts, n, func(r int) (int, int) { return r * PredictChunk, min((r+1)*PredictChunk, n) - r*PredictChunk }), nil
+}
+
+// predictEach predicts the rows of a model whose marginals draw random numbers one at a time, each from the
+// generator of its key, on up to GOMAXPROCS goroutines; a mixture's per-row draws come with them.
+func predictEach(m gp.Predictor, xs *mat.Dense, o PredictOptions, base gp.PredictOptions, prof profile) (*rowPrediction, error) {
+	n, d := xs.Dims()
+	parts := make([]*gp.Prediction, n)
+	err := parallel(n, func(i int) error {
+		key := RowKey{Seed: o.Seed, Index: i}
+		if o.Keys != nil {
+			key = o.Keys[i]
+		}
+		po := base
+		po.ChunkRows = 1
+		po.Rand = key.rand()
+		if prof.mixture {
+			po.Draws = o.Draws
+			po.ChunkRows = 0 // a deep GP's budget is samples × rows: one row per run
+		}
+		p, err := m.Predict(mat.NewDense(1, d, slices.Clone(xs.RawRowView(i))), po)
+		if err != nil {
+			return err
+		}
+		parts[i] = p
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return stack(parts, n, func(r int) (int, int) { return r, 1 }), nil
+}
+
+// stack copies the first rows of each part (part r's rows go to rows lo … lo+cnt−1, span(r) = lo, cnt) into one
+// rowPrediction of n rows.
+func stack(parts []*gp.Prediction, n int, span func(r int) (lo, cnt int)) *rowPrediction {
+	rows := func(get func(p *gp.Prediction) *mat.Dense) *mat.Dense {
+		if get(parts[0]) == nil {
+			return nil
+		}
+		_, c := get(parts[0]).Dims()
+		out := mat.NewDense(n, c, nil)
+		for r, p := range parts {
+			lo, cnt := span(r)
+			src := get(p).RawMatrix()
+			copy(out.RawMatrix().Data[lo*c:(lo+cnt)*c], src.Data[:cnt*c])
+		}
+		return out
+	}
+	out := &rowPrediction{
+		fm:    rows(func(p *gp.Prediction) *mat.Dense { return p.FMean }),
+		fv:    rows(func(p *gp.Prediction) *mat.Dense { return p.FVar }),
+		ym:    rows(func(p *gp.Prediction) *mat.Dense { return p.YMean }),
+		yv:    rows(func(p *gp.Prediction) *mat.Dense { return p.YVar }),
+		probs: rows(func(p *gp.Prediction) *mat.Dense { return p.Probs }),
+	}
+	if k := len(parts[0].Draws); k > 0 {
+		out.draws = make([]*mat.Dense, k)
+		for s := range out.draws {
+			out.draws[s] = rows(func(p *gp.Prediction) *mat.Dense { return p.Draws[s] })
+		}
+	}
+	return out
+}
+
+// parallel runs f(0) … f(n−1) on up to GOMAXPROCS goroutines and returns the first error (by index).
+func parallel(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			if errs[i] = f(i); errs[i] != nil {
+				return errs[i]
 			}
 		}
-		return sd, nil
+		return nil
 	}
-	if len(s.YMean) != p || len(s.YStd) != p {
-		return nil, &ops.ShapeError{Op: "modelfile.Predict", Want: fmt.Sprintf("a standardizer of %d target columns (the model's outputs)", p), Got: fmt.Sprintf("%d means, %d deviations", len(s.YMean), len(s.YStd))}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				errs[i] = f(i)
+			}
+		})
 	}
-	for i := 0; i < n; i++ {
-		m, v, d := mean.RawRowView(i), variance.RawRowView(i), sd.RawRowView(i)
-		for j := range m {
-			m[j] = s.InverseMean(j, m[j])
-			d[j] = s.InverseStd(j, v[j])
-			v[j] = s.InverseVar(j, v[j])
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(slices.DeleteFunc(errs, func(e error) bool { return e == nil })...)
+}
+
+// toOriginal maps out's standardised values to original units in place (means, variances, covariances, draws)
+// and fills Std. A classifier's latent values have no units: only Std is added.
+func (f *File) toOriginal(out *Prediction, prof profile) error {
+	s := f.Standardizer
+	if prof.classifier {
+		s = nil
+	}
+	if out.Mean != nil {
+		n, p := out.Mean.Dims()
+		if s != nil && (len(s.YMean) != p || len(s.YStd) != p) {
+			return &ops.ShapeError{Op: "modelfile.Predict", Want: fmt.Sprintf("a standardizer of %d target columns (the model's outputs)", p), Got: fmt.Sprintf("%d means, %d deviations", len(s.YMean), len(s.YStd))}
+		}
+		out.Std = mat.NewDense(n, p, nil)
+		for i := 0; i < n; i++ {
+			m, v, d := out.Mean.RawRowView(i), out.Var.RawRowView(i), out.Std.RawRowView(i)
+			for j := range m {
+				if s == nil {
+					d[j] = math.Sqrt(v[j])
+					continue
+				}
+				m[j] = s.InverseMean(j, m[j])
+				d[j] = s.InverseStd(j, v[j])
+				v[j] = s.InverseVar(j, v[j])
+			}
 		}
 	}
-	return sd, nil
+	if s == nil {
+		return nil
+	}
+	for j, c := range out.Cov {
+		if j < len(s.YStd) {
+			c.ScaleSym(s.YStd[j]*s.YStd[j], c)
+		}
+	}
+	for _, dr := range out.Draws {
+		n, p := dr.Dims()
+		for i := 0; i < n; i++ {
+			row := dr.RawRowView(i)
+			for j := range row[:min(p, len(s.YMean))] {
+				row[j] = s.InverseMean(j, row[j])
+			}
+		}
+	}
+	return nil
 }

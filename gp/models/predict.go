@@ -2,7 +2,9 @@ package models
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
@@ -17,7 +19,7 @@ const DefaultChunk = 1000
 // chunked evaluates outputs built by build on an input "xs" [chunk,D] over the rows of x, and returns each
 // output's rows stacked: out[name] is row-major [N, cols(name)]. fixed names further inputs that build declares
 // (with the same names and shapes) and that are set once, such as training data.
-func chunked(x *mat.Dense, o gp.PredictOptions, fixed map[string]*mat.Dense, build func(g *graph.Graph, xs *graph.Node) map[string]*graph.Node) (map[string][]float64, map[string]int, error) {
+func chunked(name string, x *mat.Dense, o gp.PredictOptions, fixed map[string]*mat.Dense, build func(g *graph.Graph, xs *graph.Node) map[string]*graph.Node) (map[string][]float64, map[string]int, error) {
 	if x == nil {
 		return nil, nil, fmt.Errorf("models: nil inputs")
 	}
@@ -30,42 +32,56 @@ func chunked(x *mat.Dense, o gp.PredictOptions, fixed map[string]*mat.Dense, bui
 		chunk = DefaultChunk
 	}
 	chunk = min(chunk, n)
-	g := graph.New(o.Graph)
-	outs := build(g, g.Input("xs", chunk, d))
-	prog, err := g.CompileForward(outs)
-	if err != nil {
-		return nil, nil, fmt.Errorf("models: prediction graph: %w", err)
+	// key names what the program bakes in: the caller's graph and the shapes (fixed inputs included).
+	key := fmt.Sprintf("models.%s/%d,%d", name, chunk, d)
+	for _, k := range slices.Sorted(maps.Keys(fixed)) {
+		r, c := fixed[k].Dims()
+		key += fmt.Sprintf("/%s:%d,%d", k, r, c)
 	}
-	defer prog.Close()
-	for name, v := range fixed {
-		if err := prog.Set(name, mat.DenseCopyOf(v).RawMatrix().Data); err != nil {
-			return nil, nil, err
+	compile := func() (*graph.Program, any, error) {
+		g := graph.New(o.Graph)
+		prog, err := g.CompileForward(build(g, g.Input("xs", chunk, d)))
+		if err != nil {
+			return nil, nil, fmt.Errorf("models: prediction graph: %w", err)
 		}
+		for name, v := range fixed {
+			if err := prog.Set(name, mat.DenseCopyOf(v).RawMatrix().Data); err != nil {
+				prog.Close()
+				return nil, nil, err
+			}
+		}
+		return prog, nil, nil
 	}
 	res := map[string][]float64{}
 	cols := map[string]int{}
-	for name := range outs {
-		s := prog.OutputShape(name)
-		c := 1
-		if len(s) == 2 {
-			c = s[1]
+	err := o.Programs.Use(key, compile, func(prog *graph.Program, _ any) error {
+		for _, name := range prog.OutputNames() {
+			s := prog.OutputShape(name)
+			c := 1
+			if len(s) == 2 {
+				c = s[1]
+			}
+			cols[name] = c
+			res[name] = make([]float64, n*c)
 		}
-		cols[name] = c
-		res[name] = make([]float64, n*c)
-	}
-	buf := prog.InputData("xs")
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		clear(buf)
-		for i := lo; i < hi; i++ {
-			copy(buf[(i-lo)*d:], x.RawRowView(i))
+		buf := prog.InputData("xs")
+		for lo := 0; lo < n; lo += chunk {
+			hi := min(lo+chunk, n)
+			clear(buf)
+			for i := lo; i < hi; i++ {
+				copy(buf[(i-lo)*d:], x.RawRowView(i))
+			}
+			if err := prog.Run(); err != nil {
+				return fmt.Errorf("models: predicting rows %d..%d: %w", lo, hi, err)
+			}
+			for name, c := range cols {
+				copy(res[name][lo*c:hi*c], prog.Output(name)[:(hi-lo)*c])
+			}
 		}
-		if err := prog.Run(); err != nil {
-			return nil, nil, fmt.Errorf("models: predicting rows %d..%d: %w", lo, hi, err)
-		}
-		for name, c := range cols {
-			copy(res[name][lo*c:hi*c], prog.Output(name)[:(hi-lo)*c])
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return res, cols, nil
 }
@@ -80,7 +96,7 @@ func PredictLayer(l gp.Layer, x *mat.Dense, o gp.PredictOptions) (mean, variance
 			return nil, nil, &ops.ShapeError{Op: "models.PredictLayer", Want: fmt.Sprintf("inputs with %d columns", l.InputDim()), Got: fmt.Sprint(d)}
 		}
 	}
-	res, _, err := chunked(x, o, nil, func(g *graph.Graph, xs *graph.Node) map[string]*graph.Node {
+	res, _, err := chunked("PredictLayer", x, o, nil, func(g *graph.Graph, xs *graph.Node) map[string]*graph.Node {
 		m, v := l.Predict(xs)
 		return map[string]*graph.Node{"mean": m, "var": v}
 	})

@@ -183,7 +183,7 @@ func (s *SGPR) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction, erro
 	}
 	n, d := x.Dims()
 	_, p := y.Dims()
-	res, _, err := chunked(xs, o, map[string]*mat.Dense{"x": x, "y": y}, func(g *graph.Graph, xsn *graph.Node) map[string]*graph.Node {
+	res, _, err := chunked("SGPR", xs, o, map[string]*mat.Dense{"x": x, "y": y}, func(g *graph.Graph, xsn *graph.Node) map[string]*graph.Node {
 		mean, v, _ := s.predictNodes(g, xsn, n, d, p, false)
 		return map[string]*graph.Node{"mean": mean, "var": v}
 	})
