@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 func TestADVGPCommandErrors(t *testing.T) {
 	data := datatest.Fake(t, "kin40k") // the data is there: each refusal is the arguments'
 	var out, errb bytes.Buffer
-	if err := run([]string{"advgp", "help"}, &out, &errb); err != nil || !strings.Contains(out.String(), "gpzoo advgp work") {
+	if err := Main([]string{"advgp", "help"}, &out, &errb); err != nil || !strings.Contains(out.String(), "gpzoo advgp work") {
 		t.Fatalf("advgp help: %v\n%s", err, out.String())
 	}
 	for _, args := range [][]string{
@@ -25,7 +25,7 @@ func TestADVGPCommandErrors(t *testing.T) {
 	} {
 		out.Reset()
 		errb.Reset()
-		if err := run(args, &out, &errb); err == nil {
+		if err := Main(args, &out, &errb); err == nil {
 			t.Errorf("%q: no error", args)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ func TestADVGPServeFlags(t *testing.T) {
 	} {
 		var out, errb bytes.Buffer
 		args := append([]string{"advgp", "serve", "kin40k/advgp", "--run", "r"}, c.args...)
-		err := run(args, &out, &errb)
+		err := Main(args, &out, &errb)
 		if err == nil || !strings.Contains(err.Error(), c.mention) {
 			t.Errorf("%q: %v (want a message naming %q)", args, err, c.mention)
 		}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 )
 
 // The bad-input matrix: the CLI's train, predict and run entry points over malformed files, flags and models.
-// For every case: no panic; a non-zero exit (an error from run) exactly where the input must fail; the message
+// For every case: no panic; a non-zero exit (an error from Main) exactly where the input must fail; the message
 // names the file, row, column or flag at fault; and no file that existed before the command was changed or
 // removed (each case runs in a folder of its own, which is also its working directory, where train saves a model
 // by default; the folder is snapshotted before and after).
@@ -81,7 +81,7 @@ func matrixModel(t *testing.T) []byte {
 		}
 		var out, errb bytes.Buffer
 		model := filepath.Join(dir, "m.gpz")
-		if matrixModelErr = run([]string{"train", "--csv", csvPath, "--target", "y", "--iters", "5", "--inducing", "5", "--quiet", "--save", model}, &out, &errb); matrixModelErr != nil {
+		if matrixModelErr = Main([]string{"train", "--csv", csvPath, "--target", "y", "--iters", "5", "--inducing", "5", "--quiet", "--save", model}, &out, &errb); matrixModelErr != nil {
 			return
 		}
 		matrixModelBytes, matrixModelErr = os.ReadFile(model)
@@ -297,7 +297,7 @@ func TestBadInputMatrix(t *testing.T) {
 						t.Errorf("%q panicked: %v", args, r)
 					}
 				}()
-				return run(args, &out, &errb)
+				return Main(args, &out, &errb)
 			}()
 			if err != nil && os.Getenv("MATRIX_VERBOSE") != "" {
 				t.Logf("%v", err)

@@ -1,6 +1,6 @@
 //go:build openblas
 
-package main
+package cli
 
 import (
 	"gonum.org/v1/gonum/blas"

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ func TestBenchQuick(t *testing.T) {
 	needWhite(t, "bench times the deep GPs")
 	path := filepath.Join(t.TempDir(), "bench.json")
 	var out, errb bytes.Buffer
-	if err := run([]string{"bench", "--quick", "--json", path}, &out, &errb); err != nil {
+	if err := Main([]string{"bench", "--quick", "--json", path}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	text := out.String()
@@ -113,7 +113,7 @@ func TestBenchFlags(t *testing.T) {
 		{[]string{"extra"}, "extra"},
 	} {
 		var out, errb bytes.Buffer
-		err := run(append([]string{"bench"}, c.args...), &out, &errb)
+		err := Main(append([]string{"bench"}, c.args...), &out, &errb)
 		if err == nil || !strings.Contains(err.Error()+errb.String(), c.mention) {
 			t.Errorf("%q: %v (want an error naming %s)", c.args, err, c.mention)
 		}
@@ -121,14 +121,14 @@ func TestBenchFlags(t *testing.T) {
 			t.Errorf("%q: printed before failing:\n%s", c.args, out.String())
 		}
 	}
-	if err := run([]string{"bench", "--kernel", "nosuch"}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil ||
+	if err := Main([]string{"bench", "--kernel", "nosuch"}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil ||
 		!strings.Contains(err.Error(), strings.Join(gzblas.Kernels(), ", ")) {
 		t.Errorf("--kernel nosuch: %v (want the kernels this CPU runs listed)", err)
 	}
 
 	prev := gzblas.Kernel()
 	var out bytes.Buffer
-	if err := run([]string{"bench", "--kernel", "generic", "--sizes", "16", "--min-time", "1ms", "--steps", "1"}, &out, &bytes.Buffer{}); err != nil {
+	if err := Main([]string{"bench", "--kernel", "generic", "--sizes", "16", "--min-time", "1ms", "--steps", "1"}, &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "gpzoo-generic") {

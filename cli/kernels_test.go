@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ func trainKernel(t *testing.T, want string, args ...string) {
 	}
 	var out, errb bytes.Buffer
 	cmd := append([]string{"train", "--csv", data, "--target", "y", "--inducing", "10", "--save", model, "--quiet"}, args...)
-	if err := run(cmd, &out, &errb); err != nil {
+	if err := Main(cmd, &out, &errb); err != nil {
 		t.Fatalf("%v: %v\n%s%s", args, err, out.String(), errb.String())
 	}
 	if !strings.Contains(out.String(), "kernel: "+want+" ") {
@@ -42,7 +42,7 @@ func trainKernel(t *testing.T, want string, args ...string) {
 	if f.Meta["kernel"] != want {
 		t.Errorf("%v: model file Meta kernel %q, want %q", args, f.Meta["kernel"], want)
 	}
-	if err := run([]string{"predict", "--model", model, "--input", data, "--out", pred}, &out, &errb); err != nil {
+	if err := Main([]string{"predict", "--model", model, "--input", data, "--out", pred}, &out, &errb); err != nil {
 		t.Fatalf("%v: predict: %v\n%s", args, err, errb.String())
 	}
 	recs := readCSVFile(t, pred)
@@ -106,7 +106,7 @@ func TestTrainKernelExpressions(t *testing.T) {
 // grammar's error (with its position).
 func TestTrainHelpListsKernels(t *testing.T) {
 	var out, errb bytes.Buffer
-	if err := run([]string{"train", "--help"}, &out, &errb); err == nil {
+	if err := Main([]string{"train", "--help"}, &out, &errb); err == nil {
 		t.Fatal("train --help: want the flag package's help error")
 	}
 	help := errb.String()
@@ -124,7 +124,7 @@ func TestTrainHelpListsKernels(t *testing.T) {
 		{"nosuch", `unknown kernel "nosuch"`},
 		{"se*(per", "never closed"},
 	} {
-		err := run([]string{"train", "--csv", missing, "--target", "y", "--kernel", c.expr}, &out, &errb)
+		err := Main([]string{"train", "--csv", missing, "--target", "y", "--kernel", c.expr}, &out, &errb)
 		if err == nil || !strings.Contains(err.Error(), "--kernel") || !strings.Contains(err.Error(), c.mention) || strings.Contains(err.Error(), "none.csv") {
 			t.Errorf("--kernel %q: %v (want the flag and %q named before the missing file)", c.expr, err, c.mention)
 		}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -105,14 +105,14 @@ func TestTrainEveryLikelihood(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out, errb bytes.Buffer
-			if err := run([]string{"train", "--csv", data, "--target", "y", "--likelihood", fam.Name, "--iters", "3",
+			if err := Main([]string{"train", "--csv", data, "--target", "y", "--likelihood", fam.Name, "--iters", "3",
 				"--inducing", "10", "--save", model, "--quiet"}, &out, &errb); err != nil {
 				t.Fatalf("train --likelihood %s on %s: %v\n%s%s", fam.Name, what, err, out.String(), errb.String())
 			}
 			if !strings.Contains(out.String(), "saved the model to "+model) {
 				t.Fatalf("train's output does not name the model file:\n%s", out.String())
 			}
-			if err := run([]string{"predict", "--model", model, "--input", data, "--out", pred}, &out, &errb); err != nil {
+			if err := Main([]string{"predict", "--model", model, "--input", data, "--out", pred}, &out, &errb); err != nil {
 				t.Fatalf("predict: %v\n%s", err, errb.String())
 			}
 			recs := readCSVFile(t, pred)
@@ -138,7 +138,7 @@ func TestTrainEveryLikelihood(t *testing.T) {
 // --likelihood is refused before reading the data, naming every registered one.
 func TestTrainHelpListsLikelihoods(t *testing.T) {
 	var out, errb bytes.Buffer
-	if err := run([]string{"train", "--help"}, &out, &errb); err == nil {
+	if err := Main([]string{"train", "--help"}, &out, &errb); err == nil {
 		t.Fatal("train --help: want the flag package's help error")
 	}
 	help := errb.String()
@@ -147,7 +147,7 @@ func TestTrainHelpListsLikelihoods(t *testing.T) {
 			t.Errorf("train --help does not list %s with its Doc %q", f.Name, f.Doc)
 		}
 	}
-	err := run([]string{"train", "--csv", filepath.Join(t.TempDir(), "none.csv"), "--target", "y", "--likelihood", "nope"}, &out, &errb)
+	err := Main([]string{"train", "--csv", filepath.Join(t.TempDir(), "none.csv"), "--target", "y", "--likelihood", "nope"}, &out, &errb)
 	if err == nil || !strings.Contains(err.Error(), "--likelihood") || strings.Contains(err.Error(), "none.csv") {
 		t.Fatalf("unknown likelihood: %v (want the flag named before the missing file)", err)
 	}
@@ -172,7 +172,7 @@ func TestPoissonCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if err := run([]string{"train", "--csv", data, "--target", "y", "--likelihood", "poisson", "--iters", "400", "--lr", "0.05",
+	if err := Main([]string{"train", "--csv", data, "--target", "y", "--likelihood", "poisson", "--iters", "400", "--lr", "0.05",
 		"--inducing", "15", "--save", model, "--quiet"}, &out, &errb); err != nil {
 		t.Fatalf("train: %v\n%s", err, errb.String())
 	}
@@ -186,7 +186,7 @@ func TestPoissonCounts(t *testing.T) {
 	if s := f.Standardizer; s == nil || !slices.Equal(s.YMean, []float64{0}) || !slices.Equal(s.YStd, []float64{1}) || f.Meta["likelihood"] != "poisson" {
 		t.Fatalf("model file: standardizer %+v, likelihood %q; want the target kept in counts (mean 0, deviation 1)", f.Standardizer, f.Meta["likelihood"])
 	}
-	if err := run([]string{"predict", "--model", model, "--input", data, "--out", pred}, &out, &errb); err != nil {
+	if err := Main([]string{"predict", "--model", model, "--input", data, "--out", pred}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	recs, in := readCSVFile(t, pred), readCSVFile(t, data)

@@ -1,8 +1,7 @@
-// Command gpzoo runs gpzoo's model zoo: `gpzoo list` shows the entries, `gpzoo run [ENTRY]` trains one and
-// reports its test metrics (--splits: on several splits, with mean ± std; without an entry, the showcase runs the
-// default entry on data embedded in the binary), `gpzoo report` tabulates JSON results against the published
-// numbers; entries that write training curves (ringnorm/odvgp-illustration) write them as CSV to --curves.
-package main
+// Package cli is the gpzoo command line as a library: a program that registers its own kernels and likelihoods
+// (gp.RegisterKernel, gp.RegisterLikelihood) and calls cli.Main is a complete gpzoo whose train, predict (and
+// serve) offer them.
+package cli
 
 import (
 	"bytes"
@@ -96,14 +95,11 @@ and accuracy as mean ± sample std, mean training seconds, the published numbers
 to standard output unless --out is given.
 `
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "gpzoo:", err)
-		os.Exit(1)
-	}
-}
-
-func run(args []string, stdout, stderr io.Writer) error {
+// Main runs the gpzoo command line with args (the arguments after the program's name, os.Args[1:]), writing to
+// stdout and stderr; it returns the command's error (cmd/gpzoo prints it after "gpzoo: " and exits 1).
+// `gpzoo advgp local` starts its workers by running this program again (os.Executable) with `advgp work ...`,
+// so a program calling Main must pass it its command-line arguments.
+func Main(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		printUsage(stdout)
 		return nil

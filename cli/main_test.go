@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 
 func TestListAndHelp(t *testing.T) {
 	var out, errb bytes.Buffer
-	if err := run([]string{"list"}, &out, &errb); err != nil {
+	if err := Main([]string{"list"}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "airfoil/gpr") {
@@ -36,12 +36,12 @@ func TestListAndHelp(t *testing.T) {
 		}
 	}
 	out.Reset()
-	if err := run([]string{"list", "--long"}, &out, &errb); err != nil || !strings.Contains(out.String(), "published: ") ||
+	if err := Main([]string{"list", "--long"}, &out, &errb); err != nil || !strings.Contains(out.String(), "published: ") ||
 		strings.Count(out.String(), "reference: ") != len(es) {
 		t.Errorf("list --long: %v\n%s", err, out.String())
 	}
 	out.Reset()
-	if err := run([]string{"help"}, &out, &errb); err != nil {
+	if err := Main([]string{"help"}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range commands {
@@ -49,22 +49,22 @@ func TestListAndHelp(t *testing.T) {
 			t.Errorf("help does not list %q:\n%s", c.name, out.String())
 		}
 	}
-	if err := run([]string{"frobnicate"}, &out, &errb); err == nil {
+	if err := Main([]string{"frobnicate"}, &out, &errb); err == nil {
 		t.Error("unknown command accepted")
 	}
-	if err := run([]string{"run", "no/such"}, &out, &errb); err == nil {
+	if err := Main([]string{"run", "no/such"}, &out, &errb); err == nil {
 		t.Error("unknown entry accepted")
 	}
-	if err := run([]string{"run", "--seed", "x"}, &out, &errb); err == nil {
+	if err := Main([]string{"run", "--seed", "x"}, &out, &errb); err == nil {
 		t.Error("bad seed accepted")
 	}
-	if err := run([]string{"run", "--split", "1", "--splits", "0-2"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "exclude") {
+	if err := Main([]string{"run", "--split", "1", "--splits", "0-2"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "exclude") {
 		t.Errorf("--split with --splits: %v", err)
 	}
-	if err := run([]string{"run", "--splits", "2-1"}, &out, &errb); err == nil {
+	if err := Main([]string{"run", "--splits", "2-1"}, &out, &errb); err == nil {
 		t.Error("--splits 2-1 accepted")
 	}
-	if err := run([]string{"report"}, &out, &errb); err == nil {
+	if err := Main([]string{"report"}, &out, &errb); err == nil {
 		t.Error("report without files accepted")
 	}
 }
@@ -74,7 +74,7 @@ func TestListAndHelp(t *testing.T) {
 func TestRunShowcaseShort(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "showcase.json")
 	var out, errb bytes.Buffer
-	if err := run([]string{"run", "--iters", "2", "--inducing", "5", "--batch", "64", "--quiet", "--data", "", "--out", path}, &out, &errb); err != nil {
+	if err := Main([]string{"run", "--iters", "2", "--inducing", "5", "--batch", "64", "--quiet", "--data", "", "--out", path}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	want, err := zoo.ParseSplits(zoo.DefaultSplits)
@@ -105,17 +105,17 @@ func TestSplitsAndReport(t *testing.T) {
 	dir := t.TempDir()
 	multi, single, md := filepath.Join(dir, "svgp.json"), filepath.Join(dir, "gpr.json"), filepath.Join(dir, "table.md")
 	var out, errb bytes.Buffer
-	if err := run([]string{"run", "airfoil/svgp", "--splits", "1,4", "--iters", "2", "--inducing", "5", "--quiet", "--data", "", "--out", multi}, &out, &errb); err != nil {
+	if err := Main([]string{"run", "airfoil/svgp", "--splits", "1,4", "--iters", "2", "--inducing", "5", "--quiet", "--data", "", "--out", multi}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	if !strings.Contains(out.String(), "splits 1,4 (n=2)") || !strings.Contains(out.String(), "airfoil/svgp split 4:") {
 		t.Errorf("--splits output:\n%s", out.String())
 	}
-	if err := run([]string{"run", "airfoil/gpr", "--split", "2", "--iters", "2", "--quiet", "--data", "", "--out", single}, &out, &errb); err != nil {
+	if err := Main([]string{"run", "airfoil/gpr", "--split", "2", "--iters", "2", "--quiet", "--data", "", "--out", single}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	out.Reset()
-	if err := run([]string{"report", multi, "--out", md, single}, &out, &errb); err != nil {
+	if err := Main([]string{"report", multi, "--out", md, single}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(md)
@@ -128,14 +128,14 @@ func TestSplitsAndReport(t *testing.T) {
 		t.Errorf("report table:\n%s", table)
 	}
 	out.Reset()
-	if err := run([]string{"report", single}, &out, &errb); err != nil || !strings.Contains(out.String(), "| airfoil/gpr |") {
+	if err := Main([]string{"report", single}, &out, &errb); err != nil || !strings.Contains(out.String(), "| airfoil/gpr |") {
 		t.Errorf("report to stdout: %v\n%s", err, out.String())
 	}
 	bad := filepath.Join(dir, "bad.json")
 	if err := os.WriteFile(bad, []byte(`{"entry": "airfoil/gpr", "split": `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := run([]string{"report", single, bad}, &out, &errb); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "truncated") {
+	if err := Main([]string{"report", single, bad}, &out, &errb); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "truncated") {
 		t.Errorf("truncated result file: %v", err)
 	}
 }
@@ -145,7 +145,7 @@ func TestRunDefaultShort(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.json")
 	var out, errb bytes.Buffer
-	if err := run([]string{"run", "airfoil/gpr", "--iters", "2", "--quiet", "--data", "", "--out", path}, &out, &errb); err != nil {
+	if err := Main([]string{"run", "airfoil/gpr", "--iters", "2", "--quiet", "--data", "", "--out", path}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	b, err := os.ReadFile(path)
@@ -180,7 +180,7 @@ func TestRunIllustrationCurves(t *testing.T) {
 	const want = 1 + 6*2 // header, six methods × two iterations
 	var out, errb bytes.Buffer
 	jsonPath := filepath.Join(dir, "r.json")
-	if err := run([]string{"run", "ringnorm/odvgp-illustration", "--data", data, "--inducing", "5", "--iters", "2",
+	if err := Main([]string{"run", "ringnorm/odvgp-illustration", "--data", data, "--inducing", "5", "--iters", "2",
 		"--quiet", "--out", jsonPath}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
@@ -203,7 +203,7 @@ func TestRunIllustrationCurves(t *testing.T) {
 	}
 
 	explicit := filepath.Join(dir, "explicit.csv")
-	if err := run([]string{"run", "ringnorm/odvgp-illustration", "--data", data, "--inducing=5", "--iters", "2",
+	if err := Main([]string{"run", "ringnorm/odvgp-illustration", "--data", data, "--inducing=5", "--iters", "2",
 		"--quiet", "--curves", explicit}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
@@ -212,17 +212,17 @@ func TestRunIllustrationCurves(t *testing.T) {
 	}
 
 	alias := filepath.Join(dir, "alias.csv")
-	if err := run([]string{"illustrate", "ringnorm", "--data", data, "--bases", "5", "--iters", "2", "--quiet",
+	if err := Main([]string{"illustrate", "ringnorm", "--data", data, "--bases", "5", "--iters", "2", "--quiet",
 		"--out=" + alias}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	if n := readRows(alias); n != want {
 		t.Errorf("illustrate --out: %d lines, want %d", n, want)
 	}
-	if err := run([]string{"illustrate", "twonorm", "--data", data}, &out, &errb); err == nil {
+	if err := Main([]string{"illustrate", "twonorm", "--data", data}, &out, &errb); err == nil {
 		t.Error("illustrate twonorm accepted")
 	}
-	if err := run([]string{"run", "airfoil/gpr", "--data", "", "--iters", "1", "--quiet", "--curves", filepath.Join(dir, "x.csv")}, &out, &errb); err == nil {
+	if err := Main([]string{"run", "airfoil/gpr", "--data", "", "--iters", "1", "--quiet", "--curves", filepath.Join(dir, "x.csv")}, &out, &errb); err == nil {
 		t.Error("--curves accepted by airfoil/gpr")
 	}
 }

@@ -1,9 +1,8 @@
-package main
+package cli
 
 import (
 	"bufio"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -72,19 +71,11 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	features, err := modelFeatures(f)
+	x, err := loadModelInputs(f, *input)
 	if err != nil {
 		return err
 	}
-	x, err := datasets.LoadInputs(*input, features)
-	if err != nil {
-		return err
-	}
-	s := *samples
-	if s == 0 {
-		s, _ = strconv.Atoi(f.Meta["test_samples"])
-	}
-	p, err := f.Predict(x, gp.PredictOptions{Samples: s, Rand: rand.New(rand.NewPCG(*seed, 0x7e57))})
+	p, err := f.Predict(x, modelfile.PredictOptions{Samples: *samples, Seed: *seed})
 	if err != nil {
 		return err
 	}
@@ -98,7 +89,7 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 		w = file
 	}
 	bw := bufio.NewWriter(w)
-	if err := writePredictions(bw, p, f.Meta["labels"]); err != nil {
+	if err := writePredictions(bw, f, p); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
@@ -114,35 +105,39 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// modelFeatures returns the feature columns the model reads: the names saved by gpzoo train, else nil (every
-// column of the input, in order).
-func modelFeatures(f *modelfile.File) ([]string, error) {
-	s := f.Meta["features"]
-	if s == "" {
-		return nil, nil
+// loadModelInputs reads the model's input columns from the CSV file path by name (in any order; other columns
+// ignored). A model whose inputs have only the generated names x0 … x{D−1} (saved from data without column
+// names) reads every column in order when the file lacks those names.
+func loadModelInputs(f *modelfile.File, path string) (*mat.Dense, error) {
+	names := f.InputNames()
+	x, err := datasets.LoadInputs(path, names)
+	if err != nil && slices.Equal(names, generatedNames(len(names))) {
+		if x, err2 := datasets.LoadInputs(path, nil); err2 == nil {
+			return x, nil
+		}
 	}
-	var names []string
-	if err := json.Unmarshal([]byte(s), &names); err != nil {
-		return nil, fmt.Errorf("predict: the model's feature names: %w", err)
-	}
-	return names, nil
+	return x, err
 }
 
-// writePredictions writes p as CSV: means and variances, or class probabilities and the most probable label
-// (labels: the JSON list of the original label values, "" for 0..K−1).
-func writePredictions(w io.Writer, p *modelfile.Prediction, labels string) error {
+// generatedNames returns x0 … x{d−1}, the names of inputs saved without column names.
+func generatedNames(d int) []string {
+	names := make([]string, d)
+	for i := range names {
+		names[i] = "x" + strconv.Itoa(i)
+	}
+	return names
+}
+
+// writePredictions writes p as CSV: means and variances, or the class probabilities (p_LABEL, in the model's
+// label values) and the most probable label.
+func writePredictions(w io.Writer, f *modelfile.File, p *modelfile.Prediction) error {
 	cw := csv.NewWriter(w)
 	ff := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	if p.Probs != nil {
 		n, k := p.Probs.Dims()
-		vals := make([]float64, k)
-		for c := range vals {
-			vals[c] = float64(c)
-		}
-		if labels != "" {
-			if err := json.Unmarshal([]byte(labels), &vals); err != nil || len(vals) != k {
-				return fmt.Errorf("predict: the model's labels %q do not match its %d classes", labels, k)
-			}
+		vals, err := f.ClassValues(k)
+		if err != nil {
+			return fmt.Errorf("predict: %w", err)
 		}
 		header := make([]string, 0, k+1)
 		for _, v := range vals {
@@ -153,11 +148,10 @@ func writePredictions(w io.Writer, p *modelfile.Prediction, labels string) error
 		}
 		row := make([]string, k+1)
 		for i := 0; i < n; i++ {
-			pr := p.Probs.RawRowView(i)
-			for c, v := range pr {
+			for c, v := range p.Probs.RawRowView(i) {
 				row[c] = ff(v)
 			}
-			row[k] = ff(vals[slices.Index(pr, slices.Max(pr))])
+			row[k] = ff(p.Labels[i])
 			if err := cw.Write(row); err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -326,7 +326,7 @@ func plotPredictive1D(dir string, f *modelfile.File, d *datasets.Dataset) ([]str
 	for i := 0; i < points; i++ {
 		grid.Set(i, 0, lo-pad+(hi-lo+2*pad)*float64(i)/(points-1))
 	}
-	p, err := f.Predict(grid, gp.PredictOptions{})
+	p, err := f.Predict(grid, modelfile.PredictOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -58,7 +58,7 @@ func TestTrainCSVRegressionAndPredict(t *testing.T) {
 	data := writeCSV(t, dir, 300)
 	model := filepath.Join(dir, "reg.gpz")
 	var out, errb bytes.Buffer
-	err := run([]string{"train", "--csv", data, "--target", "y", "--features", "x1,x2", "--model", "svgp",
+	err := Main([]string{"train", "--csv", data, "--target", "y", "--features", "x1,x2", "--model", "svgp",
 		"--inducing", "20", "--iters", "300", "--batch", "100", "--lr", "0.05", "--save", model, "--quiet"}, &out, &errb)
 	if err != nil {
 		t.Fatalf("train: %v\n%s", err, errb.String())
@@ -69,7 +69,7 @@ func TestTrainCSVRegressionAndPredict(t *testing.T) {
 	// Predict on the training file itself (extra columns colour, y, class are ignored): the predictions must
 	// follow y.
 	pred := filepath.Join(dir, "pred.csv")
-	if err := run([]string{"predict", "--model", model, "--input", data, "--out", pred}, &out, &errb); err != nil {
+	if err := Main([]string{"predict", "--model", model, "--input", data, "--out", pred}, &out, &errb); err != nil {
 		t.Fatalf("predict: %v", err)
 	}
 	recs := readCSVFile(t, pred)
@@ -98,7 +98,7 @@ func TestTrainCSVClassification(t *testing.T) {
 	data := writeCSV(t, dir, 300)
 	model := filepath.Join(dir, "cls.gpz")
 	var out, errb bytes.Buffer
-	err := run([]string{"train", "--csv", data, "--target", "class", "--features", "x2,x1", "--classify",
+	err := Main([]string{"train", "--csv", data, "--target", "class", "--features", "x2,x1", "--classify",
 		"--inducing", "20", "--iters", "200", "--batch", "100", "--lr", "0.05", "--save", model, "--quiet"}, &out, &errb)
 	if err != nil {
 		t.Fatalf("train: %v", err)
@@ -107,7 +107,7 @@ func TestTrainCSVClassification(t *testing.T) {
 		t.Fatalf("no accuracy in:\n%s", out.String())
 	}
 	pred := filepath.Join(dir, "pred.csv")
-	if err := run([]string{"predict", "--model", model, "--input", data, "--out", pred}, &out, &errb); err != nil {
+	if err := Main([]string{"predict", "--model", model, "--input", data, "--out", pred}, &out, &errb); err != nil {
 		t.Fatalf("predict: %v", err)
 	}
 	recs := readCSVFile(t, pred)
@@ -136,7 +136,7 @@ func TestTrainCSVRejectsCategoricalAndBadInput(t *testing.T) {
 	data := writeCSV(t, dir, 50)
 	var out, errb bytes.Buffer
 	// Every column but y is a feature by default: colour is text.
-	err := run([]string{"train", "--csv", data, "--target", "y", "--iters", "2", "--quiet", "--save", filepath.Join(dir, "m.gpz")}, &out, &errb)
+	err := Main([]string{"train", "--csv", data, "--target", "y", "--iters", "2", "--quiet", "--save", filepath.Join(dir, "m.gpz")}, &out, &errb)
 	if !errors.Is(err, datasets.ErrCategorical) || !strings.Contains(err.Error(), `"colour"`) {
 		t.Fatalf("categorical column: got %v, want ErrCategorical naming colour", err)
 	}
@@ -145,16 +145,16 @@ func TestTrainCSVRejectsCategoricalAndBadInput(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "ragged.csv")
 	os.WriteFile(bad, []byte("a,b,y\n1,2,3\n4,5\n"), 0o644)
-	if err := run([]string{"train", "--csv", bad, "--target", "y", "--quiet"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "line 3") {
+	if err := Main([]string{"train", "--csv", bad, "--target", "y", "--quiet"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "line 3") {
 		t.Fatalf("ragged CSV: got %v, want an error naming line 3", err)
 	}
-	if err := run([]string{"train", "--csv", data, "--target", "nosuch", "--quiet"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "nosuch") {
+	if err := Main([]string{"train", "--csv", data, "--target", "nosuch", "--quiet"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "nosuch") {
 		t.Fatalf("unknown target: got %v", err)
 	}
-	if err := run([]string{"train", "--csv", data, "--target", "y", "--features", "x1,x2", "--model", "nosuch", "--quiet"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "unknown family") {
+	if err := Main([]string{"train", "--csv", data, "--target", "y", "--features", "x1,x2", "--model", "nosuch", "--quiet"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "unknown family") {
 		t.Fatalf("unknown family: got %v", err)
 	}
-	if err := run([]string{"predict", "--model", data, "--input", data}, &out, &errb); err == nil || !strings.Contains(err.Error(), "not a gpzoo model file") {
+	if err := Main([]string{"predict", "--model", data, "--input", data}, &out, &errb); err == nil || !strings.Contains(err.Error(), "not a gpzoo model file") {
 		t.Fatalf("predict with a CSV as the model: got %v", err)
 	}
 }
@@ -166,12 +166,12 @@ func TestTrainCSVPlots(t *testing.T) {
 	data := writeCSV(t, dir, 120)
 	var out, errb bytes.Buffer
 	pd := filepath.Join(dir, "plots")
-	if err := run([]string{"train", "--csv", data, "--target", "y", "--features", "x1", "--inducing", "10", "--iters", "20",
+	if err := Main([]string{"train", "--csv", data, "--target", "y", "--features", "x1", "--inducing", "10", "--iters", "20",
 		"--save", filepath.Join(dir, "m.gpz"), "--plots", pd, "--quiet"}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	cd := filepath.Join(dir, "plotsc")
-	if err := run([]string{"train", "--csv", data, "--target", "class", "--classify", "--features", "x1,x2", "--inducing", "10",
+	if err := Main([]string{"train", "--csv", data, "--target", "class", "--classify", "--features", "x1,x2", "--inducing", "10",
 		"--iters", "20", "--save", filepath.Join(dir, "c.gpz"), "--plots", cd, "--quiet"}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}

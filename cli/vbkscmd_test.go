@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ func TestVBKSCommandShort(t *testing.T) {
 	var out, errb bytes.Buffer
 	args := []string{"vbks", "--data", "synthetic:PER*LIN*RQ", "--kernels", "PER*LIN*RQ, SE, LIN+RQ", "--iters", "20",
 		"--fractions", "2", "--restarts", "-1", "--inducing", "8", "--top", "2", "--mc", "200", "--out", dir}
-	if err := run(args, &out, &errb); err != nil {
+	if err := Main(args, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	for _, want := range []string{"Kernel posterior q*(k)", "BMA over 2 kernels", "VBKS-s", "True kernel PER*LIN*RQ: rank", "fraction 1.00 (1000 rows)"} {
@@ -56,7 +56,7 @@ func TestVBKSCommandErrors(t *testing.T) {
 		{"vbks", "--data", "synthetic:PER*LIN*RQ", "--kernels", "SE,SE"},
 	} {
 		var out, errb bytes.Buffer
-		if err := run(args, &out, &errb); err == nil {
+		if err := Main(args, &out, &errb); err == nil {
 			t.Errorf("%q: no error", args)
 		}
 	}
