@@ -73,6 +73,12 @@ type PredictOptions struct {
 	Draws int
 	// Graph configures the prediction graphs (the Cholesky jitter policy).
 	Graph graph.Options
+	// RowRand, when set, gives each test row its own generator (RowRand(i) for row i of x, called once per row
+	// and call): a family whose marginals draw per-row Monte-Carlo numbers (a deep GP's propagation) draws row
+	// i's from it, in an order that does not depend on the other rows, so that with a fixed ChunkRows a row's
+	// prediction does not depend on the rows predicted with it. Other numbers (a Monte-Carlo likelihood's, Draws)
+	// still come from Rand.
+	RowRand func(row int) *rand.Rand
 	// Programs, when set, keeps the compiled prediction programs of the marginal predictions (one per shape) for
 	// the next calls: a model predicted many times (a server's) compiles its graphs once. One cache serves one
 	// model, whose structure and training data must not change while the cache is in use (its Params may: a

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
@@ -143,10 +144,19 @@ func (d *DGP) sampleMarginals(x *mat.Dense, s int, noise Noise, rng *rand.Rand, 
 		budget = DefaultChunkRows
 	}
 	chunk := min(max(1, budget/s), n)
-	build := func() (*graph.Program, any, error) {
+	var inputs []noiseInput // the propagation noise as inputs, filled per run (o.RowRand)
+	build := func() (*graph.Program, *switchSource, error) {
 		var src *switchSource
 		nz := noise
-		if nz == nil {
+		switch {
+		case nz == nil && o.RowRand != nil:
+			inputs = inputs[:0]
+			nz = func(g *graph.Graph, layer, rows, cols int) *graph.Node {
+				name := fmt.Sprintf("dgp.eps%d", layer)
+				inputs = append(inputs, noiseInput{name: name, cols: cols})
+				return g.Input(name, rows, cols)
+			}
+		case nz == nil:
 			src = &switchSource{}
 			nz = StandardNormalNoise(rand.New(src))
 		}
@@ -168,10 +178,23 @@ func (d *DGP) sampleMarginals(x *mat.Dense, s int, noise Noise, rng *rand.Rand, 
 	for k := range means {
 		means[k], variances[k] = mat.NewDense(n, l, nil), mat.NewDense(n, l, nil)
 	}
-	err = programs.Use(fmt.Sprintf("dgp.marginals/%d,%d,%d", s, chunk, dim), build, func(prog *graph.Program, aux any) error {
-		if src := aux.(*switchSource); src != nil {
-			src.r = rng
-			defer func() { src.r = nil }()
+	key := fmt.Sprintf("dgp.marginals/%d,%d,%d", s, chunk, dim)
+	var rows []*rand.Rand
+	if noise == nil && o.RowRand != nil {
+		key += "/rows"
+		rows = make([]*rand.Rand, n)
+		for i := range rows {
+			rows[i] = o.RowRand(i)
+		}
+	}
+	err = programs.Use(key, func() (*graph.Program, any, error) {
+		prog, src, err := build()
+		return prog, programAux{src: src, noise: slices.Clone(inputs)}, err
+	}, func(prog *graph.Program, a any) error {
+		aux := a.(programAux)
+		if aux.src != nil {
+			aux.src.r = rng
+			defer func() { aux.src.r = nil }()
 		}
 		buf := prog.InputData("xs")
 		for lo := 0; lo < n; lo += chunk {
@@ -180,6 +203,7 @@ func (d *DGP) sampleMarginals(x *mat.Dense, s int, noise Noise, rng *rand.Rand, 
 			for i := lo; i < hi; i++ {
 				copy(buf[(i-lo)*dim:], x.RawRowView(i))
 			}
+			fillRowNoise(prog, aux.noise, rows, lo, hi, chunk, s)
 			if err := prog.Run(); err != nil {
 				return fmt.Errorf("dgp: predicting rows %d..%d: %w", lo, hi, err)
 			}
@@ -201,6 +225,38 @@ func (d *DGP) sampleMarginals(x *mat.Dense, s int, noise Noise, rng *rand.Rand, 
 		return nil, nil, err
 	}
 	return means, variances, nil
+}
+
+// noiseInput is the input node of one hidden layer's propagation noise [s·chunk, cols].
+type noiseInput struct {
+	name string
+	cols int
+}
+
+// programAux is what a cached prediction program keeps beside it: the switchable source its noise op draws
+// from, or its noise inputs.
+type programAux struct {
+	src   *switchSource
+	noise []noiseInput
+}
+
+// fillRowNoise draws the noise inputs of the run over rows lo … hi−1 (sample-major: sample k of row i is row
+// k·chunk + i − lo) from the rows' own generators, layer by layer, sample by sample, so that each row's
+// generator is consumed in the same order whatever rows share its run; padding rows get zeros.
+func fillRowNoise(prog *graph.Program, inputs []noiseInput, rows []*rand.Rand, lo, hi, chunk, s int) {
+	for _, in := range inputs {
+		eps := prog.InputData(in.name)
+		clear(eps)
+		for i := lo; i < hi; i++ {
+			r := rows[i]
+			for k := 0; k < s; k++ {
+				row := eps[(k*chunk+i-lo)*in.cols:][:in.cols]
+				for c := range row {
+					row[c] = r.NormFloat64()
+				}
+			}
+		}
+	}
 }
 
 // switchSource is a rand.Source that draws from the generator r set for the current use of a cached program:

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/dgp"
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
 	"gonum.org/v1/gonum/mat"
@@ -24,7 +25,11 @@ var ErrNoTrainingData = gp.ErrNoTrainingData
 // PredictChunk is the number of rows of every marginal prediction run of File.Predict (the last run of a call
 // is padded with zero rows). One fixed shape is what makes a row's prediction independent of the rows predicted
 // with it: a server may coalesce the rows of several requests into one call and answer each as if alone.
-const PredictChunk = 64
+const PredictChunk = 128
+
+// PredictRowChunk is the number of rows of every run of a model whose marginals draw per-row random numbers (a
+// deep GP propagates Samples samples of each: PredictRowChunk × Samples rows per run).
+const PredictRowChunk = 8
 
 // Task names what a model predicts (File.Task).
 const (
@@ -64,6 +69,14 @@ type RowKey struct {
 	Index int
 }
 
+// key returns the key of row i: o.Keys[i], or (o.Seed, i).
+func (o PredictOptions) key(i int) RowKey {
+	if o.Keys != nil {
+		return o.Keys[i]
+	}
+	return RowKey{Seed: o.Seed, Index: i}
+}
+
 // rand returns the row's generator.
 func (k RowKey) rand() *rand.Rand {
 	return rand.New(rand.NewPCG(k.Seed, 0x9e3779b97f4a7c15^uint64(k.Index)))
@@ -96,6 +109,7 @@ type Prediction struct {
 // profile is what File.Predict learns of its model once, from a prediction of one row.
 type profile struct {
 	stochastic bool // the marginal prediction draws random numbers (a deep GP, a Monte-Carlo likelihood)
+	rowKeyed   bool // ... all of them from gp.PredictOptions.RowRand's generators when it is set (a deep GP)
 	mixture    bool // a mixture predictive (a deep GP): its draws are per row, not joint
 	classifier bool // the prediction has class probabilities
 	latent     int  // L, the width of f
@@ -185,10 +199,20 @@ func (f *File) Predict(x *mat.Dense, o PredictOptions) (*Prediction, error) {
 	}
 	base := gp.PredictOptions{Samples: samples, Programs: st.programs}
 	var rows *rowPrediction
-	if prof.stochastic {
+	switch {
+	case prof.rowKeyed && (o.Draws == 0 || !prof.mixture):
+		// Every random number per row from the row's generator: the rows run together, in chunks of
+		// PredictRowChunk rows (the budget is samples × rows: ChunkRows fixes the chunk's shape).
+		if samples == 0 {
+			samples = dgp.DefaultTestSamples
+		}
+		base.Samples = samples
+		base.RowRand = func(i int) *rand.Rand { return o.key(i).rand() }
+		rows, err = predictChunks(m, xs, base, PredictRowChunk, PredictRowChunk*samples)
+	case prof.stochastic:
 		rows, err = predictEach(m, xs, o, base, prof)
-	} else {
-		rows, err = predictChunks(m, xs, base)
+	default:
+		rows, err = predictChunks(m, xs, base, PredictChunk, PredictChunk)
 	}
 	if err != nil {
 		return nil, err
@@ -376,14 +400,25 @@ func (f *File) labels(probs *mat.Dense) ([]float64, error) {
 // source, and records what the model is.
 func (s *predictState) profile(f *File, m gp.Predictor) (profile, error) {
 	s.once.Do(func() {
+		x := mat.NewDense(1, m.InputDim(), nil)
 		src := &countingSource{src: rand.NewPCG(1, 2)}
-		p, err := m.Predict(mat.NewDense(1, m.InputDim(), nil), gp.PredictOptions{Samples: 2, Rand: rand.New(src)})
+		p, err := m.Predict(x, gp.PredictOptions{Samples: 2, Rand: rand.New(src)})
 		if err != nil {
 			s.err = err
 			return
 		}
 		_, l := p.FMean.Dims()
 		s.prof = profile{stochastic: src.n > 0, mixture: p.Components != nil, classifier: p.Probs != nil, latent: l}
+		if !s.prof.stochastic {
+			return
+		}
+		src.n = 0
+		row := &countingSource{src: rand.NewPCG(3, 4)}
+		if _, err := m.Predict(x, gp.PredictOptions{Samples: 2, Rand: rand.New(src), RowRand: func(int) *rand.Rand { return rand.New(row) }}); err != nil {
+			s.err = err
+			return
+		}
+		s.prof.rowKeyed = src.n == 0 && row.n > 0
 	})
 	if s.err != nil {
 		// A failed profile is not kept: the next call tries again (the error may be the data's, say).
@@ -411,20 +446,29 @@ type rowPrediction struct {
 	draws                 []*mat.Dense
 }
 
-// predictChunks predicts the rows of a model whose marginals draw no random numbers, in runs of PredictChunk
-// rows (zero-padded), on up to GOMAXPROCS goroutines.
-func predictChunks(m gp.Predictor, xs *mat.Dense, base gp.PredictOptions) (*rowPrediction, error) {
+// predictChunks predicts the rows of xs in calls of chunk rows (zero-padded) with base.ChunkRows = chunkRows,
+// on up to GOMAXPROCS goroutines: for a model whose marginals draw no random numbers, or draw them all from
+// base.RowRand's per-row generators (which it shifts to each call's rows).
+func predictChunks(m gp.Predictor, xs *mat.Dense, base gp.PredictOptions, chunk, chunkRows int) (*rowPrediction, error) {
 	n, d := xs.Dims()
-	runs := (n + PredictChunk - 1) / PredictChunk
+	runs := (n + chunk - 1) / chunk
 	parts := make([]*gp.Prediction, runs)
 	err := parallel(runs, func(r int) error {
-		lo, hi := r*PredictChunk, min((r+1)*PredictChunk, n)
-		x := mat.NewDense(PredictChunk, d, nil)
+		lo, hi := r*chunk, min((r+1)*chunk, n)
+		x := mat.NewDense(chunk, d, nil)
 		for i := lo; i < hi; i++ {
 			copy(x.RawRowView(i-lo), xs.RawRowView(i))
 		}
 		o := base
-		o.ChunkRows = PredictChunk
+		o.ChunkRows = chunkRows
+		if base.RowRand != nil {
+			o.RowRand = func(i int) *rand.Rand {
+				if lo+i >= hi { // a padding row
+					return rand.New(rand.NewPCG(0, 0))
+				}
+				return base.RowRand(lo + i)
+			}
+		}
 		p, err := m.Predict(x, o)
 		if err != nil {
 			return err
@@ -435,7 +479,7 @@ func predictChunks(m gp.Predictor, xs *mat.Dense, base gp.PredictOptions) (*rowP
 	if err != nil {
 		return nil, err
 	}
-	return stack(parts, n, func(r int) (int, int) { return r * PredictChunk, min((r+1)*PredictChunk, n) - r*PredictChunk }), nil
+	return stack(parts, n, func(r int) (int, int) { return r * chunk, min((r+1)*chunk, n) - r*chunk }), nil
 }
 
 // predictEach predicts the rows of a model whose marginals draw random numbers one at a time, each from the
@@ -444,13 +488,9 @@ func predictEach(m gp.Predictor, xs *mat.Dense, o PredictOptions, base gp.Predic
 	n, d := xs.Dims()
 	parts := make([]*gp.Prediction, n)
 	err := parallel(n, func(i int) error {
-		key := RowKey{Seed: o.Seed, Index: i}
-		if o.Keys != nil {
-			key = o.Keys[i]
-		}
 		po := base
 		po.ChunkRows = 1
-		po.Rand = key.rand()
+		po.Rand = o.key(i).rand()
 		if prof.mixture {
 			po.Draws = o.Draws
 			po.ChunkRows = 0 // a deep GP's budget is samples × rows: one row per run
