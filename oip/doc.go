@@ -14,5 +14,10 @@
 // shape and datatype; encoding writes the flat form. Every bad input is a *Error carrying a 4xx HTTP status and
 // a message for the protocol's error object; the decoder never panics (FuzzDecodeInferRequest).
 //
-// The package imports the standard library only, so that transports (REST, gRPC) and clients share it.
+// The protocol's gRPC messages (package oip/pb) convert to and from these types (InferRequestFromProto,
+// InferResponseToProto, InferRequestToProto, InferResponseFromProto, the metadata conversions): a gRPC request
+// is checked as strictly as a JSON body, inconsistent sizes included (FuzzInferRequestFromProto).
+//
+// The package imports the standard library and oip/pb only, so that transports (REST, gRPC) and clients share
+// it.
 package oip

@@ -38,8 +38,9 @@ var allowed = map[string][]string{
 	"internal/vmath":      {"internal/cpusel"},
 	"internal/cpusel":     {},
 
-	// The Open Inference Protocol's REST messages (standard library only) and the prediction server.
-	"oip":   {},
+	// The Open Inference Protocol's REST messages (and their conversions to and from oip/pb's gRPC messages)
+	// and the prediction server.
+	"oip":   {"oip/pb"},
 	"serve": {"gp", "gp/modelfile", "datasets", "oip", "oip/pb"},
 
 	// The command line as a library; cmd/gpzoo is its main.
