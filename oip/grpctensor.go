@@ -250,4 +250,3 @@ func convertTo[T number](xs []float64) []T {
 	}
 	return out
 }
-

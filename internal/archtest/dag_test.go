@@ -42,6 +42,8 @@ var allowed = map[string][]string{
 	// and the prediction server.
 	"oip":   {"oip/pb"},
 	"serve": {"gp", "gp/modelfile", "datasets", "oip", "oip/pb"},
+	// The Go client of the protocol (REST and gRPC).
+	"client": {"oip", "oip/pb"},
 
 	// The command line as a library; cmd/gpzoo is its main.
 	"cli": {"datasets", "dist", "gp", "gp/modelfile", "internal/atomicfile", "internal/benchmodels",
