@@ -25,7 +25,7 @@ func init() {
 // ---------------------------------------------------------------------------------------------------------------
 // Periodic: k = σ² exp(E), E = −2 Σ_d sin²(π(x_d − x'_d)/p)/ℓ_d² = −Σ_d (1 − cos ω(x_d − x'_d))/ℓ_d², ω = 2π/p.
 //
-// With the features C = cos(ω x̃), S = sin(ω x̃) (x̃ = x − c, c the common column mean),
+// With the features C = cos(ω x̃), S = sin(ω x̃) (x̃ = x − c, c the column mean of x1: ops.CovCentred),
 // E = [C1 S1]/ℓ · ([C2 S2]/ℓ)ᵀ − Σ_d 1/ℓ_d²: one Gemm with inner dimension 2D. Near pairs (|E| < Σ1/ℓ² / 64,
 // including coincident rows and rows a whole period apart) are recomputed with the sines directly.
 // Backward with W = G ⊙ K (∂K/∂E = K) and the unscaled features, P = W [C2 S2], Q = Wᵀ [C1 S1]:

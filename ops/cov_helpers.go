@@ -49,9 +49,10 @@ func CovGemm(ta, tb bool, alpha float64, a []float64, ar, ac int, b []float64, b
 // non-nil, into dst (c×r).
 func CovTranspose(x []float64, r, c int, scale, dst []float64) { covTranspose(x, r, c, scale, dst) }
 
-// CovCentred returns the transposed inputs, centred on the column mean c of x1 and x2 together: at = (x1 − c)ᵀ
-// [D,N], bt = (x2 − c)ᵀ [D,M] (differences are unchanged, and expansions of x − x' cancel far less than on raw
-// inputs). Both come from CovScratch: give them back with CovRelease.
+// CovCentred returns the transposed inputs, centred on the column mean c of x1: at = (x1 − c)ᵀ [D,N],
+// bt = (x2 − c)ᵀ [D,M] (differences are unchanged, and expansions of x − x' cancel far less than on raw inputs).
+// c is x1's alone, so that what is computed for row j of x2 does not depend on x2's other rows. Both come from
+// CovScratch: give them back with CovRelease.
 func CovCentred(x1, x2 CovInput) (at, bt []float64) {
 	p := covNewPair(x1, x2, nil, false)
 	covRelease(p.na, p.nb, p.inv)

@@ -342,8 +342,11 @@ func covTranspose(x []float64, r, c int, scale, dst []float64) {
 	}
 }
 
-// covPair holds the centred inputs of a stationary or periodic kernel, c being the column mean of x1 and x2
-// together (differences are unchanged, and the Gemm expansion of ‖a − b‖² cancels far less than on raw inputs):
+// covPair holds the centred inputs of a stationary or periodic kernel, c being the column mean of x1 (differences
+// are unchanged, and the Gemm expansion of ‖a − b‖² cancels far less than on raw inputs). The centre is x1's
+// alone, not x1's and x2's together: K_ij is then a function of x1, θ and x2's row j only, so that a column of
+// K(Z, X) (or of K(X_train, X*)) does not depend on the other rows of X — every cross-covariance gpzoo's
+// prediction builds has the test rows as x2, and a row's prediction must not depend on the batch it is in:
 //
 //	a  = (x1 − c)/ℓ  row-major [n,d],   at = aᵀ [d,n],   bt = ((x2 − c)/ℓ)ᵀ [d,m]
 //
@@ -366,15 +369,13 @@ func covNewPair(x1, x2 CovInput, ell []float64, rowMajor bool) *covPair {
 		inv: covScratch(d)}
 	centre := covZeros(d)
 	defer covRelease(centre)
-	for _, x := range [][]float64{x1.Data[:n*d], x2.Data[:m*d]} {
-		for i := 0; i < len(x); i += d {
-			for k, v := range x[i : i+d] {
-				centre[k] += v
-			}
+	for i := 0; i < n*d; i += d { // x1's rows only (see covPair)
+		for k, v := range x1.Data[i : i+d] {
+			centre[k] += v
 		}
 	}
 	for k := range centre {
-		centre[k] /= float64(n + m)
+		centre[k] /= float64(n)
 		p.inv[k] = 1
 		if ell != nil {
 			p.inv[k] = 1 / ell[k]
