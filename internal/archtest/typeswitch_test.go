@@ -29,7 +29,7 @@ import (
 //
 // Qualified names are resolved through each file's own imports, so an aliased import is caught too.
 var (
-	predictorClients = []string{"./gp/modelfile", "./zoo", "./cli", "./cmd/..."}
+	predictorClients = []string{"./gp/modelfile", "./zoo", "./serve", "./cli", "./cmd/..."}
 	modelPackages    = []string{"gp", "gp/models", "gp/dgp", "gp/advgp", "gp/layers", "gp/likelihoods", "vbks"}
 	familyTypes      = map[string][]string{"gp": {"GPR"}, "gp/models": {"SVGP", "SGPR"}, "gp/dgp": {"DGP"},
 		"gp/advgp": {"Model", "ShardTerm"}, "vbks": {"Result"}}
