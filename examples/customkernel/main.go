@@ -12,6 +12,15 @@
 // model predicts bit for bit what the trained one predicts.
 //
 //	go run ./examples/customkernel [-iters N] [-dir DIR]
+//
+// With a gpzoo command as its first argument the program is a complete gpzoo (package cli) whose train,
+// predict and serve offer the polynomial kernel beside the built-in ones: a model with a kernel of your own is
+// trained, predicted and served by your own binary.
+//
+//	go run ./examples/customkernel -dir models             # writes models/poly.gpz
+//	go run ./examples/customkernel train --csv data.csv --target y --kernel se+poly2
+//	go run ./examples/customkernel serve --model poly=models/poly.gpz
+//	curl -s localhost:8080/v2/models/poly/infer -d '{"inputs":[{"name":"x0","datatype":"FP64","shape":[1],"data":[2.5]}]}'
 package main
 
 import (
@@ -25,6 +34,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gpzoo/gpzoo/cli"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/grammar"
 	"github.com/gpzoo/gpzoo/gp/layers"
@@ -36,6 +46,14 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-") {
+		// A gpzoo command (train, predict, serve, …): this binary is gpzoo with the polynomial kernel registered.
+		if err := cli.Main(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "customkernel:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	iters := flag.Int("iters", 500, "training steps of each model")
 	dir := flag.String("dir", "", "write the model file into this folder and keep it (default: a temporary folder, removed at exit)")
 	flag.Parse()

@@ -47,7 +47,8 @@ var allowed = map[string][]string{
 
 	// The command line as a library; cmd/gpzoo is its main.
 	"cli": {"datasets", "dist", "gp", "gp/modelfile", "internal/atomicfile", "internal/benchmodels",
-		"internal/benchmodels/variational", "internal/blas", "ops", "plots", "train", "vbks", "zoo"},
+		"internal/benchmodels/variational", "internal/blas", "ops", "plots", "train", "vbks", "zoo", "serve", "oip",
+		"client"},
 
 	// The models the step benchmarks (gp, gp/models, gp/dgp) and gpzoo bench time.
 	"internal/benchmodels":             {"gp", "graph"},
