@@ -43,6 +43,18 @@
 // and its key only: a request gets the same bits whether it was predicted alone or in any batch. Joint outputs
 // (full_cov; samples of a Gaussian predictive) are never batched.
 //
+// # gRPC
+//
+// With Config.GRPCListen the server also serves the protocol's gRPC service (inference.GRPCInferenceService,
+// package oip/pb) on that address (ListenAndServe; ServeGRPC on a listener of the caller's), with REST's
+// semantics: a request is converted by oip.InferRequestFromProtoLimits (as strict as the JSON decoder:
+// inconsistent sizes, raw and typed contents together, contents in the wrong field are errors) and answered
+// by the same core, and a failure answers the gRPC code of REST's HTTP status with the same message (400
+// InvalidArgument, 401 Unauthenticated, 404 NotFound, 413 ResourceExhausted, 422 OutOfRange, 503 Unavailable,
+// 500 Internal). The token goes in the metadata "authorization: Bearer <token>" (ServerLive and ServerReady
+// need none); a message beyond Config.MaxBodyBytes is refused (ResourceExhausted); TLS is REST's; server
+// reflection is on.
+//
 // # Security
 //
 // The server listens on loopback by default. Any other listen address requires both TLS (Config.TLSCert,
