@@ -314,9 +314,18 @@ func TestGRPCBadInput(t *testing.T) {
 	}
 	// Metadata and readiness need the token too; the health RPCs do not.
 	for name, call := range map[string]func(context.Context) error{
-		"metadata":        func(c context.Context) error { _, err := gs.client.ModelMetadata(c, &pb.ModelMetadataRequest{Name: "m"}); return err },
-		"model ready":     func(c context.Context) error { _, err := gs.client.ModelReady(c, &pb.ModelReadyRequest{Name: "m"}); return err },
-		"server metadata": func(c context.Context) error { _, err := gs.client.ServerMetadata(c, &pb.ServerMetadataRequest{}); return err },
+		"metadata": func(c context.Context) error {
+			_, err := gs.client.ModelMetadata(c, &pb.ModelMetadataRequest{Name: "m"})
+			return err
+		},
+		"model ready": func(c context.Context) error {
+			_, err := gs.client.ModelReady(c, &pb.ModelReadyRequest{Name: "m"})
+			return err
+		},
+		"server metadata": func(c context.Context) error {
+			_, err := gs.client.ServerMetadata(c, &pb.ServerMetadataRequest{})
+			return err
+		},
 	} {
 		if code := status.Code(call(withToken("x"))); code != codes.Unauthenticated {
 			t.Errorf("%s with a wrong token: %v", name, code)
