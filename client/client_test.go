@@ -352,7 +352,7 @@ func TestRESTBody(t *testing.T) {
 			t.Errorf("path %q (raw %q)", r.URL.Path, r.URL.RawPath)
 		}
 		json.NewDecoder(r.Body).Decode(&body)
-		w.Write([]byte(`{"model_name":"a/b","model_version":"1","id":"","outputs":[{"name":"label","shape":[1],"datatype":"FP64","data":[2]},{"name":"probabilities","shape":[1,2],"datatype":"FP64","data":[0.25,0.75]}]}`))
+		w.Write([]byte(`{"model_name":"a/b","model_version":"1","id":"","outputs":[{"name":"label","shape":[1],"datatype":"FP64","data":[2]},{"name":"probabilities","shape":[1,2],"datatype":"FP64","data":[0.25,0.75]},{"name":"classes","shape":[2],"datatype":"FP64","data":[-1,2]}]}`))
 	}))
 	defer srv.Close()
 	c, _ := New(srv.URL, Options{})
@@ -360,7 +360,7 @@ func TestRESTBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Labels[0] != 2 || r.Probs.At(0, 1) != 0.75 {
+	if r.Labels[0] != 2 || r.Probs.At(0, 1) != 0.75 || len(r.Classes) != 2 || r.Classes[0] != -1 {
 		t.Errorf("labels %v probs %v", r.Labels, r.Probs)
 	}
 	want := `{"inputs":[{"data":[0.5],"datatype":"FP64","name":"input","shape":[1,1]}],"parameters":{"seed":7}}`

@@ -23,6 +23,7 @@ const (
 	OutLabel         = "label"
 	OutCovariance    = "covariance"
 	OutSamples       = "samples"
+	OutClasses       = "classes"
 )
 
 // InputTensor is the name of the one [N, D] input tensor Infer sends without Params.Features.
@@ -51,9 +52,11 @@ type Params struct {
 type Result struct {
 	// Mean and Var are the outputs "mean" and "variance" [N, P]; Std is "std" [N, P] when the server gives it.
 	Mean, Var, Std *mat.Dense
-	// Probs are a classifier's "probabilities" [N, C]; Labels its "label" [N], the most probable class.
-	Probs  *mat.Dense
-	Labels []float64
+	// Probs are a classifier's "probabilities" [N, C]; Labels its "label" [N], the most probable class;
+	// Classes, when the server gives "classes" [C], the label value of each column of Probs.
+	Probs   *mat.Dense
+	Labels  []float64
+	Classes []float64
 	// Cov holds, with Params.FullCov, output "covariance" [P, N, N]: the covariance across the rows of each
 	// output.
 	Cov []*mat.SymDense
@@ -161,6 +164,12 @@ func result(res *oip.InferResponse, n int) (*Result, error) {
 				err = badAnswer("output %q has shape %v for %d rows", o.Name, o.Shape, n)
 			} else {
 				r.Labels = append([]float64(nil), o.Data...)
+			}
+		case OutClasses:
+			if len(o.Shape) != 1 {
+				err = badAnswer("output %q has shape %v (want [C])", o.Name, o.Shape)
+			} else {
+				r.Classes = append([]float64(nil), o.Data...)
 			}
 		case OutCovariance:
 			r.Cov, err = covariances(o, n)

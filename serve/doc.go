@@ -34,6 +34,11 @@
 //     predictive, each row propagated through the layers for a deep GP) from generators seeded by
 //     parameters.seed (an unsigned integer, default 1).
 //
+// Two outputs are answered only when a request names them: "std" [N, P] beside mean and variance (the standard
+// deviation as the model file computes it, √v·σ_y in the target's units: the bits gpzoo predict writes, which
+// √variance need not have, finite where variance overflows), and a classifier's "classes" [C] (the label value
+// of each column of probabilities).
+//
 // A request's "outputs" restrict the answer to the outputs it names. Every output is FP64. A non-finite output
 // value (an overflowed variance) fails the request with status 422 naming the output and row.
 //

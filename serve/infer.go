@@ -58,7 +58,7 @@ func (s *Server) infer(ctx context.Context, name, version string, req *oip.Infer
 	if err != nil {
 		return nil, err
 	}
-	outs, err := outputs(p, want, n)
+	outs, err := outputs(p, want, n, m.file)
 	if err != nil {
 		return nil, err
 	}

@@ -19,15 +19,21 @@ const (
 	OutLabel         = "label"         // [N]
 	OutCovariance    = "covariance"    // [P, N, N] with full_cov
 	OutSamples       = "samples"       // [S, N, L] with samples
+	// Asked for by name only (never among the default outputs):
+	OutStd     = "std"     // [N, P] (or [N, L] with latent): √variance as the model file computes it, √v·σ_y (finite where variance overflows)
+	OutClasses = "classes" // [C]: a classifier's label value of each column of probabilities
 )
+
+// onRequest are the outputs answered only when a request names them.
+var onRequest = []string{OutStd, OutClasses}
 
 // available returns the outputs a request with options o gets from the model, in answer order.
 func (m *model) available(o modelfile.PredictOptions) []string {
 	var out []string
 	if m.task == modelfile.TaskClassification && !o.Latent {
-		out = []string{OutProbabilities, OutLabel}
+		out = []string{OutProbabilities, OutLabel, OutClasses}
 	} else {
-		out = []string{OutMean, OutVariance}
+		out = []string{OutMean, OutVariance, OutStd}
 	}
 	if o.FullCov {
 		out = append(out, OutCovariance)
@@ -38,11 +44,12 @@ func (m *model) available(o modelfile.PredictOptions) []string {
 	return out
 }
 
-// wanted returns the outputs to answer: those requested (each one available), else every available one.
+// wanted returns the outputs to answer: those requested (each one available), else every available one but
+// those answered on request only.
 func (m *model) wanted(req []oip.RequestOutput, o modelfile.PredictOptions) ([]string, error) {
 	avail := m.available(o)
 	if len(req) == 0 {
-		return avail, nil
+		return slices.DeleteFunc(avail, func(name string) bool { return slices.Contains(onRequest, name) }), nil
 	}
 	want := make([]string, 0, len(req))
 	for _, r := range req {
@@ -63,9 +70,10 @@ func (m *model) wanted(req []oip.RequestOutput, o modelfile.PredictOptions) ([]s
 	return want, nil
 }
 
-// outputs builds the response tensors of p for the rows of a request, in want's order. A non-finite value
-// fails the request with 422 naming the output and row (JSON cannot carry it, and it is no answer).
-func outputs(p *modelfile.Prediction, want []string, n int) ([]oip.ResponseOutput, error) {
+// outputs builds the response tensors of p for the rows of a request, in want's order (f gives a classifier's
+// label values). A non-finite value fails the request with 422 naming the output and row (JSON cannot carry
+// it, and it is no answer).
+func outputs(p *modelfile.Prediction, want []string, n int, f *modelfile.File) ([]oip.ResponseOutput, error) {
 	outs := make([]oip.ResponseOutput, 0, len(want))
 	for _, name := range want {
 		var t oip.ResponseOutput
@@ -75,6 +83,10 @@ func outputs(p *modelfile.Prediction, want []string, n int) ([]oip.ResponseOutpu
 			t, err = matrixOutput(name, p.Mean, n)
 		case OutVariance:
 			t, err = matrixOutput(name, p.Var, n)
+		case OutStd:
+			t, err = matrixOutput(name, p.Std, n)
+		case OutClasses:
+			t, err = classesOutput(p.Probs, f)
 		case OutProbabilities:
 			t, err = matrixOutput(name, p.Probs, n)
 		case OutLabel:
@@ -112,6 +124,19 @@ func matrixOutput(name string, a *mat.Dense, n int) (oip.ResponseOutput, error) 
 		data = append(data, a.RawRowView(i)...)
 	}
 	return oip.ResponseOutput{Name: name, Datatype: oip.FP64, Shape: []int64{int64(r), int64(c)}, Data: data}, nil
+}
+
+// classesOutput is the label value of each column of probs.
+func classesOutput(probs *mat.Dense, f *modelfile.File) (oip.ResponseOutput, error) {
+	if probs == nil {
+		return oip.ResponseOutput{}, fmt.Errorf("the model gave no probabilities")
+	}
+	_, k := probs.Dims()
+	vals, err := f.ClassValues(k)
+	if err != nil {
+		return oip.ResponseOutput{}, err
+	}
+	return oip.ResponseOutput{Name: OutClasses, Datatype: oip.FP64, Shape: []int64{int64(k)}, Data: vals}, nil
 }
 
 func covarianceOutput(cov []*mat.SymDense, n int) (oip.ResponseOutput, error) {
