@@ -34,7 +34,7 @@ type command struct {
 // predict) first.
 var commands = []command{
 	{"train", "--csv FILE --target COLUMN [flags]", "train any model family on your CSV, print test metrics, save the model (gpzoo train --help)", trainCmd},
-	{"predict", "--model FILE.gpz --input X.csv [--out Y.csv]", "predict with a saved model: means and variances, or class probabilities", predictCmd},
+	{"predict", "(--model FILE.gpz | --url URL) --input X.csv [--out Y.csv]", "predict with a saved or a served model: means and variances, or class probabilities", predictCmd},
 	{"serve", "--model NAME=FILE.gpz ... | --models DIR [flags]", "serve models over the Open Inference Protocol (KServe v2): REST and gRPC (gpzoo serve --help)", serveCmd},
 	{"serve-bench", "[flags]", "load-test gpzoo serve on loopback: requests/s, rows/s, p50/p99 latency, peak RSS (gpzoo serve-bench --help)", serveBenchCmd},
 	{"list", "[--long]", "the zoo's entries, one line each (--long: full summary, published numbers, reference)", list},
