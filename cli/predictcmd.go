@@ -265,7 +265,8 @@ func writeMeanVar(cw *csv.Writer, mean, variance, sd *mat.Dense, ff func(float64
 const remoteChunk = 1000
 
 // predictRemote predicts the rows of the CSV file input with the served model at rawURL: its input names from
-// the model's metadata, the rows in requests of at most remoteChunk rows (every request after the first to the
+// the model's metadata, the rows in requests of at most remoteChunk rows (each with its first row's index as
+// row_offset, so that Monte-Carlo rows draw the numbers of one request; every request after the first to the
 // version that answered the first), the outputs gpzoo predict writes (mean, variance and std, or
 // probabilities, label and the label values).
 func predictRemote(ctx context.Context, rawURL, tokenFile, ca, input string, seed uint64) (*predictionTable, error) {
@@ -306,7 +307,7 @@ func predictRemote(ctx context.Context, rawURL, tokenFile, ca, input string, see
 	var parts []*client.Result
 	for lo := 0; lo < n; lo += remoteChunk {
 		chunk := x.Slice(lo, min(lo+remoteChunk, n), 0, d).(*mat.Dense)
-		r, err := c.Infer(ctx, model, chunk, client.Params{Version: version, Seed: seed, Outputs: outputs})
+		r, err := c.Infer(ctx, model, chunk, client.Params{Version: version, Seed: seed, RowOffset: lo, Outputs: outputs})
 		if err != nil {
 			return nil, fmt.Errorf("predict: rows %d–%d at %s: %w", lo+1, min(lo+remoteChunk, n), rawURL, err)
 		}

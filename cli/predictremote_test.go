@@ -48,7 +48,8 @@ func remoteCSV(t *testing.T, path string, n int, seed uint64, withTargets bool) 
 }
 
 // TestPredictRemoteSameAsLocal: gpzoo predict --url over REST and gRPC writes the bytes gpzoo predict --model
-// writes, for an SVGP, an SGPR, a deep GP (with a seed) and a classifier, with more rows than one request takes.
+// writes, for an SVGP, an SGPR, a deep GP (with a seed) and a classifier, with more rows than one request takes
+// (the deep GP's rows beyond the first request keep their Monte-Carlo numbers through row_offset).
 func TestPredictRemoteSameAsLocal(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "train.csv")
@@ -139,7 +140,7 @@ func TestPredictRemoteSameAsLocal(t *testing.T) {
 	}{
 		{"svgp", "/v2/models/svgp/versions/v1", big, nil},
 		{"sgpr", "/v2/models/sgpr", big, nil},
-		{"dgp", "/v2/models/dgp", small, []string{"--seed", "7"}},
+		{"dgp", "/v2/models/dgp", big, []string{"--seed", "7"}},
 		{"cls", "/v2/models/cls", big, nil},
 	}
 	for _, c := range cases {

@@ -69,7 +69,7 @@ func TestInfer(t *testing.T) {
 			}
 
 			// Features: one [N] tensor per feature; parameters; version; full covariance and samples.
-			r, err = c.Infer(ctx, "m", x, Params{Version: "1", Features: []string{"b", "a"}, Latent: true, FullCov: true, Samples: 2, Seed: 1 << 63})
+			r, err = c.Infer(ctx, "m", x, Params{Version: "1", Features: []string{"b", "a"}, Latent: true, FullCov: true, Samples: 2, Seed: 1 << 63, RowOffset: 1000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +81,8 @@ func TestInfer(t *testing.T) {
 			full, _ := sent.Parameters.Bool(ParamFullCov)
 			s, _, errS := sent.Parameters.Int(ParamSamples)
 			seed, _, errSeed := sent.Parameters.Uint(ParamSeed)
-			if !latent || !full || s != 2 || seed != 1<<63 || errS != nil || errSeed != nil {
+			offset, _, errOffset := sent.Parameters.Int(ParamRowOffset)
+			if !latent || !full || s != 2 || seed != 1<<63 || offset != 1000 || errS != nil || errSeed != nil || errOffset != nil {
 				t.Errorf("parameters %v", sent.Parameters)
 			}
 			if r.ModelVersion != "1" || len(r.Cov) != 1 || r.Cov[0].At(2, 1) != 3 || len(r.Samples) != 2 || r.Samples[1].At(2, 0) != 5 {

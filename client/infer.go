@@ -11,10 +11,11 @@ import (
 
 // The request parameters and output names of gpzoo serve.
 const (
-	ParamLatent  = "latent"
-	ParamFullCov = "full_cov"
-	ParamSamples = "samples"
-	ParamSeed    = "seed"
+	ParamLatent    = "latent"
+	ParamFullCov   = "full_cov"
+	ParamSamples   = "samples"
+	ParamSeed      = "seed"
+	ParamRowOffset = "row_offset"
 
 	OutMean          = "mean"
 	OutVariance      = "variance"
@@ -41,6 +42,10 @@ type Params struct {
 	Samples int
 	// Seed seeds the server's Monte-Carlo numbers (parameter seed; 0: the server's default, 1 for gpzoo serve).
 	Seed uint64
+	// RowOffset, when > 0, is the index of x's first row in a larger table (parameter row_offset): gpzoo serve
+	// gives row i the Monte-Carlo numbers of row RowOffset + i, so that the rows of a table sent in several
+	// requests get the numbers of one request.
+	RowOffset int
 	// Features, when set, names x's columns: the rows go as one FP64 tensor [N] per feature, named so, instead
 	// of one FP64 tensor [N, D] named "input".
 	Features []string
@@ -91,8 +96,8 @@ func request(x *mat.Dense, p Params) (*oip.InferRequest, int, error) {
 		return nil, 0, oip.BadRequest("no rows to predict")
 	}
 	n, d := x.Dims()
-	if p.Samples < 0 {
-		return nil, 0, oip.BadRequest("Params.Samples %d is negative", p.Samples)
+	if p.Samples < 0 || p.RowOffset < 0 {
+		return nil, 0, oip.BadRequest("Params.Samples %d and Params.RowOffset %d must be ≥ 0", p.Samples, p.RowOffset)
 	}
 	req := &oip.InferRequest{Parameters: oip.Parameters{}}
 	if p.Latent {
@@ -106,6 +111,9 @@ func request(x *mat.Dense, p Params) (*oip.InferRequest, int, error) {
 	}
 	if p.Seed != 0 {
 		req.Parameters[ParamSeed] = p.Seed
+	}
+	if p.RowOffset > 0 {
+		req.Parameters[ParamRowOffset] = int64(p.RowOffset)
 	}
 	if len(req.Parameters) == 0 {
 		req.Parameters = nil

@@ -47,6 +47,7 @@ type batch struct {
 type job struct {
 	x    *mat.Dense
 	seed uint64
+	keys []modelfile.RowKey // the rows' keys when the request gives them (a row offset), else (seed, i)
 	ctx  context.Context
 	done chan struct{}
 	pred *modelfile.Prediction
@@ -57,12 +58,12 @@ func keyOf(o modelfile.PredictOptions) batchKey {
 	return batchKey{latent: o.Latent, draws: o.Draws, samples: o.Samples}
 }
 
-// submit predicts x with o (o.FullCov false, o.Keys nil; rows keyed (o.Seed, i)) in a batch with other
+// submit predicts x with o (o.FullCov false; rows keyed o.Keys, else (o.Seed, i)) in a batch with other
 // requests', and returns the rows of x's prediction. It returns ctx's error if ctx ends first (the batch still
 // runs for the others).
 func (b *batcher) submit(ctx context.Context, x *mat.Dense, o modelfile.PredictOptions) (*modelfile.Prediction, error) {
 	n, _ := x.Dims()
-	j := &job{x: x, seed: o.Seed, ctx: ctx, done: make(chan struct{})}
+	j := &job{x: x, seed: o.Seed, keys: o.Keys, ctx: ctx, done: make(chan struct{})}
 	b.acquire()
 	key := keyOf(o)
 	var ready []*batch
@@ -138,7 +139,11 @@ func (b *batcher) runBatch(bt *batch) {
 		n, _ := j.x.Dims()
 		for i := range n {
 			copy(x.RawRowView(r+i), j.x.RawRowView(i))
-			keys = append(keys, modelfile.RowKey{Seed: j.seed, Index: i})
+			if j.keys != nil {
+				keys = append(keys, j.keys[i])
+			} else {
+				keys = append(keys, modelfile.RowKey{Seed: j.seed, Index: i})
+			}
 		}
 		r += n
 	}

@@ -34,6 +34,10 @@
 //     predictive, each row propagated through the layers for a deep GP) from generators seeded by
 //     parameters.seed (an unsigned integer, default 1).
 //
+// With parameters.row_offset = K, row i of a request draws its Monte-Carlo numbers as row K + i of a request
+// with the same seed would: a client that splits a table into requests of consecutive rows (gpzoo predict --url)
+// gets the bits of one request.
+//
 // Two outputs are answered only when a request names them: "std" [N, P] beside mean and variance (the standard
 // deviation as the model file computes it, √v·σ_y in the target's units: the bits gpzoo predict writes, which
 // √variance need not have, finite where variance overflows), and a classifier's "classes" [C] (the label value

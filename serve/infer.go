@@ -38,7 +38,7 @@ func (s *Server) infer(ctx context.Context, name, version string, req *oip.Infer
 	}
 	defer m.release()
 	info.model, info.version = m.name, m.version
-	o, err := s.options(req.Parameters)
+	o, offset, err := s.options(req.Parameters)
 	if err != nil {
 		return nil, err
 	}
@@ -48,6 +48,9 @@ func (s *Server) infer(ctx context.Context, name, version string, req *oip.Infer
 	}
 	n, _ := x.Dims()
 	info.rows = n
+	if offset > 0 {
+		o.Keys = offsetKeys(o.Seed, offset, n)
+	}
 	want, err := m.wanted(req.Outputs, o)
 	if err != nil {
 		return nil, err
