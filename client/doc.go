@@ -4,7 +4,7 @@
 // New takes a target: an http:// or https:// base URL (REST, the protocol's /v2/... paths beneath it) or
 // grpc://HOST:PORT or grpcs://HOST:PORT (gRPC, plaintext or TLS). Client.Infer sends the rows of a matrix as one
 // FP64 tensor [N, D] named "input" (or, with Params.Features, one FP64 tensor [N] per named feature) with the
-// request parameters gpzoo serve reads (latent, full_cov, samples, seed), and reads the answer into matrices:
+// request parameters gpzoo serve reads (latent, full_cov, samples, seed, row_offset), and reads the answer into matrices:
 // the predictive mean and variance, or a classifier's probabilities and labels, and the full covariances and
 // joint samples on request. Metadata and Ready read the model's metadata and readiness.
 //
