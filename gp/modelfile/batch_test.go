@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/modelfile"
+	"github.com/gpzoo/gpzoo/graph"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -221,5 +222,41 @@ func TestPredictJointOptions(t *testing.T) {
 	}
 	if f.Task() != modelfile.TaskRegression || files["SVGP_robustmax"].Task() != modelfile.TaskClassification || files["SVGP_poisson"].Task() != modelfile.TaskCounts {
 		t.Error("Task: regression, classification, counts")
+	}
+}
+
+// TestCachedProgramsSameBits: a model predicting through kept programs (gp.PredictOptions.Programs, as File
+// does), first and second call, gives the bits of a call that compiles its own, for every family; deep GPs
+// with their noise drawn from Rand and from per-row generators alike.
+func TestCachedProgramsSameBits(t *testing.T) {
+	for name, f := range goldenFiles(t) {
+		m := f.Model.(gp.Predictor)
+		x := randomRows(20, m.InputDim(), 8)
+		cache := graph.NewProgramCache(0)
+		for _, rowRand := range []bool{false, true} {
+			opts := func(c *graph.ProgramCache) gp.PredictOptions {
+				o := gp.PredictOptions{Samples: 3, ChunkRows: 30, Rand: rand.New(rand.NewPCG(4, 4)), Programs: c}
+				if rowRand {
+					o.RowRand = func(i int) *rand.Rand { return rand.New(rand.NewPCG(5, uint64(i))) }
+				}
+				return o
+			}
+			ref, err := m.Predict(x, opts(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for call := range 2 {
+				p, err := m.Predict(x, opts(cache))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, pair := range [][2]*mat.Dense{{p.FMean, ref.FMean}, {p.FVar, ref.FVar}, {p.YMean, ref.YMean}, {p.YVar, ref.YVar}} {
+					if !sameBits(pair[0].RawMatrix().Data, pair[1].RawMatrix().Data) {
+						t.Fatalf("%s (row generators %v), call %d: cached programs predict other bits", name, rowRand, call)
+					}
+				}
+			}
+		}
+		cache.Close()
 	}
 }
