@@ -66,9 +66,9 @@ type serveBenchCell struct {
 // serveBenchReport is serve-bench's JSON output.
 type serveBenchReport struct {
 	Cells         []serveBenchCell `json:"cells"`
-	ServerPeakRSS int64       `json:"server_peak_rss_bytes"`
-	GOMAXPROCS    string      `json:"server_gomaxprocs,omitempty"`
-	Duration      string      `json:"duration_per_cell"`
+	ServerPeakRSS int64            `json:"server_peak_rss_bytes"`
+	GOMAXPROCS    string           `json:"server_gomaxprocs,omitempty"`
+	Duration      string           `json:"duration_per_cell"`
 }
 
 func serveBenchCmd(args []string, stdout, stderr io.Writer) error {

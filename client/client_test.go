@@ -232,7 +232,7 @@ func TestTransportErrors(t *testing.T) {
 		t.Errorf("HTML answer: %T %v, want a *TransportError", err, err)
 	}
 	// An error that is not the protocol's object keeps its status and body.
-	srv2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "gateway down", 502) }))
+	srv2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "gateway down", http.StatusBadGateway) }))
 	defer srv2.Close()
 	c, _ = New(srv2.URL, Options{})
 	if _, err := c.Infer(context.Background(), "m", x, Params{}); statusOf(err) != 502 || err.Error() != "gateway down" {

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
@@ -282,4 +281,3 @@ func serveREST(t *testing.T, f *fake) string {
 	return srv.URL
 }
 
-func contains(s, sub string) bool { return strings.Contains(s, sub) }

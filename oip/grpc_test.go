@@ -41,7 +41,7 @@ func TestInferRequestFromProtoValid(t *testing.T) {
 			&InferRequest{ID: "7", Inputs: []RequestInput{{Name: "x", Shape: []int64{2, 2}, Datatype: FP64, Data: odd}}}},
 		{"raw fp64", &pb.ModelInferRequest{
 			Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "a", Datatype: FP64, Shape: []int64{2}}, {Name: "b", Datatype: FP64, Shape: []int64{1, 1}}},
-			RawInputContents: [][]byte{rawFP64(odd[:2]...), rawFP64(-0.0)}},
+			RawInputContents: [][]byte{rawFP64(odd[:2]...), rawFP64(math.Copysign(0, -1))}},
 			&InferRequest{Inputs: []RequestInput{{Name: "a", Shape: []int64{2}, Datatype: FP64, Data: odd[:2]},
 				{Name: "b", Shape: []int64{1, 1}, Datatype: FP64, Data: []float64{math.Copysign(0, -1)}}}}},
 		{"raw int16 and uint32", &pb.ModelInferRequest{
