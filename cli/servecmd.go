@@ -128,12 +128,12 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 			continue
 		}
 		if err := serve.CheckListen(addr, cfg.TLSCert != "", token != ""); err != nil {
-			return fmt.Errorf("serve: %w", err)
+			return err // package serve's errors name it
 		}
 	}
 	srv, err := serve.New(cfg, sources...)
 	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return err
 	}
 	scheme := "http"
 	if cfg.TLSCert != "" {
