@@ -280,4 +280,3 @@ func serveREST(t *testing.T, f *fake) string {
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
-

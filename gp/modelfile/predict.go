@@ -22,14 +22,32 @@ import (
 // GP, SGPR) when it holds none (gp.ErrNoTrainingData).
 var ErrNoTrainingData = gp.ErrNoTrainingData
 
-// PredictChunk is the number of rows of every marginal prediction run of File.Predict (the last run of a call
-// is padded with zero rows). One fixed shape is what makes a row's prediction independent of the rows predicted
-// with it: a server may coalesce the rows of several requests into one call and answer each as if alone.
+// PredictChunk is the largest number of rows of a marginal prediction run of File.Predict: the rows run in
+// calls of PredictChunk rows, the last one padded with zero rows to the next size of {4, 16, 64, 128}. A row's
+// prediction depends neither on the other rows of its run nor on the run's size (the covariance ops centre on
+// their first operand alone, and gpzoo's BLAS computes each column of a product or a triangular solve with
+// three or more right-hand sides in an order its size does not change), so a server may coalesce the rows of
+// several requests into one call and answer each as if alone; the small sizes keep a lone row cheap.
 const PredictChunk = 128
 
-// PredictRowChunk is the number of rows of every run of a model whose marginals draw per-row random numbers (a
-// deep GP propagates Samples samples of each: PredictRowChunk × Samples rows per run).
+// PredictRowChunk is the largest number of rows of a run of a model whose marginals draw per-row random numbers
+// (a deep GP propagates Samples samples of each: up to PredictRowChunk × Samples rows per run); the last run is
+// padded to the next size of {1, 2, 4, 8} with at least 3 sample rows.
 const PredictRowChunk = 8
+
+// runSize returns the size of the run of rem remaining rows: the largest size when rem fills it, else the
+// smallest power of step (from 1) at least rem and with size·per ≥ 3 (so that no run takes the BLAS's paths for
+// one or two right-hand sides), at most largest.
+func runSize(rem, largest, step, per int) int {
+	if rem >= largest {
+		return largest
+	}
+	size := 1
+	for size < rem || size*per < 3 {
+		size *= step
+	}
+	return min(size, largest)
+}
 
 // Task names what a model predicts (File.Task).
 const (
@@ -208,11 +226,11 @@ func (f *File) Predict(x *mat.Dense, o PredictOptions) (*Prediction, error) {
 		}
 		base.Samples = samples
 		base.RowRand = func(i int) *rand.Rand { return o.key(i).rand() }
-		rows, err = predictChunks(m, xs, base, PredictRowChunk, PredictRowChunk*samples)
+		rows, err = predictChunks(m, xs, base, PredictRowChunk, 2, samples)
 	case prof.stochastic:
 		rows, err = predictEach(m, xs, o, base, prof)
 	default:
-		rows, err = predictChunks(m, xs, base, PredictChunk, PredictChunk)
+		rows, err = predictChunks(m, xs, base, PredictChunk, 4, 1)
 	}
 	if err != nil {
 		return nil, err
@@ -446,21 +464,28 @@ type rowPrediction struct {
 	draws                 []*mat.Dense
 }
 
-// predictChunks predicts the rows of xs in calls of chunk rows (zero-padded) with base.ChunkRows = chunkRows,
-// on up to GOMAXPROCS goroutines: for a model whose marginals draw no random numbers, or draw them all from
-// base.RowRand's per-row generators (which it shifts to each call's rows).
-func predictChunks(m gp.Predictor, xs *mat.Dense, base gp.PredictOptions, chunk, chunkRows int) (*rowPrediction, error) {
+// predictChunks predicts the rows of xs in calls of up to largest rows (runSize: the last one zero-padded to a
+// size of the ladder of step) with base.ChunkRows = size·per (per: the samples of each row a deep GP
+// propagates, else 1), on up to GOMAXPROCS goroutines: for a model whose marginals draw no random numbers, or
+// draw them all from base.RowRand's per-row generators (which it shifts to each call's rows).
+func predictChunks(m gp.Predictor, xs *mat.Dense, base gp.PredictOptions, largest, step, per int) (*rowPrediction, error) {
 	n, d := xs.Dims()
-	runs := (n + chunk - 1) / chunk
-	parts := make([]*gp.Prediction, runs)
-	err := parallel(runs, func(r int) error {
-		lo, hi := r*chunk, min((r+1)*chunk, n)
-		x := mat.NewDense(chunk, d, nil)
+	type run struct{ lo, hi, size int }
+	var runs []run
+	for lo := 0; lo < n; {
+		size := runSize(n-lo, largest, step, per)
+		runs = append(runs, run{lo, min(lo+size, n), size})
+		lo += size
+	}
+	parts := make([]*gp.Prediction, len(runs))
+	err := parallel(len(runs), func(r int) error {
+		lo, hi, size := runs[r].lo, runs[r].hi, runs[r].size
+		x := mat.NewDense(size, d, nil)
 		for i := lo; i < hi; i++ {
 			copy(x.RawRowView(i-lo), xs.RawRowView(i))
 		}
 		o := base
-		o.ChunkRows = chunkRows
+		o.ChunkRows = size * per
 		if base.RowRand != nil {
 			o.RowRand = func(i int) *rand.Rand {
 				if lo+i >= hi { // a padding row
@@ -479,7 +504,7 @@ func predictChunks(m gp.Predictor, xs *mat.Dense, base gp.PredictOptions, chunk,
 	if err != nil {
 		return nil, err
 	}
-	return stack(parts, n, func(r int) (int, int) { return r * chunk, min((r+1)*chunk, n) - r*chunk }), nil
+	return stack(parts, n, func(r int) (int, int) { return runs[r].lo, runs[r].hi - runs[r].lo }), nil
 }
 
 // predictEach predicts the rows of a model whose marginals draw random numbers one at a time, each from the
