@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	gzblas "github.com/gpzoo/gpzoo/internal/blas"
+	"github.com/gpzoo/gpzoo/ops"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -30,8 +30,8 @@ var extraImpls []blasImpl
 // then extraImpls.
 func blasImpls() []blasImpl {
 	return append([]blasImpl{
-		{name: "gpzoo-" + gzblas.Kernel(), blas: gzblas.Implementation{},
-			potrf: func(n int, a []float64) bool { return gzblas.LAPACK{}.Dpotrf(blas.Lower, n, a, n) }},
+		{name: "gpzoo-" + ops.BLASKernel(), blas: ops.GpzooBLAS(),
+			potrf: func(n int, a []float64) bool { return ops.GpzooLAPACK().Dpotrf(blas.Lower, n, a, n) }},
 		{name: "gonum", blas: gonum.Implementation{}, potrf: gonumPotrf},
 	}, extraImpls...)
 }

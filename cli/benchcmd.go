@@ -15,7 +15,6 @@ import (
 	"github.com/gpzoo/gpzoo/internal/atomicfile"
 	"github.com/gpzoo/gpzoo/internal/benchmodels"
 	"github.com/gpzoo/gpzoo/internal/benchmodels/variational"
-	gzblas "github.com/gpzoo/gpzoo/internal/blas"
 	"github.com/gpzoo/gpzoo/ops"
 	"golang.org/x/sys/cpu"
 )
@@ -117,7 +116,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	sizesFlag := fs.String("sizes", "128,512,1000", "orders n of the BLAS matrices, comma-separated")
 	minTime := fs.Duration("min-time", benchMinTime, "least time of calls per round of a BLAS figure")
 	steps := fs.Int("steps", benchSteps, "timed training steps per model (after one warm-up step)")
-	kernel := fs.String("kernel", "", "force gpzoo's BLAS kernel: "+strings.Join(gzblas.Kernels(), ", ")+" (default: the active one, "+gzblas.Kernel()+")")
+	kernel := fs.String("kernel", "", "force gpzoo's BLAS kernel: "+strings.Join(ops.BLASKernels(), ", ")+" (default: the active one, "+ops.BLASKernel()+")")
 	jsonPath := fs.String("json", "", "also write the numbers as JSON to FILE")
 	quick := fs.Bool("quick", false, fmt.Sprintf("n = 128 only, --min-time %v, %d steps per model (unless given)", benchQuickTime, benchQuickSteps))
 	if err := fs.Parse(args); err != nil {
@@ -156,11 +155,11 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if set["kernel"] {
 		*kernel = strings.ToLower(*kernel)
-		if !slices.Contains(gzblas.Kernels(), *kernel) {
-			return fmt.Errorf("--kernel %q: unknown or not run by this CPU (this CPU runs %s)", *kernel, strings.Join(gzblas.Kernels(), ", "))
+		if !slices.Contains(ops.BLASKernels(), *kernel) {
+			return fmt.Errorf("--kernel %q: unknown or not run by this CPU (this CPU runs %s)", *kernel, strings.Join(ops.BLASKernels(), ", "))
 		}
-		defer gzblas.SetKernel(gzblas.Kernel())
-		gzblas.SetKernel(*kernel)
+		defer ops.SetBLASKernel(ops.BLASKernel())
+		ops.SetBLASKernel(*kernel)
 	}
 
 	rep := newBenchReport(*minTime)
@@ -220,7 +219,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 
 // newBenchReport describes this machine and build.
 func newBenchReport(minTime time.Duration) *benchReport {
-	rep := &benchReport{Build: ops.Build, BLAS: ops.BLAS(), Kernels: gzblas.Kernels(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+	rep := &benchReport{Build: ops.Build, BLAS: ops.BLAS(), Kernels: ops.BLASKernels(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, MinTimeSeconds: minTime.Seconds(), Rounds: benchRounds}
 	rep.CPU.AVX2, rep.CPU.FMA, rep.CPU.AVX512F = cpu.X86.HasAVX2, cpu.X86.HasFMA, cpu.X86.HasAVX512F
 	return rep

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	gzblas "github.com/gpzoo/gpzoo/internal/blas"
 	"github.com/gpzoo/gpzoo/ops"
 )
 
@@ -23,7 +22,7 @@ func TestBenchQuick(t *testing.T) {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	text := out.String()
-	impls := []string{"gpzoo-" + gzblas.Kernel(), "gonum"}
+	impls := []string{"gpzoo-" + ops.BLASKernel(), "gonum"}
 	if ops.Build == "openblas" {
 		impls = append(impls, "openblas")
 	}
@@ -122,11 +121,11 @@ func TestBenchFlags(t *testing.T) {
 		}
 	}
 	if err := Main([]string{"bench", "--kernel", "nosuch"}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil ||
-		!strings.Contains(err.Error(), strings.Join(gzblas.Kernels(), ", ")) {
+		!strings.Contains(err.Error(), strings.Join(ops.BLASKernels(), ", ")) {
 		t.Errorf("--kernel nosuch: %v (want the kernels this CPU runs listed)", err)
 	}
 
-	prev := gzblas.Kernel()
+	prev := ops.BLASKernel()
 	var out bytes.Buffer
 	if err := Main([]string{"bench", "--kernel", "generic", "--sizes", "16", "--min-time", "1ms", "--steps", "1"}, &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
@@ -134,7 +133,7 @@ func TestBenchFlags(t *testing.T) {
 	if !strings.Contains(out.String(), "gpzoo-generic") {
 		t.Errorf("--kernel generic: output lacks gpzoo-generic:\n%s", out.String())
 	}
-	if gzblas.Kernel() != prev {
-		t.Errorf("kernel after the run %q, want %q restored", gzblas.Kernel(), prev)
+	if ops.BLASKernel() != prev {
+		t.Errorf("kernel after the run %q, want %q restored", ops.BLASKernel(), prev)
 	}
 }

@@ -1,6 +1,6 @@
 package ops
 
-import "github.com/gpzoo/gpzoo/internal/vmath"
+import "github.com/gpzoo/gpzoo/ops/internal/vmath"
 
 // Stationary is a CovFunc for the common stationary case k = σ² φ(r²), r² = Σ_d (x_d − x'_d)²/ℓ_d²: a kernel is
 // its profile and its slope on slices, plus any extra scalar hyperparameters, and Stationary supplies the rest —
@@ -20,7 +20,7 @@ type Stationary struct {
 	// Extra are the hyperparameters after variance and lengthscales (scalars only).
 	Extra []CovHyper
 	// Profile maps r² to s2·φ(r²) in place on v; extra holds the Extra values in order. It is called on blocks of
-	// rows (concurrently on disjoint blocks), so it can vectorise its exponentials (internal/vmath in gpzoo).
+	// rows (concurrently on disjoint blocks), so it can vectorise its exponentials (ops/internal/vmath in gpzoo).
 	Profile func(s2 float64, extra []float64, v []float64)
 	// Slope writes w_i = g_i · ∂K/∂r² at r2_i, given the kernel values k_i. r2 is nil unless NeedR2.
 	Slope func(extra []float64, r2, k, g, w []float64)

@@ -393,7 +393,7 @@ func mirrorLower(a []float64, n int) {
 // A jitter added by the forward is a constant shift of the diagonal and does not change the gradient.
 //
 // dst may alias lbar but not l. Cost: with OpenBLAS, n³ (dtrmm) + 2·n³ (two dtrsm) = 3n³ flops, all BLAS-3; with
-// gpzoo's BLAS about 2n³/3, by Murray's blocked reverse mode (internal/blas.CholeskyBackward).
+// gpzoo's BLAS about 2n³/3, by Murray's blocked reverse mode (ops/internal/blas.CholeskyBackward).
 func CholeskyBackward(dst, l, lbar []float64, n int) {
 	checkLen("CholeskyBackward", "l", len(l), n*n)
 	checkLen("CholeskyBackward", "lbar", len(lbar), n*n)

@@ -5,7 +5,7 @@ import (
 	"io"
 	"math"
 
-	"github.com/gpzoo/gpzoo/internal/vmath"
+	"github.com/gpzoo/gpzoo/ops/internal/vmath"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/cpusel"
+	"github.com/gpzoo/gpzoo/ops/internal/cpusel"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 )
@@ -62,8 +62,8 @@ func eachKernel(t *testing.T, f func(t *testing.T)) {
 	}
 }
 
-// GPZOO_BLAS chose the micro-kernel at start-up, through internal/cpusel as internal/vmath's (whose TestEnv runs
-// the choice in subprocesses); an unsupported value leaves the best.
+// GPZOO_BLAS chose the micro-kernel at start-up, through ops/internal/cpusel as ops/internal/vmath's (whose
+// TestEnv runs the choice in subprocesses); an unsupported value leaves the best.
 func TestKernelEnv(t *testing.T) {
 	if got, want := Kernel(), cpusel.Choice(Kernels()); got != want || EnvKernel != cpusel.Env {
 		t.Errorf("%s: micro-kernel %q, want %q (this CPU runs %q)", EnvKernel, got, want, Kernels())

@@ -2,7 +2,7 @@
 
 // gen_exp writes the exponential of package vmath: expconst.go (the constants, computed here in 256-bit
 // arithmetic and rounded once to float64), exp_amd64.s (the AVX2 and AVX-512 kernels, Go assembly) and
-// exp_amd64.go (their declarations and registration). Run it with go generate in internal/vmath; the output is
+// exp_amd64.go (their declarations and registration). Run it with go generate in ops/internal/vmath; the output is
 // committed.
 //
 // Each kernel runs, per lane, exactly the operations of expReduced (exp.go), fused where it fuses:

@@ -1,9 +1,9 @@
 package vmath
 
-import "github.com/gpzoo/gpzoo/internal/cpusel"
+import "github.com/gpzoo/gpzoo/ops/internal/cpusel"
 
 // EnvKernel is the environment variable that forces a kernel: generic, avx2 or avx512. It is package
-// internal/cpusel's, shared with internal/blas, so that GPZOO_BLAS=generic forces every pure-Go path at once.
+// ops/internal/cpusel's, shared with ops/internal/blas, so that GPZOO_BLAS=generic forces every pure-Go path at once.
 const EnvKernel = cpusel.Env
 
 //go:generate go run gen_exp.go

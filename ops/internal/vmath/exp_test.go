@@ -5,10 +5,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/cpusel"
+	"github.com/gpzoo/gpzoo/ops/internal/cpusel"
 )
 
-// GPZOO_BLAS chose the kernel at start-up, as it chooses internal/blas's (internal/cpusel's TestEnv runs the
+// GPZOO_BLAS chose the kernel at start-up, as it chooses ops/internal/blas's (ops/internal/cpusel's TestEnv runs the
 // choice in subprocesses): GPZOO_BLAS=generic go test runs every test below on the generic path.
 func TestKernelEnv(t *testing.T) {
 	if want := cpusel.Choice(Kernels()); EnvKernel != cpusel.Env || Kernel() != want {

@@ -1,7 +1,7 @@
 // Package cpusel chooses, among implementations of one routine that this CPU can run, the one in use: the
 // best at start-up unless the environment variable GPZOO_BLAS names another, and any of them on request (tests
-// and benchmarks). internal/blas's micro-kernels and internal/vmath's Exp kernels share it, so one switch forces
-// both. It imports nothing of the module.
+// and benchmarks). ops/internal/blas's micro-kernels and ops/internal/vmath's Exp kernels share it, so one
+// switch forces both. It imports nothing of the module.
 package cpusel
 
 import (

@@ -3,11 +3,11 @@ package blas
 import (
 	"math"
 
-	"github.com/gpzoo/gpzoo/internal/cpusel"
+	"github.com/gpzoo/gpzoo/ops/internal/cpusel"
 )
 
 // EnvKernel is the environment variable that forces a micro-kernel: generic, avx2 or avx512 (package
-// internal/cpusel's, shared with internal/vmath).
+// ops/internal/cpusel's, shared with ops/internal/vmath).
 const EnvKernel = cpusel.Env
 
 //go:generate go run gen_kernels.go

@@ -1,7 +1,7 @@
 //go:build ignore
 
 // gen_kernels writes the amd64 micro-kernels of package blas: kernel_amd64.s (Go assembly) and kernel_amd64.go
-// (their declarations and registration). Run it with go generate in internal/blas; the output is committed.
+// (their declarations and registration). Run it with go generate in ops/internal/blas; the output is committed.
 //
 // Each kernel computes C[0:mr, 0:nr] += α·A·B for packed micro-panels A (k × mr, the mr values of one column of
 // op(A) contiguous) and B (k × nr, the nr values of one row of op(B) contiguous), C row-major with stride ldc:

@@ -41,7 +41,7 @@
 // The generic code runs the same operations in the same order, fused where the assembly fuses, so every kernel
 // gives the same bits: results do not depend on the CPU.
 //
-// The environment variable GPZOO_BLAS=generic|avx2|avx512 — internal/blas's too (both choose through
-// internal/cpusel), so that one switch forces every pure-Go path — forces one (an unsupported choice falls back
+// The environment variable GPZOO_BLAS=generic|avx2|avx512 — ops/internal/blas's too (both choose through
+// ops/internal/cpusel), so that one switch forces every pure-Go path — forces one (an unsupported choice falls back
 // to the best available); SetKernel does the same from Go.
 package vmath
