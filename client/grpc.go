@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net/http"
+	"time"
 
 	"github.com/gpzoo/gpzoo/oip"
 	"github.com/gpzoo/gpzoo/oip/pb"
@@ -76,6 +77,11 @@ var codeStatus = map[codes.Code]int{
 func (t *grpcTransport) rpcError(ctx context.Context, op string, err error) error {
 	if ctx.Err() != nil {
 		return &TransportError{Op: op, Target: t.target, Err: ctx.Err()}
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		// The deadline has passed but the context's timer has not fired yet (a loaded machine): the server,
+		// which got the deadline in the request, may have cancelled the stream first.
+		return &TransportError{Op: op, Target: t.target, Err: context.DeadlineExceeded}
 	}
 	st, ok := status.FromError(err)
 	if !ok {
