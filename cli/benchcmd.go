@@ -21,17 +21,23 @@ import (
 
 const benchUsage = `gpzoo bench: this machine's BLAS throughput and training-step times.
 
-  gpzoo bench [--sizes 128,512,1000] [--min-time 300ms] [--steps 10] [--kernel NAME] [--json FILE] [--quick]
+  gpzoo bench [--sizes 32,64,128,256,512,1000] [--min-time 300ms] [--steps 10] [--kernel NAME] [--json FILE] [--quick]
 
 The header names the build (purego or openblas), the BLAS kernel in use, GOMAXPROCS, the Go version and the
-CPU's AVX2, FMA and AVX-512F support. Then GFLOP/s of Dgemm (NN), Dsyrk (lower, no transpose), Dtrsm (left,
-lower, no transpose) and Dpotrf (lower) at each order n of --sizes (flops 2n³, n³, n³ and n³/3), side by side
-for gpzoo's BLAS with the active kernel, gonum's pure-Go reference and, in the openblas build, OpenBLAS: each
-the best of 3 rounds, a round repeating the call for at least --min-time. Then milliseconds per training step
-(median of --steps steps after one warm-up step) of the models the step benchmarks time: the exact GP at
-N = 1000 (go test ./gp/ -bench GPRStep), the SVGP with M = 200 and minibatch 1024 (./gp/models/ -bench
-SVGPStep) and the 2-layer coupled and decoupled deep GPs (./gp/dgp/ -bench DGPStep). --kernel forces
-gpzoo's kernel for both parts (in the openblas build the models run on OpenBLAS whatever the kernel).
+CPU's AVX2, FMA and AVX-512F support. Then GFLOP/s, side by side for gpzoo's BLAS with the active kernel,
+gonum's pure-Go reference and, in the openblas build, OpenBLAS, each the best of 3 rounds, a round repeating
+the call for at least --min-time: first of Dgemm (NN), Dsyrk (lower, no transpose), Dtrsm (left, lower, no
+transpose) and Dpotrf (lower) at each order n of --sizes (flops 2n³, n³, n³ and n³/3); then of the calls the
+SVGP and deep-GP training steps make, at their shapes (M = 200 inducing points, minibatch B = 1024, D = 8
+inputs, deep-GP width 8): thin and tall-skinny products (Dgemm m×n×k: C m×n, inner dimension k; 2mnk flops),
+solves and triangular products with B m×n (m²n), the rank-B update (n²k) and the Cholesky of K_uu. Then each
+training step of the models the step benchmarks time: milliseconds (median of --steps steps after one warm-up
+step), GFLOP/s from the model's flop count (internal/benchmodels: the algorithm as implemented, forward and
+backward) and that rate's share of the run's Dgemm rate at the largest n (gpzoo's BLAS in the purego build,
+OpenBLAS in the openblas build), for the exact GP at N = 1000 (go test ./gp/ -bench GPRStep), the SVGP with
+M = 200 and minibatch 1024 (./gp/models/ -bench SVGPStep) and the 2-layer coupled and decoupled deep GPs
+(./gp/dgp/ -bench DGPStep). --kernel forces gpzoo's kernel for both parts (in the openblas build the models run
+on OpenBLAS whatever the kernel).
 
 Flags:
 `
@@ -44,6 +50,8 @@ const (
 	benchSteps      = 10
 	benchQuickTime  = 50 * time.Millisecond
 	benchQuickSteps = 3
+	benchQuickSizes = "128"
+	benchSizes      = "32,64,128,256,512,1000"
 )
 
 // benchModel is one model whose training step gpzoo bench times.
@@ -85,17 +93,24 @@ type benchReport struct {
 	MinTimeSeconds  float64            `json:"min_time_seconds"`
 	Rounds          int                `json:"rounds"`
 	Implementations []string           `json:"implementations"`
-	Routines        []benchRoutineRate `json:"routines"`
+	Routines        []benchRoutineRate `json:"routines"`    // square, at each order of --sizes
+	StepShapes      []benchRoutineRate `json:"step_shapes"` // the training steps' shapes
 	Models          []benchModelTime   `json:"models"`
 }
 
-// benchRoutineRate is one routine at one order on every implementation.
+// benchRoutineRate is one routine at one shape on every implementation.
 type benchRoutineRate struct {
-	Routine string             `json:"routine"`
-	Form    string             `json:"form"`
-	N       int                `json:"n"`
-	Flops   float64            `json:"flops"`
-	GFLOPS  map[string]float64 `json:"gflops"` // by implementation
+	Routine string `json:"routine"`
+	Form    string `json:"form"`
+	// N is the order of a square case; a step shape has M, N, K as blasCase's m, n, k and Shape as one token
+	// ("200x1024x8") and names its use in the step.
+	N      int                `json:"n"`
+	M      int                `json:"m,omitempty"`
+	K      int                `json:"k,omitempty"`
+	Shape  string             `json:"shape,omitempty"`
+	Use    string             `json:"use,omitempty"`
+	Flops  float64            `json:"flops"`
+	GFLOPS map[string]float64 `json:"gflops"` // by implementation
 }
 
 // benchModelTime is one model's training step.
@@ -113,12 +128,12 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, benchUsage)
 		fs.PrintDefaults()
 	}
-	sizesFlag := fs.String("sizes", "128,512,1000", "orders n of the BLAS matrices, comma-separated")
+	sizesFlag := fs.String("sizes", benchSizes, "orders n of the square BLAS matrices, comma-separated")
 	minTime := fs.Duration("min-time", benchMinTime, "least time of calls per round of a BLAS figure")
 	steps := fs.Int("steps", benchSteps, "timed training steps per model (after one warm-up step)")
 	kernel := fs.String("kernel", "", "force gpzoo's BLAS kernel: "+strings.Join(ops.BLASKernels(), ", ")+" (default: the active one, "+ops.BLASKernel()+")")
 	jsonPath := fs.String("json", "", "also write the numbers as JSON to FILE")
-	quick := fs.Bool("quick", false, fmt.Sprintf("n = 128 only, --min-time %v, %d steps per model (unless given)", benchQuickTime, benchQuickSteps))
+	quick := fs.Bool("quick", false, fmt.Sprintf("square n = %s only, --min-time %v, %d steps per model (unless given)", benchQuickSizes, benchQuickTime, benchQuickSteps))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -129,7 +144,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *quick {
 		if !set["sizes"] {
-			*sizesFlag = "128"
+			*sizesFlag = benchQuickSizes
 		}
 		if !set["min-time"] {
 			*minTime = benchQuickTime
@@ -177,22 +192,31 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, " %14s", im.name)
 	}
 	fmt.Fprintln(stdout)
-	for _, r := range blasRoutines {
-		for _, n := range sizes {
-			row := benchRoutineRate{Routine: r.name, Form: r.form, N: n, Flops: r.flops(float64(n)), GFLOPS: map[string]float64{}}
-			call := r.setup(rand.New(rand.NewPCG(1, uint64(n))), n)
-			fmt.Fprintf(stdout, "%-7s %-4s %5d", r.name, r.form, n)
-			for _, im := range impls {
-				calls, err := rate(call, im, *minTime, benchRounds)
-				if err != nil {
-					return err
-				}
-				row.GFLOPS[im.name] = calls * row.Flops / 1e9
-				fmt.Fprintf(stdout, " %14.2f", row.GFLOPS[im.name])
-			}
-			fmt.Fprintln(stdout)
-			rep.Routines = append(rep.Routines, row)
+	for _, c := range squareCases(sizes) {
+		fmt.Fprintf(stdout, "%-7s %-4s %5d", c.routine, c.form, c.n)
+		row, err := timeCase(stdout, c, impls, *minTime)
+		if err != nil {
+			return err
 		}
+		fmt.Fprintln(stdout)
+		rep.Routines = append(rep.Routines, row)
+	}
+	fmt.Fprintf(stdout, "\nThe training steps' shapes, GFLOP/s (M = %d, B = %d, D = %d, deep-GP width %d; Dgemm m×n×k, Dtrsm/Dtrmm m×n):\n",
+		stepM, stepB, stepD, stepW)
+	fmt.Fprintf(stdout, "%-7s %-4s %-13s", "routine", "form", "shape")
+	for _, im := range impls {
+		fmt.Fprintf(stdout, " %14s", im.name)
+	}
+	fmt.Fprintln(stdout, "  in the step")
+	for _, c := range stepCases() {
+		fmt.Fprintf(stdout, "%-7s %-4s %-13s", c.routine, c.form, c.shape())
+		row, err := timeCase(stdout, c, impls, *minTime)
+		if err != nil {
+			return err
+		}
+		row.M, row.K, row.Shape, row.Use = c.m, c.k, c.shape(), c.use
+		fmt.Fprintf(stdout, "  %s\n", c.use)
+		rep.StepShapes = append(rep.StepShapes, row)
 	}
 
 	fmt.Fprintf(stdout, "\nTraining steps, ms per step (median of %d after one warm-up step; BLAS %s):\n", *steps, rep.BLAS)
@@ -215,6 +239,22 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "\nwrote %s\n", *jsonPath)
 	}
 	return nil
+}
+
+// timeCase times c on every implementation (the same operands for all), printing each rate after the row's
+// label (no newline), and returns the row.
+func timeCase(stdout io.Writer, c blasCase, impls []blasImpl, minTime time.Duration) (benchRoutineRate, error) {
+	row := benchRoutineRate{Routine: c.routine, Form: c.form, N: c.n, Flops: c.flops, GFLOPS: map[string]float64{}}
+	call := c.setup(rand.New(rand.NewPCG(uint64(c.m), uint64(c.n)<<20|uint64(c.k))))
+	for _, im := range impls {
+		calls, err := rate(call, im, minTime, benchRounds)
+		if err != nil {
+			return row, err
+		}
+		row.GFLOPS[im.name] = calls * c.flops / 1e9
+		fmt.Fprintf(stdout, " %14.2f", row.GFLOPS[im.name])
+	}
+	return row, nil
 }
 
 // newBenchReport describes this machine and build.

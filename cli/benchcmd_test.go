@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -58,6 +59,20 @@ func TestBenchQuick(t *testing.T) {
 			positive(r+" "+im, f[2+i])
 		}
 	}
+	// The training steps' shapes: routine, form, shape, a rate per implementation, then the use.
+	shapes := [][3]string{{"Dgemm", "NN", "200x1024x8"}, {"Dgemm", "NT", "8x200x1024"}, {"Dgemm", "TN", "1024x8x200"},
+		{"Dgemm", "NT", "200x200x1024"}, {"Dtrsm", "LLN", "200x1024"}, {"Dtrsm", "LLT", "200x1024"},
+		{"Dtrmm", "LLT", "200x1024"}, {"Dsyrk", "LN", "200x200x1024"}, {"Dpotrf", "L", "200x200"}}
+	for _, sh := range shapes {
+		f := row(sh[:]...)
+		if len(f) < len(impls)+1 {
+			t.Errorf("%s: row %q, want %d rates and the use", sh, f, len(impls))
+			continue
+		}
+		for i, im := range impls {
+			positive(fmt.Sprint(sh, " ", im), f[i])
+		}
+	}
 	// The models are named as the go test benchmarks that time the same steps.
 	models := []string{"GPRStep/N=1000", "SVGPStep/M=200,B=1024", "DGPStep/coupled-M200", "DGPStep/decoupled-Ma500-Mb100"}
 	for _, m := range models {
@@ -76,13 +91,23 @@ func TestBenchQuick(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Build != ops.Build || rep.BLAS != ops.BLAS() || rep.GOMAXPROCS < 1 || rep.GoVersion == "" || len(rep.Routines) != 4 || len(rep.Models) != len(models) {
+	if rep.Build != ops.Build || rep.BLAS != ops.BLAS() || rep.GOMAXPROCS < 1 || rep.GoVersion == "" || len(rep.Routines) != 4 || len(rep.StepShapes) != len(shapes) || len(rep.Models) != len(models) {
 		t.Fatalf("bench.json: %s", b)
 	}
 	for _, r := range rep.Routines {
 		for _, im := range impls {
 			if !(r.GFLOPS[im] > 0) || r.N != 128 || !(r.Flops > 0) {
 				t.Errorf("bench.json: %s %s n=%d: %v GFLOP/s", r.Routine, im, r.N, r.GFLOPS[im])
+			}
+		}
+	}
+	for i, r := range rep.StepShapes {
+		if sh := shapes[i]; r.Routine != sh[0] || r.Form != sh[1] || r.Shape != sh[2] || r.Use == "" || !(r.Flops > 0) || r.M < 1 || r.N < 1 || r.K < 1 {
+			t.Errorf("bench.json: step shape %d: %+v, want %s", i, r, sh)
+		}
+		for _, im := range impls {
+			if !(r.GFLOPS[im] > 0) {
+				t.Errorf("bench.json: %s %s %s: %v GFLOP/s", r.Routine, r.Shape, im, r.GFLOPS[im])
 			}
 		}
 	}
@@ -132,6 +157,15 @@ func TestBenchFlags(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "gpzoo-generic") {
 		t.Errorf("--kernel generic: output lacks gpzoo-generic:\n%s", out.String())
+	}
+	// --sizes sets the square orders; the step shapes are timed as well.
+	for _, want := range []string{"Dgemm   NN      16", "Dpotrf  L       16", "Dtrsm   LLN  200x1024"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--sizes 16: output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "Dgemm   NN     128") {
+		t.Errorf("--sizes 16: output has n = 128:\n%s", out.String())
 	}
 	if ops.BLASKernel() != prev {
 		t.Errorf("kernel after the run %q, want %q restored", ops.BLASKernel(), prev)
