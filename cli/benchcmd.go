@@ -17,6 +17,7 @@ import (
 	"github.com/gpzoo/gpzoo/internal/benchmodels/variational"
 	"github.com/gpzoo/gpzoo/ops"
 	"golang.org/x/sys/cpu"
+	"gonum.org/v1/gonum/blas"
 )
 
 const benchUsage = `gpzoo bench: this machine's BLAS throughput and training-step times.
@@ -33,11 +34,11 @@ inputs, deep-GP width 8): thin and tall-skinny products (Dgemm m×n×k: C m×n, 
 solves and triangular products with B m×n (m²n), the rank-B update (n²k) and the Cholesky of K_uu. Then each
 training step of the models the step benchmarks time: milliseconds (median of --steps steps after one warm-up
 step), GFLOP/s from the model's flop count (internal/benchmodels: the algorithm as implemented, forward and
-backward) and that rate's share of the run's Dgemm rate at the largest n (gpzoo's BLAS in the purego build,
-OpenBLAS in the openblas build), for the exact GP at N = 1000 (go test ./gp/ -bench GPRStep), the SVGP with
-M = 200 and minibatch 1024 (./gp/models/ -bench SVGPStep) and the 2-layer coupled and decoupled deep GPs
-(./gp/dgp/ -bench DGPStep). --kernel forces gpzoo's kernel for both parts (in the openblas build the models run
-on OpenBLAS whatever the kernel).
+backward) and that rate's share of the run's Dgemm NN rate at n = 1000 on the BLAS the models run on (timed
+for the purpose when --sizes lacks 1000), so that the gap to peak shows: the exact GP at N = 1000 (go test
+./gp/ -bench GPRStep), the SVGP with M = 200 and minibatch 1024 (./gp/models/ -bench SVGPStep) and the 2-layer
+coupled and decoupled deep GPs (./gp/dgp/ -bench DGPStep). --kernel forces gpzoo's kernel for both parts (in
+the openblas build the models run on OpenBLAS whatever the kernel).
 
 Flags:
 `
@@ -52,6 +53,9 @@ const (
 	benchQuickSteps = 3
 	benchQuickSizes = "128"
 	benchSizes      = "32,64,128,256,512,1000"
+	// benchRefN is the order of the Dgemm the training steps' rates are compared with (timed apart when --sizes
+	// lacks it).
+	benchRefN = 1000
 )
 
 // benchModel is one model whose training step gpzoo bench times.
@@ -95,7 +99,14 @@ type benchReport struct {
 	Implementations []string           `json:"implementations"`
 	Routines        []benchRoutineRate `json:"routines"`    // square, at each order of --sizes
 	StepShapes      []benchRoutineRate `json:"step_shapes"` // the training steps' shapes
-	Models          []benchModelTime   `json:"models"`
+	// DgemmReference is the Dgemm figure the models' rates are compared with: NN at the largest order of
+	// --sizes on the implementation the models run on.
+	DgemmReference struct {
+		Implementation string  `json:"implementation"`
+		N              int     `json:"n"`
+		GFLOPS         float64 `json:"gflops"`
+	} `json:"dgemm_reference"`
+	Models []benchModelTime `json:"models"`
 }
 
 // benchRoutineRate is one routine at one shape on every implementation.
@@ -119,6 +130,11 @@ type benchModelTime struct {
 	Steps     int     `json:"steps"`
 	MsPerStep float64 `json:"ms_per_step"` // median
 	MinMs     float64 `json:"min_ms"`
+	// Flops is the step's flop count (benchmodels: the Step's Flops), GFLOPS the rate at the median time and
+	// DgemmShare that rate over the run's DgemmReference.
+	Flops      float64 `json:"flops"`
+	GFLOPS     float64 `json:"gflops"`
+	DgemmShare float64 `json:"dgemm_share"`
 }
 
 func benchCmd(args []string, stdout, stderr io.Writer) error {
@@ -219,13 +235,41 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		rep.StepShapes = append(rep.StepShapes, row)
 	}
 
-	fmt.Fprintf(stdout, "\nTraining steps, ms per step (median of %d after one warm-up step; BLAS %s):\n", *steps, rep.BLAS)
+	ref := &rep.DgemmReference
+	ref.Implementation, ref.N = "gpzoo-"+ops.BLASKernel(), benchRefN // the BLAS the models run on
+	if ops.BLAS() == "openblas" {
+		ref.Implementation = "openblas"
+	}
+	for _, r := range rep.Routines {
+		if r.Routine == "Dgemm" && r.N == ref.N {
+			ref.GFLOPS = r.GFLOPS[ref.Implementation]
+		}
+	}
+	if ref.GFLOPS == 0 { // n = 1000 not among --sizes: time it for the reference alone
+		for _, im := range impls {
+			if im.name == ref.Implementation {
+				c := gemmCase(blas.NoTrans, blas.NoTrans, ref.N, ref.N, ref.N)
+				calls, err := rate(c.setup(rand.New(rand.NewPCG(1, uint64(ref.N)))), im, *minTime, benchRounds)
+				if err != nil {
+					return err
+				}
+				ref.GFLOPS = calls * c.flops / 1e9
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "\nTraining steps (median of %d after one warm-up step; BLAS %s): ms per step, GFLOP/s from the model's\n", *steps, rep.BLAS)
+	fmt.Fprintf(stdout, "flop count and its share of Dgemm NN at n = %d on %s (%.2f GFLOP/s):\n", ref.N, ref.Implementation, ref.GFLOPS)
 	for _, m := range benchModels() {
 		mt, err := timeModel(m, *steps)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%-30s %10.2f ms/step  (fastest %.2f)\n", mt.Model, mt.MsPerStep, mt.MinMs)
+		mt.GFLOPS = mt.Flops / mt.MsPerStep / 1e6
+		if ref.GFLOPS > 0 {
+			mt.DgemmShare = mt.GFLOPS / ref.GFLOPS
+		}
+		fmt.Fprintf(stdout, "%-30s %10.2f ms/step  (fastest %.2f)  %7.2f GFLOP/s  %5.1f%% of Dgemm\n", mt.Model, mt.MsPerStep, mt.MinMs,
+			mt.GFLOPS, 100*mt.DgemmShare)
 		rep.Models = append(rep.Models, mt)
 	}
 	if *jsonPath != "" {
@@ -303,7 +347,7 @@ func timeModel(m benchModel, steps int) (benchModelTime, error) {
 	if steps%2 == 0 {
 		med = (ms[steps/2-1] + ms[steps/2]) / 2
 	}
-	return benchModelTime{Model: m.name, Steps: steps, MsPerStep: med, MinMs: ms[0]}, nil
+	return benchModelTime{Model: m.name, Steps: steps, MsPerStep: med, MinMs: ms[0], Flops: s.Flops}, nil
 }
 
 func yesNo(b bool) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,8 +14,9 @@ import (
 	"github.com/gpzoo/gpzoo/ops"
 )
 
-// gpzoo bench --quick prints the header, a positive GFLOP/s for every routine on every implementation and a
-// positive ms/step for every model, and --json writes the same numbers.
+// gpzoo bench --quick prints the header, a positive GFLOP/s for every routine on every implementation, square
+// and at the training steps' shapes, and a positive ms/step, GFLOP/s and share of Dgemm for every model, and
+// --json writes the same numbers.
 func TestBenchQuick(t *testing.T) {
 	needWhite(t, "bench times the deep GPs")
 	path := filepath.Join(t.TempDir(), "bench.json")
@@ -24,8 +26,10 @@ func TestBenchQuick(t *testing.T) {
 	}
 	text := out.String()
 	impls := []string{"gpzoo-" + ops.BLASKernel(), "gonum"}
+	refImpl := impls[0] // the BLAS the models run on
 	if ops.Build == "openblas" {
 		impls = append(impls, "openblas")
+		refImpl = "openblas"
 	}
 	for _, want := range append([]string{"build " + ops.Build, "BLAS " + ops.BLAS(), "GOMAXPROCS", "go1.", "AVX2", "FMA", "AVX-512F"}, impls...) {
 		if !strings.Contains(text, want) {
@@ -75,12 +79,19 @@ func TestBenchQuick(t *testing.T) {
 	}
 	// The models are named as the go test benchmarks that time the same steps.
 	models := []string{"GPRStep/N=1000", "SVGPStep/M=200,B=1024", "DGPStep/coupled-M200", "DGPStep/decoupled-Ma500-Mb100"}
+	// Each step: ms/step, then GFLOP/s from the model's flop count and its share of Dgemm at n = 1000.
 	for _, m := range models {
-		if f := row(m); len(f) < 2 || f[1] != "ms/step" {
-			t.Errorf("%s: row %q", m, f)
-		} else {
-			positive(m, f[0])
+		f := row(m)
+		if len(f) != 9 || f[1] != "ms/step" || f[5] != "GFLOP/s" || !strings.HasSuffix(f[6], "%") || f[8] != "Dgemm" {
+			t.Errorf("%s: row %q, want ms/step, GFLOP/s and the share of Dgemm", m, f)
+			continue
 		}
+		positive(m+" ms/step", f[0])
+		positive(m+" GFLOP/s", f[4])
+		positive(m+" share of Dgemm", strings.TrimSuffix(f[6], "%"))
+	}
+	if !strings.Contains(text, "of Dgemm NN at n = 1000 on "+refImpl) {
+		t.Errorf("output lacks the Dgemm reference at n = 1000 on %s:\n%s", refImpl, text)
 	}
 
 	b, err := os.ReadFile(path)
@@ -111,9 +122,17 @@ func TestBenchQuick(t *testing.T) {
 			}
 		}
 	}
+	if ref := rep.DgemmReference; ref.Implementation != refImpl || ref.N != 1000 || !(ref.GFLOPS > 0) {
+		t.Errorf("bench.json: Dgemm reference %+v", ref)
+	}
 	for i, m := range rep.Models {
 		if m.Model != models[i] || m.Steps != 3 || !(m.MsPerStep > 0) || !(m.MinMs > 0) || m.MinMs > m.MsPerStep {
 			t.Errorf("bench.json: model %+v", m)
+		}
+		// The rate is the model's flop count over the median time, its share the rate over the reference's.
+		if !(m.Flops > 0) || math.Abs(m.GFLOPS-m.Flops/m.MsPerStep/1e6) > 1e-9*m.GFLOPS ||
+			math.Abs(m.DgemmShare-m.GFLOPS/rep.DgemmReference.GFLOPS) > 1e-9*m.DgemmShare {
+			t.Errorf("bench.json: model %s: %v flops, %v GFLOP/s, share %v", m.Model, m.Flops, m.GFLOPS, m.DgemmShare)
 		}
 	}
 }

@@ -65,6 +65,14 @@ func cholBackward(w, l []float64, n int) {
 	}
 }
 
+// CholeskyBackwardFlops returns the flops CholeskyBackward spends at order n in this build: 3n³ (a Dtrmm, n³, and
+// two Dtrsm, n³ each), 2n³/3 in the purego build (gpzoo's blocked reverse mode). Benchmarks count a step's work
+// with it.
+func CholeskyBackwardFlops(n int) float64 {
+	nf := float64(n)
+	return 3 * nf * nf * nf
+}
+
 // gemmt computes the ul triangle of C = alpha·A·Bᵀ (A, B [m,n]) by a recursive split into OpenBLAS Dgemm calls
 // (its dgemmt is not bound by gonum.org/v1/netlib); the other triangle gets junk in the diagonal blocks.
 func gemmt(ul blas.Uplo, alpha float64, a, b, c blas64.General) { gemmtRec(ul, alpha, a, b, c) }

@@ -27,6 +27,13 @@ func init() {
 // CholeskyBackward), by Murray's blocked reverse mode in about 2n³/3 flops (ops/internal/blas.CholeskyBackward).
 func cholBackward(w, l []float64, n int) { blas.CholeskyBackward(w, l, n) }
 
+// CholeskyBackwardFlops returns the flops CholeskyBackward spends at order n in this build: 2n³/3 (gpzoo's
+// blocked reverse mode), 3n³ in the openblas build (a Dtrmm and two Dtrsm). Benchmarks count a step's work with it.
+func CholeskyBackwardFlops(n int) float64 {
+	nf := float64(n)
+	return 2 * nf * nf * nf / 3
+}
+
 // gemmt computes the ul triangle of C = alpha·A·Bᵀ (A, B [m,n]) with gpzoo's Dgemmt: micro-tiles outside the
 // triangle are skipped.
 func gemmt(ul gblas.Uplo, alpha float64, a, b, c blas64.General) {

@@ -54,7 +54,7 @@ var allowed = map[string][]string{
 		"client"},
 
 	// The models the step benchmarks (gp, gp/models, gp/dgp) and gpzoo bench time.
-	"internal/benchmodels":             {"gp", "graph"},
+	"internal/benchmodels":             {"gp", "graph", "ops"},
 	"internal/benchmodels/variational": {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "train", "internal/benchmodels"},
 }
 

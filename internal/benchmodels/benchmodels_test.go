@@ -17,8 +17,8 @@ func TestGPRStep(t *testing.T) {
 			t.Fatalf("step %d: %v", i, err)
 		}
 	}
-	if s.Flops <= 0 {
-		t.Errorf("flops %v", s.Flops)
+	if s.Flops != benchmodels.GPRFlops(40) {
+		t.Errorf("flops %v, want GPRFlops(40) = %v", s.Flops, benchmodels.GPRFlops(40))
 	}
 	if err := s.Close(); err != nil {
 		t.Error(err)

@@ -14,9 +14,7 @@ const SVGPDim = 8
 
 // SVGP returns one SVGP training step: M inducing inputs uniform in [−2, 2)^8, minibatch B of ToyRegression
 // data with D = 8 (kin8nm's shape), one output, Gaussian likelihood, whitened coupled layer; forward, backward
-// and an Adam update. Flops counted (leading terms): the Cholesky of Kuu M³/3 and its backward ≈ 5M³/3;
-// L_u⁻¹K_uf M²B and its backward 2M²B; L_Sᵀ·A M²B and its backward 2M²B; the kernel K_uf 2MBD and its
-// backward ≈ 6MBD.
+// and an Adam update. Its Flops are SVGPFlops(M, B).
 func SVGP(m, batch int) (*benchmodels.Step, error) {
 	const d = SVGPDim
 	rng := rand.New(rand.NewPCG(1, 1))
@@ -32,8 +30,7 @@ func SVGP(m, batch int) (*benchmodels.Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	mf, bf, df := float64(m), float64(batch), float64(d)
-	s.Flops = 2*mf*mf*mf + 6*mf*mf*bf + 8*mf*bf*df
+	s.Flops = SVGPFlops(m, batch)
 	return s, nil
 }
 

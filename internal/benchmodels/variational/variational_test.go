@@ -18,8 +18,8 @@ func TestSteps(t *testing.T) {
 			t.Fatalf("step %d: %v", i, err)
 		}
 	}
-	if s.Flops <= 0 {
-		t.Errorf("flops %v", s.Flops)
+	if s.Flops != variational.SVGPFlops(16, 32) {
+		t.Errorf("flops %v, want SVGPFlops(16, 32) = %v", s.Flops, variational.SVGPFlops(16, 32))
 	}
 	if err := s.Close(); err != nil {
 		t.Error(err)

@@ -1,0 +1,71 @@
+package variational
+
+import (
+	"math"
+	"testing"
+
+	bm "github.com/gpzoo/gpzoo/internal/benchmodels"
+)
+
+// The counts are positive, equal the closed forms of their comments and scale as the algorithm does: doubling
+// the minibatch about doubles the SVGP step's count, doubling M about quadruples it (the M²B terms dominate).
+func TestFlops(t *testing.T) {
+	near := func(what string, got, want float64) {
+		t.Helper()
+		if !(got > 0) || math.Abs(got-want) > 1e-12*want {
+			t.Errorf("%s: %v flops, want the closed form %v", what, got, want)
+		}
+	}
+	for _, c := range []struct {
+		m, n, d, p float64
+		dx, white  bool
+	}{{200, 1024, 8, 1, false, false}, {200, 1024, 8, 8, false, true}, {50, 300, 3, 5, true, false}} {
+		i := 1.0
+		if c.dx {
+			i = 2
+		}
+		m, n, d, p := c.m, c.n, c.d, c.p
+		want := 3*(p+1)*m*m*n + m*m*m/3 + bm.CholGradFlops(int(m)) + (4+2*i)*m*n*d + (17+10*p+4*i)*m*n + 8*m*m*d +
+			(21+20*p)*m*m + 14*m*(d+p)
+		if c.white {
+			want += m*n + m*m
+		}
+		near("SVGP layer", svgpLayerFlops(m, layerShape{n: n, d: d, p: p, dx: c.dx, white: c.white}), want)
+
+		ma, mb := 2.5*m, m/2
+		want = (3*p+6)*mb*mb*n + (3*p+1.0/3)*mb*mb*mb + bm.CholGradFlops(int(mb)) + ma*ma*ma/3 + bm.CholGradFlops(int(ma)) +
+			(4+2*i)*(ma+mb)*n*d + (12+6*p+4*i)*ma*n + (16+4*p+4*i)*mb*n + 8*(ma*ma+mb*mb)*d + (21+3*p)*ma*ma +
+			(23+21*p)*mb*mb + 14*((ma+mb)*d+p*ma)
+		if c.white {
+			want += (ma+mb)*n + ma*ma + mb*mb
+		}
+		near("decoupled layer", decoupledLayerFlops(ma, mb, layerShape{n: n, d: d, p: p, dx: c.dx, white: c.white}), want)
+	}
+
+	svgp := SVGPFlops(200, 1024)
+	if r := SVGPFlops(200, 2048) / svgp; r < 1.85 || r > 2 {
+		t.Errorf("doubling B multiplies the SVGP count by %.3f, want about 2", r)
+	}
+	if r := SVGPFlops(400, 1024) / svgp; r < 3.6 || r > 4.5 {
+		t.Errorf("doubling M multiplies the SVGP count by %.3f, want about 4", r)
+	}
+	for _, f := range DGPFamilies {
+		n := float64(dgpSamples * dgpBatch)
+		if got := DGPFlops(f); !(got > svgp) {
+			t.Errorf("%s: %v flops", f, got)
+		}
+		// The deep GP's count is its two layers' and the sample's: S·B rows in each layer.
+		var layers float64
+		if f == DGPCoupled {
+			layers = svgpLayerFlops(dgpM, layerShape{n: n, d: dgpDim, p: dgpWidth, white: true}) +
+				svgpLayerFlops(dgpM, layerShape{n: n, d: dgpWidth, p: 1, dx: true})
+		} else {
+			layers = decoupledLayerFlops(dgpMa, dgpMb, layerShape{n: n, d: dgpDim, p: dgpWidth, white: true}) +
+				decoupledLayerFlops(dgpMa, dgpMb, layerShape{n: n, d: dgpWidth, p: 1, dx: true})
+		}
+		near(f, DGPFlops(f), layers+8*n*dgpWidth)
+	}
+	if got := DGPFlops("nosuch"); got != 0 {
+		t.Errorf("unknown family: %v flops", got)
+	}
+}
