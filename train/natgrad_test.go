@@ -669,7 +669,7 @@ func TestNatGradSVGPEqualsSGPR(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The SGPR jitter must match the layer's Kuu jitter for the bounds to agree exactly.
-			sgpr, err := models.NewSGPR(models.SGPRConfig{Kernel: k, Z: z, NoiseVariance: noise, Jitter: layers.DefaultJitter})
+			sgpr, err := models.NewSGPR(models.SGPRConfig{Kernel: k, Z: z, NoiseVariance: noise, Jitter: layer.Jitter()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -27,7 +27,8 @@ type Config struct {
 	NoiseVariance float64
 	// NumData is n, the size of the whole training set (required).
 	NumData int
-	// Jitter is added to K_mm's diagonal (default layers.DefaultJitter).
+	// Jitter > 0 is a fixed jitter added to K_mm's diagonal (gp.JitterFixed; layers.DefaultJitter before issue 31);
+	// 0, the default, adds none (gp.JitterOnFailure: jitter only if the Cholesky fails; see layers.SVGPConfig).
 	Jitter float64
 	// FixZ freezes the inducing inputs.
 	FixZ bool

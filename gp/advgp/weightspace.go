@@ -26,6 +26,8 @@ type WeightSpaceTerms struct {
 //	φ_i = C⁻¹k_m(x_i), C = chol(K_mm + jitter·I), Σ = UᵀU, β = 1/σ², k̃_ii = k_ii − φ_iᵀφ_i,
 //	g_i = −log N(y_i | φ_iᵀμ, β⁻¹) + (β/2)φ_iᵀΣφ_i + (β/2)k̃_ii.
 //
+// The jitter is the layer's fixed one (none under gp.JitterOnFailure), and C is computed as the graph computes it
+// (ops.CholeskyLower with the default ops.JitterPolicy: more jitter only if the plain factorisation fails).
 // It is the reference the graph's ShardTerm and SVGP ELBO are tested against.
 func (m *Model) WeightSpace(x, y *mat.Dense) (*WeightSpaceTerms, error) {
 	nm, d := m.M(), m.Layer.InputDim()
@@ -50,19 +52,15 @@ func (m *Model) WeightSpace(x, y *mat.Dense) (*WeightSpaceTerms, error) {
 	if err != nil {
 		return nil, err
 	}
-	sym := mat.NewSymDense(nm, nil)
-	for i := 0; i < nm; i++ {
-		for j := i; j < nm; j++ {
-			sym.SetSym(i, j, kmm.At(i, j))
+	if j := m.Layer.Jitter(); j > 0 {
+		for i := 0; i < nm; i++ {
+			kmm.Set(i, i, kmm.At(i, i)+j)
 		}
-		sym.SetSym(i, i, kmm.At(i, i)+m.Layer.Jitter())
 	}
-	var chol mat.Cholesky
-	if !chol.Factorize(sym) {
-		return nil, &ops.NotPDError{N: nm, Tries: 1}
+	c := mat.NewTriDense(nm, mat.Lower, nil)
+	if _, err := ops.CholeskyLower(c.RawTriangular().Data, kmm.RawMatrix().Data, nm, ops.JitterPolicy{}); err != nil {
+		return nil, err
 	}
-	var c mat.TriDense
-	chol.LTo(&c)
 	phi, err := gp.KernelMatrix(m.Layer.Kernel, z, xs) // k_m(x_i) as columns [M,N], then φ = C⁻¹k_m in place
 	if err != nil {
 		return nil, err

@@ -15,8 +15,11 @@
 // # Conventions
 //
 //   - Inducing inputs Z [M,Din] are a trainable Param unless frozen.
-//   - Kuu = K(Z,Z) + jitter·I with the layer's Jitter (default DefaultJitter) added in exactly one place; the
-//     Cholesky op retries with more jitter if needed and counts the retries.
+//   - The SVGP layer's Kuu = K(Z,Z) is factorised as is by default (gp.JitterOnFailure): the graph's Cholesky
+//     adds jitter only when that factorisation fails, escalating, and counts the retries (graph.Program's
+//     CholeskyStats). A fixed SVGPConfig.Jitter > 0 (gp.JitterFixed; DefaultJitter = 1e-6 was the default before
+//     issue 31, and model files that store it keep it) adds jitter·I to Kuu in exactly one place (SVGP.Lu). The
+//     Decoupled layer keeps a fixed jitter (default DefaultJitter) on K_α and K_β wherever they enter.
 //   - Whitened is the default (u = L_u v, q(v) = N(m, S), p(v) = N(0, I)); unwhitened is an option.
 //
 // # Errors

@@ -24,7 +24,7 @@ type HybridConfig struct {
 //	μ(x) = k_xβ K_β⁻¹ m_β + k_xγ a_γ (= μ_SVGP(x) + k_xγ a_γ),   s(x,x') = s_SVGP(x,x'),
 //	KL   = KL_SVGP(m_β, S) + m_βᵀK_β⁻¹K_βγ a_γ + ½ a_γᵀK_γ a_γ,
 //
-// summed over outputs. With c = L_β⁻¹K_βγ a_γ (L_β the SVGP's Cholesky factor of its jittered Kuu) the cross term
+// summed over outputs. With c = L_β⁻¹K_βγ a_γ (L_β the SVGP's Cholesky factor of its Kuu) the cross term
 // is vᵀc when whitened (m_β = L_β v, the GaussianQ mean is v) and (L_β⁻¹m_β)ᵀc when unwhitened. The mean part of
 // the KL is ½‖μ‖²_H of the RKHS mean, so the KL stays ≥ 0. Unlike Orth, the γ weights and the β mean are
 // correlated (the cross term), so a natural step on q(u_β) alone is only conditional on a_γ.

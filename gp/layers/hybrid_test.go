@@ -175,7 +175,7 @@ func TestOrthHybridWhitenedUnwhitenedAgree(t *testing.T) {
 				t.Fatal(err)
 			}
 			ogRandomQ(t, p.wq, 9)
-			ch := ogChol(t, k, z, layers.DefaultJitter)
+			ch := ogChol(t, k, z, 0) // the layers' default: no fixed jitter (gp.JitterOnFailure), and this Kuu factorises
 			var lu mat.TriDense
 			ch.LTo(&lu)
 			var mu mat.Dense

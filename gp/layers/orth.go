@@ -30,7 +30,7 @@ type OrthConfig struct {
 //	μ(x)  = (k_xγ − k_xβ K_β⁻¹ K_βγ) a_γ + μ_SVGP(x),   s(x,x') = s_SVGP(x,x'),
 //	KL    = ½ a_γᵀ(K_γ − K_γβ K_β⁻¹ K_βγ) a_γ + KL_SVGP,
 //
-// summed over outputs. K_β is the SVGP's Kuu (with its jitter) and every K_β⁻¹ goes through the SVGP's Cholesky
+// summed over outputs. K_β is the SVGP's Kuu (with its fixed jitter, if any) and every K_β⁻¹ goes through the SVGP's Cholesky
 // factor L_β (SVGP.Lu): k_xβ K_β⁻¹ K_βγ a_γ = (L_β⁻¹K_βx)ᵀ(L_β⁻¹K_βγ a_γ) and the γ part of the KL is
 // ½(a_γᵀK_γ a_γ − ‖L_β⁻¹K_βγ a_γ‖²). Cost per graph O(N·Mγ·D + N·Mβ² + Mβ³ + Mβ·Mγ·D); nothing is cached
 // across graphs.

@@ -60,8 +60,11 @@ type svgpSpec struct {
 	Unwhitened  bool    `json:"unwhitened,omitempty"`
 	QDiag       bool    `json:"q_diag,omitempty"`
 	Jitter      float64 `json:"jitter"`
-	FixZ        bool    `json:"fix_z,omitempty"`
-	HasMean     bool    `json:"has_mean,omitempty"`
+	// JitterPolicy is gp.JitterOnFailure (with Jitter 0) or empty: a fixed Jitter, as in every file written before
+	// the policy existed (gp.SpecJitterPolicy, gp.JitterFromSpec).
+	JitterPolicy string `json:"jitter_policy,omitempty"`
+	FixZ         bool   `json:"fix_z,omitempty"`
+	HasMean      bool   `json:"has_mean,omitempty"`
 }
 
 // decoupledSpec is the Config of layer/decoupled (and the base of layer/decoupled-gse); its children are the
@@ -95,11 +98,11 @@ type gammaSpec struct {
 	FixZgamma bool `json:"fix_zgamma,omitempty"`
 }
 
-// Spec describes l: its name, sizes, whitening, q's form, jitter and whether Z is frozen; the children are the
-// kernel and the mean function (if any).
+// Spec describes l: its name, sizes, whitening, q's form, jitter and its policy (a fixed jitter's Spec is that of
+// earlier versions) and whether Z is frozen; the children are the kernel and the mean function (if any).
 func (l *SVGP) Spec() (gp.Spec, error) {
 	c := svgpSpec{Name: l.name, NumInducing: l.Q.M(), InputDim: l.din, OutputDim: l.dout, Unwhitened: !l.whiten,
-		QDiag: l.Q.Diag, Jitter: l.jitter, FixZ: !l.Z.Trainable(), HasMean: l.Mean != nil}
+		QDiag: l.Q.Diag, Jitter: l.jitter, JitterPolicy: gp.SpecJitterPolicy(l.jitter), FixZ: !l.Z.Trainable(), HasMean: l.Mean != nil}
 	return gp.NewSpec(KindSVGP, c, withMean([]any{l.Kernel}, l.Mean)...)
 }
 
@@ -157,15 +160,19 @@ func buildSVGP(raw json.RawMessage, children []any, _ gp.BuildOptions) (any, err
 	if err := gp.CheckSpecDims(KindSVGP, c.NumInducing, c.NumInducing, c.OutputDim); err != nil {
 		return nil, err
 	}
-	if c.Name == "" || !(c.Jitter > 0) {
-		return nil, fmt.Errorf("%w: %s: empty name or jitter %v not > 0", ErrConfig, KindSVGP, c.Jitter)
+	if c.Name == "" {
+		return nil, fmt.Errorf("%w: %s: empty name", ErrConfig, KindSVGP)
+	}
+	jitter, err := gp.JitterFromSpec(KindSVGP, c.JitterPolicy, c.Jitter)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	k, m, err := kernelAndMean(KindSVGP, children, c.HasMean, c.InputDim, c.OutputDim)
 	if err != nil {
 		return nil, err
 	}
 	return NewSVGP(SVGPConfig{Name: c.Name, Kernel: k, Z: mat.NewDense(c.NumInducing, c.InputDim, nil), OutputDim: c.OutputDim,
-		Mean: m, Unwhitened: c.Unwhitened, QDiag: c.QDiag, Jitter: c.Jitter, FixZ: c.FixZ})
+		Mean: m, Unwhitened: c.Unwhitened, QDiag: c.QDiag, Jitter: jitter, FixZ: c.FixZ})
 }
 
 // spec returns the Config of l.

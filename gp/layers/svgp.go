@@ -3,6 +3,7 @@ package layers
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
@@ -10,7 +11,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// DefaultJitter is added to the diagonal of Kuu (absolute, as in GPflow) when SVGPConfig.Jitter is zero.
+// DefaultJitter is the fixed jitter (absolute, as in GPflow) the SVGP layer added to Kuu's diagonal by default
+// before issue 31 (gp.JitterFixed), which model files written then store; SVGPConfig.Jitter = DefaultJitter asks
+// for it. The SVGP layer's default is now no fixed jitter (gp.JitterOnFailure). It is still the Decoupled
+// layer's default, whose K_α + εI and K_β + εI enter its quadratic forms and preconditioner, not only a Cholesky.
 const DefaultJitter = 1e-6
 
 // ErrConfig is the sentinel of invalid layer configurations.
@@ -34,7 +38,9 @@ type SVGPConfig struct {
 	QDiag bool
 	// QSqrtScale is the initial factor of S: L_p = QSqrtScale·I (default 1; deep-GP inner layers use 1e-5).
 	QSqrtScale float64
-	// Jitter is added to the diagonal of Kuu (default DefaultJitter).
+	// Jitter > 0 is a fixed jitter added to Kuu's diagonal before every factorisation (gp.JitterFixed; layers
+	// built before issue 31 used DefaultJitter). 0, the default, adds none (gp.JitterOnFailure): Kuu is
+	// factorised as is and the graph's Cholesky adds jitter only if that fails, counted in its CholeskyStats.
 	Jitter float64
 	// FixZ freezes the inducing inputs.
 	FixZ bool
@@ -79,17 +85,14 @@ func NewSVGP(c SVGPConfig) (*SVGP, error) {
 	if c.Mean != nil && c.Mean.OutputDim() != dout {
 		return nil, fmt.Errorf("%w: SVGP: mean function has %d outputs, layer %d", ErrConfig, c.Mean.OutputDim(), dout)
 	}
-	if c.Jitter < 0 {
-		return nil, fmt.Errorf("%w: SVGP: negative jitter %g", ErrConfig, c.Jitter)
+	if c.Jitter < 0 || math.IsNaN(c.Jitter) || math.IsInf(c.Jitter, 0) {
+		return nil, fmt.Errorf("%w: SVGP: jitter %g (want 0, jitter on failure only, or a finite fixed jitter > 0)", ErrConfig, c.Jitter)
 	}
 	name := c.Name
 	if name == "" {
 		name = "svgp"
 	}
 	l := &SVGP{Kernel: c.Kernel, Mean: c.Mean, whiten: !c.Unwhitened, jitter: c.Jitter, din: din, dout: dout, name: name}
-	if l.jitter == 0 {
-		l.jitter = DefaultJitter
-	}
 	z := mat.DenseCopyOf(c.Z)
 	var err error
 	if l.Z, err = graph.NewParam(name+".Z", z.RawMatrix().Data, graph.Identity{}, m, din); err != nil {
@@ -105,7 +108,8 @@ func NewSVGP(c SVGPConfig) (*SVGP, error) {
 // Whitened reports whether the layer is whitened.
 func (l *SVGP) Whitened() bool { return l.whiten }
 
-// Jitter returns the constant added to Kuu's diagonal.
+// Jitter returns the fixed jitter added to Kuu's diagonal: > 0 under gp.JitterFixed, 0 under gp.JitterOnFailure
+// (Kuu factorised as is; jitter only if that fails).
 func (l *SVGP) Jitter() float64 { return l.jitter }
 
 // NumInducing returns M.
@@ -131,11 +135,12 @@ type memoKey struct {
 	what string
 }
 
-// Lu returns the lower Cholesky factor of Kuu = K(Z,Z) + jitter·I [M,M], built once per graph.
+// Lu returns the lower Cholesky factor of Kuu = K(Z,Z) [M,M] (+ jitter·I under a fixed jitter; see gp.CholKuu),
+// built once per graph.
 func (l *SVGP) Lu(g *graph.Graph) *graph.Node {
 	return g.Memo(memoKey{l, "Lu"}, func() *graph.Node {
 		z := g.Param(l.Z)
-		return g.Cholesky(g.AddDiag(l.Kernel.K(z, z), g.Scalar(l.name+".jitter", l.jitter)))
+		return gp.CholKuu(g, l.Kernel.K(z, z), l.jitter, l.name+".jitter")
 	})
 }
 

@@ -166,7 +166,7 @@ func TestWhitenedUnwhitenedAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ch mat.Cholesky
-	if !ch.Factorize(kxx(t, k, z, layers.DefaultJitter)) {
+	if !ch.Factorize(kxx(t, k, z, wl.Jitter())) { // 0 by default (gp.JitterOnFailure): this Kuu factorises as is
 		t.Fatal("Kuu not PD")
 	}
 	var lu mat.TriDense

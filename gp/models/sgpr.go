@@ -10,7 +10,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// DefaultSGPRJitter is added to the diagonal of Kuu when SGPRConfig.Jitter is zero.
+// DefaultSGPRJitter is the fixed jitter SGPR added to Kuu's diagonal by default before issue 31 (gp.JitterFixed),
+// which model files written then store; SGPRConfig.Jitter = DefaultSGPRJitter asks for it. The default is now no
+// fixed jitter (gp.JitterOnFailure).
 const DefaultSGPRJitter = 1e-6
 
 // DefaultNoiseVariance is the initial Gaussian noise variance when a config leaves it zero (standardised targets).
@@ -22,8 +24,11 @@ type SGPRConfig struct {
 	Z             *mat.Dense      // initial inducing inputs [M,D] (required)
 	Mean          gp.MeanFunction // nil: zero
 	NoiseVariance float64         // initial σ² (default DefaultNoiseVariance)
-	Jitter        float64         // added to Kuu's diagonal (default DefaultSGPRJitter)
-	FixZ          bool            // freeze the inducing inputs
+	// Jitter > 0 is a fixed jitter added to Kuu's diagonal before every factorisation (gp.JitterFixed; models
+	// built before issue 31 used DefaultSGPRJitter). 0, the default, adds none (gp.JitterOnFailure): Kuu is
+	// factorised as is and the graph's Cholesky adds jitter only if that fails, counted in its CholeskyStats.
+	Jitter float64
+	FixZ   bool // freeze the inducing inputs
 	// X [N,D] and Y [N,P] are the training data Predict conditions on (optional here: SetTrainingData sets them
 	// later, after fitting for example; both or neither).
 	X, Y *mat.Dense
@@ -31,7 +36,9 @@ type SGPRConfig struct {
 
 // SGPR is sparse GP regression with Titsias' (2009) collapsed variational bound (MATH.md §2):
 // log N(y | 0, Q + σ²I) − tr(K_ff − Q)/(2σ²), Q = K_fu K_uu⁻¹ K_uf, always ≤ log p(y), equal when Z = X.
-// It is trained full-batch (its Loss needs the whole data set).
+// It is trained full-batch (its Loss needs the whole data set). With the default jitter policy
+// (gp.JitterOnFailure) and a Kuu that factorises, the objective is this bound exactly, with no jitter in Kuu;
+// a fixed jitter j (gp.JitterFixed, SGPRConfig.Jitter) replaces Kuu by Kuu + jI throughout (bound and predictions).
 type SGPR struct {
 	Kernel gp.Kernel
 	Z      *graph.Param
@@ -56,13 +63,10 @@ func NewSGPR(c SGPRConfig) (*SGPR, error) {
 	if d != c.Kernel.InputDim() {
 		return nil, &ops.ShapeError{Op: "models.NewSGPR", Want: fmt.Sprintf("Z with %d columns", c.Kernel.InputDim()), Got: fmt.Sprint(d)}
 	}
-	if c.Jitter < 0 {
-		return nil, fmt.Errorf("models: SGPR: negative jitter")
+	if err := gp.CheckJitter("models: SGPR", c.Jitter); err != nil {
+		return nil, err
 	}
 	s := &SGPR{Kernel: c.Kernel, Mean: c.Mean, jitter: c.Jitter}
-	if s.jitter == 0 {
-		s.jitter = DefaultSGPRJitter
-	}
 	var err error
 	if s.Z, err = graph.NewParam("sgpr.Z", mat.DenseCopyOf(c.Z).RawMatrix().Data, graph.Identity{}, m, d); err != nil {
 		return nil, err
@@ -84,8 +88,8 @@ func NewSGPR(c SGPRConfig) (*SGPR, error) {
 // NewSGPRShared returns an SGPR over existing Params instead of new ones: the inducing inputs z [M,D] and the
 // scalar noise variance noise, for example an SVGP layer's Z and its Gaussian likelihood's variance. Training it
 // trains them (and the kernel's), so the collapsed bound can polish a model whose q(u) is kept elsewhere: at
-// the optimal q(u) the SVGP ELBO equals this bound (Titsias 2009; MATH.md §2–3) when jitter is the layer's.
-// jitter 0 means DefaultSGPRJitter.
+// the optimal q(u) the SVGP ELBO equals this bound (Titsias 2009; MATH.md §2–3) when jitter is the layer's
+// (layers.SVGP.Jitter). jitter > 0 is a fixed jitter (gp.JitterFixed); 0 adds none (gp.JitterOnFailure).
 func NewSGPRShared(kernel gp.Kernel, z, noise *graph.Param, mean gp.MeanFunction, jitter float64) (*SGPR, error) {
 	if kernel == nil || z == nil || noise == nil {
 		return nil, fmt.Errorf("models: SGPR needs a Kernel, inducing inputs and a noise variance")
@@ -96,11 +100,8 @@ func NewSGPRShared(kernel gp.Kernel, z, noise *graph.Param, mean gp.MeanFunction
 	if noise.Size() != 1 {
 		return nil, &ops.ShapeError{Op: "models.NewSGPRShared", Want: "a scalar noise variance", Got: fmt.Sprint(noise.Shape())}
 	}
-	if jitter < 0 {
-		return nil, fmt.Errorf("models: SGPR: negative jitter")
-	}
-	if jitter == 0 {
-		jitter = DefaultSGPRJitter
+	if err := gp.CheckJitter("models: SGPR", jitter); err != nil {
+		return nil, err
 	}
 	return &SGPR{Kernel: kernel, Z: z, Mean: mean, Noise: noise, jitter: jitter}, nil
 }
@@ -113,6 +114,10 @@ func (s *SGPR) Params() []*graph.Param {
 	}
 	return gp.UniqueParams(s.Kernel.Params(), []*graph.Param{s.Z}, mp, []*graph.Param{s.Noise})
 }
+
+// Jitter returns the fixed jitter added to Kuu's diagonal: > 0 under gp.JitterFixed, 0 under gp.JitterOnFailure
+// (Kuu factorised as is; jitter only if that fails).
+func (s *SGPR) Jitter() float64 { return s.jitter }
 
 // NoiseVariance returns the current σ².
 func (s *SGPR) NoiseVariance() float64 { return s.Noise.Value()[0] }
@@ -131,7 +136,7 @@ func (s *SGPR) parts(x, y *graph.Node) sgprParts {
 		p.r = g.Sub(y, s.Mean.Mean(x))
 	}
 	p.sigma = g.Sqrt(g.Param(s.Noise))
-	p.lu = g.Cholesky(g.AddDiag(s.Kernel.K(z, z), g.Scalar("sgpr.jitter", s.jitter)))
+	p.lu = gp.CholKuu(g, s.Kernel.K(z, z), s.jitter, "sgpr.jitter")
 	p.a = g.Div(g.TriSolve(p.lu, s.Kernel.K(z, x), false, false), p.sigma)                 // A = L_u⁻¹K_uf/σ [M,N]
 	p.lb = g.Cholesky(g.AddDiag(g.MatMul(p.a, p.a, false, true), g.Scalar("sgpr.one", 1))) // chol(I + AAᵀ)
 	p.c = g.Div(g.TriSolve(p.lb, g.MatMul(p.a, p.r, false, false), false, false), p.sigma) // L_B⁻¹A r/σ [M,P]

@@ -43,8 +43,11 @@ type sgprSpec struct {
 	NumInducing int     `json:"num_inducing"`
 	InputDim    int     `json:"input_dim"`
 	Jitter      float64 `json:"jitter"`
-	FixZ        bool    `json:"fix_z,omitempty"`
-	HasMean     bool    `json:"has_mean,omitempty"`
+	// JitterPolicy is gp.JitterOnFailure (with Jitter 0) or empty: a fixed Jitter, as in every file written before
+	// the policy existed (gp.SpecJitterPolicy, gp.JitterFromSpec).
+	JitterPolicy string `json:"jitter_policy,omitempty"`
+	FixZ         bool   `json:"fix_z,omitempty"`
+	HasMean      bool   `json:"has_mean,omitempty"`
 }
 
 // decodeConfig decodes a model's Config; a missing Config is an error.
@@ -86,8 +89,9 @@ func buildSVGP(raw json.RawMessage, children []any, _ gp.BuildOptions) (any, err
 	return NewSVGP(SVGPConfig{Layer: l, Likelihood: lik, NumData: c.NumData})
 }
 
-// Spec describes s: Z's size, the jitter and whether Z is frozen (Config), then the kernel and the mean
-// function if any (children). The training data are not part of a Spec (model files store them).
+// Spec describes s: Z's size, the jitter and its policy (a fixed jitter's Config is that of earlier versions)
+// and whether Z is frozen (Config), then the kernel and the mean function if any (children). The training data
+// are not part of a Spec (model files store them).
 func (s *SGPR) Spec() (gp.Spec, error) {
 	if s.Kernel == nil || s.Z == nil || s.Noise == nil {
 		return gp.Spec{}, fmt.Errorf("models: %w: spec of SGPR: nil Kernel, Z or Noise", gp.ErrConfig)
@@ -96,7 +100,8 @@ func (s *SGPR) Spec() (gp.Spec, error) {
 		return gp.Spec{}, fmt.Errorf("models: %w: spec of SGPR: Params %v and %v are not NewSGPR's", gp.ErrConfig, s.Z, s.Noise)
 	}
 	sh := s.Z.Shape()
-	c := sgprSpec{NumInducing: sh[0], InputDim: sh[1], Jitter: s.jitter, FixZ: !s.Z.Trainable(), HasMean: s.Mean != nil}
+	c := sgprSpec{NumInducing: sh[0], InputDim: sh[1], Jitter: s.jitter, JitterPolicy: gp.SpecJitterPolicy(s.jitter),
+		FixZ: !s.Z.Trainable(), HasMean: s.Mean != nil}
 	children := []any{s.Kernel}
 	if s.Mean != nil {
 		children = append(children, s.Mean)
@@ -115,8 +120,9 @@ func buildSGPR(raw json.RawMessage, children []any, _ gp.BuildOptions) (any, err
 	if err := gp.CheckSpecDims(KindSGPR, c.NumInducing, c.NumInducing); err != nil {
 		return nil, err
 	}
-	if !(c.Jitter > 0) {
-		return nil, fmt.Errorf("models: %w: %s: jitter %v not > 0", gp.ErrConfig, KindSGPR, c.Jitter)
+	jitter, err := gp.JitterFromSpec(KindSGPR, c.JitterPolicy, c.Jitter)
+	if err != nil {
+		return nil, fmt.Errorf("models: %w", err)
 	}
 	want := 1
 	if c.HasMean {
@@ -129,7 +135,7 @@ func buildSGPR(raw json.RawMessage, children []any, _ gp.BuildOptions) (any, err
 	if err != nil {
 		return nil, err
 	}
-	sc := SGPRConfig{Kernel: k, Z: mat.NewDense(c.NumInducing, c.InputDim, nil), Jitter: c.Jitter, FixZ: c.FixZ}
+	sc := SGPRConfig{Kernel: k, Z: mat.NewDense(c.NumInducing, c.InputDim, nil), Jitter: jitter, FixZ: c.FixZ}
 	if c.HasMean {
 		if sc.Mean, err = gp.ChildAs[gp.MeanFunction](KindSGPR, children, 1); err != nil {
 			return nil, err
