@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -113,10 +114,39 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			return c.run(args[1:], stdout, stderr)
+			stop, err := startCPUProfile(os.Getenv(EnvCPUProfile))
+			if err != nil {
+				return err
+			}
+			err = c.run(args[1:], stdout, stderr)
+			return errors.Join(err, stop())
 		}
 	}
 	return fmt.Errorf("unknown command %q (try `gpzoo help`)", args[0])
+}
+
+// EnvCPUProfile names a file that receives a CPU profile (runtime/pprof) of the whole command when set: any
+// command, e.g. GPZOO_CPUPROFILE=train.prof gpzoo train …, then go tool pprof.
+const EnvCPUProfile = "GPZOO_CPUPROFILE"
+
+// startCPUProfile starts a CPU profile into path (nothing for ""), refusing to replace an existing file, and
+// returns the function that stops it and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("$%s: %w", EnvCPUProfile, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("$%s: %w", EnvCPUProfile, err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 func printUsage(w io.Writer) {
