@@ -164,21 +164,12 @@ func loadModelInputs(f *modelfile.File, path string) (*mat.Dense, error) {
 // generated names x0 … x{D−1} read every column in order when the file lacks those names.
 func loadNamedInputs(names []string, path string) (*mat.Dense, error) {
 	x, err := datasets.LoadInputs(path, names)
-	if err != nil && slices.Equal(names, generatedNames(len(names))) {
+	if err != nil && slices.Equal(names, modelfile.GeneratedInputNames(len(names))) {
 		if x, err2 := datasets.LoadInputs(path, nil); err2 == nil {
 			return x, nil
 		}
 	}
 	return x, err
-}
-
-// generatedNames returns x0 … x{d−1}, the names of inputs saved without column names.
-func generatedNames(d int) []string {
-	names := make([]string, d)
-	for i := range names {
-		names[i] = "x" + strconv.Itoa(i)
-	}
-	return names
 }
 
 // predictionTable is what gpzoo predict writes, from a model file or a server: means, variances and standard

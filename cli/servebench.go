@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gpzoo/gpzoo/gp"
@@ -199,17 +200,21 @@ func serveBenchCmd(args []string, stdout, stderr io.Writer) error {
 
 // attackCell sends requests (cycling through bodies) from c workers, each with one request in flight, for d.
 func attackCell(url string, bodies [][]byte, c int, d time.Duration) serveBenchCell {
+	var mu sync.Mutex // vegeta's workers call the targeter concurrently
 	i := 0
 	targeter := func(t *vegeta.Target) error {
-		t.Method, t.URL, t.Body = http.MethodPost, url, bodies[i%len(bodies)]
-		t.Header = http.Header{"Content-Type": []string{"application/json"}}
+		mu.Lock()
+		body := bodies[i%len(bodies)]
 		i++
+		mu.Unlock()
+		t.Method, t.URL, t.Body = http.MethodPost, url, body
+		t.Header = http.Header{"Content-Type": []string{"application/json"}}
 		return nil
 	}
 	atk := vegeta.NewAttacker(vegeta.Workers(uint64(c)), vegeta.MaxWorkers(uint64(c)), vegeta.Connections(c),
 		vegeta.MaxConnections(c), vegeta.KeepAlive(true), vegeta.Timeout(60*time.Second))
 	var m vegeta.Metrics
-	for r := range atk.Attack(vegeta.Targeter(syncTargeter(targeter)), vegeta.Rate{}, d, "serve-bench") {
+	for r := range atk.Attack(targeter, vegeta.Rate{}, d, "serve-bench") {
 		m.Add(r)
 	}
 	m.Close()
@@ -220,16 +225,6 @@ func attackCell(url string, bodies [][]byte, c int, d time.Duration) serveBenchC
 		cell.FirstError = m.Errors[0]
 	}
 	return cell
-}
-
-// syncTargeter serialises calls to t (vegeta's workers call the targeter concurrently).
-func syncTargeter(t vegeta.Targeter) vegeta.Targeter {
-	ch := make(chan struct{}, 1)
-	return func(tg *vegeta.Target) error {
-		ch <- struct{}{}
-		defer func() { <-ch }()
-		return t(tg)
-	}
 }
 
 // benchBody returns an inference request of rows random rows of width d.

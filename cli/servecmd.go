@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/gpzoo/gpzoo/internal/access"
 	"io"
 	"log/slog"
 	"os"
@@ -173,19 +174,6 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// readServeToken returns the bearer token of file (surrounding white space removed), or, for file "", the value
-// of EnvServeToken ("" when unset: no token).
-func readServeToken(file string) (string, error) {
-	if file == "" {
-		return strings.TrimSpace(os.Getenv(EnvServeToken)), nil
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", fmt.Errorf("reading the token: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", fmt.Errorf("the token file %s is empty", file)
-	}
-	return tok, nil
-}
+// readServeToken returns the bearer token of file, or, for file "", of $GPZOO_SERVE_TOKEN ("" when unset: no
+// token).
+func readServeToken(file string) (string, error) { return access.ReadToken(file, EnvServeToken) }

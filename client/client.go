@@ -5,9 +5,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"github.com/gpzoo/gpzoo/internal/access"
 
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -76,7 +76,7 @@ func New(target string, o Options) (*Client, error) {
 	}
 	o.Token = strings.TrimSpace(o.Token)
 	host := u.Hostname()
-	if plaintext && o.Token != "" && !isLoopback(host) && !o.Insecure {
+	if plaintext && o.Token != "" && !access.LoopbackHost(host) && !o.Insecure {
 		return nil, &ConfigError{Field: "Token", Msg: fmt.Sprintf("refusing to send the bearer token in plaintext to %s: use %ss://, or set Options.Insecure", host, strings.TrimSuffix(scheme, "s"))}
 	}
 	if plaintext && (o.TLS != nil || o.CAFile != "") {
@@ -126,15 +126,6 @@ func tlsConfig(o Options) (*tls.Config, error) {
 		conf.RootCAs = pool
 	}
 	return conf, nil
-}
-
-// isLoopback reports whether host is the name localhost or a loopback IP (names are never resolved).
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // redact returns u without user information, for messages.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/gpzoo/gpzoo/internal/access"
 	"net"
 	"os"
 	"os/exec"
@@ -93,15 +94,8 @@ func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
 	return &Embedded{srv: srv, URL: url, Loopback: loopback}, nil
 }
 
-// IsLoopback reports whether host (a name or an address) is this machine's loopback: localhost, 127.0.0.0/8
-// or ::1.
-func IsLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
-}
+// IsLoopback reports whether host (a name or an address) is this machine's loopback (access.LoopbackHost).
+func IsLoopback(host string) bool { return access.LoopbackHost(host) }
 
 // Shutdown stops the server.
 func (e *Embedded) Shutdown() {
@@ -124,18 +118,11 @@ func Connect(url, name, token string) (*nats.Conn, error) {
 }
 
 // ReadToken returns the token held by file (surrounding white space removed), or, for file "", the value of
-// EnvToken ("" when unset).
+// EnvToken ("" when unset): access.ReadToken.
 func ReadToken(file string) (string, error) {
-	if file == "" {
-		return os.Getenv(EnvToken), nil
-	}
-	b, err := os.ReadFile(file)
+	tok, err := access.ReadToken(file, EnvToken)
 	if err != nil {
-		return "", fmt.Errorf("dist: reading the NATS token: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", fmt.Errorf("dist: the token file %s is empty", file)
+		return "", fmt.Errorf("dist: %w", err)
 	}
 	return tok, nil
 }

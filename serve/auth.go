@@ -5,29 +5,14 @@ import (
 	"crypto/subtle"
 	"crypto/tls"
 	"fmt"
-	"net"
+	"github.com/gpzoo/gpzoo/internal/access"
 	"net/http"
-	"net/netip"
 	"strings"
 )
 
-// IsLoopback reports whether the host of addr (host:port) is a loopback address: an IP in 127.0.0.0/8, ::1
-// (IPv4-mapped forms included), or the name localhost. An empty host (":8080": every interface), any other
-// name and an unparsable address are not (names are never resolved: a DNS answer must not widen the rule).
-func IsLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return false
-	}
-	return ip.Unmap().IsLoopback()
-}
+// IsLoopback reports whether the host of addr (host:port) is a loopback address (access.LoopbackAddr: an IP
+// in 127.0.0.0/8, ::1 with IPv4-mapped forms, or localhost; not ":8080", every interface).
+func IsLoopback(addr string) bool { return access.LoopbackAddr(addr) }
 
 // CheckListen applies the listening rule to addr: a loopback address is always allowed; any other needs TLS
 // and a bearer token (an *InsecureListenError naming what is missing). It binds nothing.

@@ -269,7 +269,7 @@ func encode(f *File) ([]byte, error) {
 			if meta == nil {
 				meta = map[string]string{}
 			}
-			names, _ := json.Marshal(numbered("x", m.InputDim()))
+			names, _ := json.Marshal(GeneratedInputNames(m.InputDim()))
 			meta["features"] = string(names)
 		}
 	}

@@ -331,8 +331,12 @@ func (f *File) InputNames() []string {
 	if m, ok := f.model().(gp.Predictor); ok {
 		d = m.InputDim()
 	}
-	return numbered("x", d)
+	return GeneratedInputNames(d)
 }
+
+// GeneratedInputNames returns x0 … x{d−1}: the names of the inputs of a model saved from data without column
+// names (Save writes them; InputNames falls back to them).
+func GeneratedInputNames(d int) []string { return numbered("x", d) }
 
 // OutputNames returns the names of the model's target columns: Meta "target" (one column) or "targets" (a
 // JSON list), else y0 … y{P−1} (P = the standardizer's target width, else the model's output width).
