@@ -159,7 +159,7 @@ func (m *GPR) predictMarginals(xs *mat.Dense, o PredictOptions) (*mat.Dense, []f
 		if m.Mean != nil {
 			mean = g.Add(mean, m.Mean.Mean(xsn))
 		}
-		variance := g.Sub(m.Kernel.KDiag(xsn), g.SumRows(g.Square(a)))
+		variance := g.Sub(m.Kernel.KDiag(xsn), g.SumRowsSq(a))
 		prog, err := g.CompileForward(map[string]*graph.Node{"mean": mean, "var": variance})
 		if err != nil {
 			return nil, nil, fmt.Errorf("gp: GPR.Predict: %w", err)

@@ -92,6 +92,9 @@ func (g *Graph) Sum(x *Node) *Node { return g.un("Sum", ops.Sum, x) }
 // SumRows returns the column sums [m] of x [n,m].
 func (g *Graph) SumRows(x *Node) *Node { return g.un("SumRows", ops.SumRows, x) }
 
+// SumRowsSq returns the column sums of squares Σᵢ x_ij² [m] of x [n,m]: SumRows(Square(x)) in one op.
+func (g *Graph) SumRowsSq(x *Node) *Node { return g.un("SumRowsSq", ops.SumRowsSq, x) }
+
 // SumCols returns the row sums [n] of x [n,m].
 func (g *Graph) SumCols(x *Node) *Node { return g.un("SumCols", ops.SumCols, x) }
 

@@ -9,7 +9,8 @@ import (
 )
 
 // Sums: one kernel reduceK, over all entries (optionally divided by their number), over the rows of a matrix,
-// or over its columns.
+// or over its columns, of the entries or of their squares (SumRowsSq(a) is SumRows(Square(a)) in one pass forward
+// and one backward, without the [n,m] intermediate: a sparse GP's ‖L_u⁻¹k_ux‖² per point).
 
 type reduceAxis int
 
@@ -20,24 +21,43 @@ const (
 )
 
 type reduceK struct {
-	axis reduceAxis
-	mean bool // divide by the number of entries (reduceAll only)
+	axis   reduceAxis
+	mean   bool // divide by the number of entries (reduceAll only)
+	square bool // sum the squares of the entries
 }
 
 func (k reduceK) name() string {
+	n := "Sum"
 	switch {
 	case k.mean:
-		return "Mean"
+		n = "Mean"
 	case k.axis == reduceRows:
-		return "SumRows"
+		n = "SumRows"
 	case k.axis == reduceCols:
-		return "SumCols"
+		n = "SumCols"
 	}
-	return "Sum"
+	if k.square {
+		n += "Sq"
+	}
+	return n
 }
-func (k reduceK) params(w io.Writer) { fmt.Fprintf(w, "axis=%d,mean=%t", k.axis, k.mean) }
-func (reduceK) arity() int           { return 1 }
-func (reduceK) diff() []bool         { return []bool{true} }
+func (k reduceK) params(w io.Writer) {
+	fmt.Fprintf(w, "axis=%d,mean=%t,square=%t", k.axis, k.mean, k.square)
+}
+
+// reduceMinCols is the least number of columns (reduceRows) or rows (reduceCols, backward passes) each goroutine
+// of a reduction takes: below 2× this a reduction runs on the calling goroutine.
+const reduceMinCols = 128
+
+// term returns the summand of entry v: v or v².
+func (k reduceK) term(v float64) float64 {
+	if k.square {
+		return v * v
+	}
+	return v
+}
+func (reduceK) arity() int   { return 1 }
+func (reduceK) diff() []bool { return []bool{true} }
 
 func (k reduceK) outShape(in []tensor.Shape) (tensor.Shape, error) {
 	s := in[0]
@@ -60,27 +80,43 @@ func (k reduceK) outShape(in []tensor.Shape) (tensor.Shape, error) {
 func (k reduceK) forward(in []arg, out []float64) error {
 	x := in[0]
 	switch k.axis {
-	case reduceRows: // out[j] = Σ_i x_ij, rows in order (row by row: no index arithmetic per entry)
-		clear(out)
+	case reduceRows: // out[j] = Σ_i x_ij, rows in order (row by row: no index arithmetic per entry); columns split
+		// over goroutines, each column summed in the same order whatever their number
 		m := x.cols()
-		for r := 0; m > 0 && r+m <= len(x.data); r += m {
-			for j, v := range x.data[r : r+m] {
-				out[j] += v
-			}
+		clear(out)
+		n := x.rows()
+		if m == 0 || len(x.data) < n*m {
+			return nil
 		}
+		return ForRows(m, reduceMinCols, func(lo, hi int) error {
+			o := out[lo:hi]
+			for r := 0; r < n; r++ {
+				row := x.data[r*m+lo : r*m+hi]
+				if k.square {
+					for j, v := range row {
+						o[j] += v * v
+					}
+					continue
+				}
+				for j, v := range row {
+					o[j] += v
+				}
+			}
+			return nil
+		})
 	case reduceCols: // out[i] = Σ_j x_ij, in column order
 		m := x.cols()
 		for i := range out {
 			s := 0.0
 			for _, v := range x.data[i*m : i*m+m] {
-				s += v
+				s += k.term(v)
 			}
 			out[i] = s
 		}
 	default:
 		s := 0.0
 		for _, v := range x.data {
-			s += v
+			s += k.term(v)
 		}
 		if k.mean {
 			s /= float64(len(x.data))
@@ -91,6 +127,18 @@ func (k reduceK) forward(in []arg, out []float64) error {
 }
 
 func (k reduceK) backward(_ int, in []arg, _ arg, g arg, dst []float64) error {
+	if k.square { // d/dx Σ x² = 2x: the plain sum's gradient times 2x
+		if err := k.plain().backward(0, in, arg{}, g, dst); err != nil {
+			return err
+		}
+		x := in[0].data
+		return ForRows(len(dst), reduceMinCols*reduceMinCols, func(lo, hi int) error {
+			for i, v := range x[lo:hi] {
+				dst[lo+i] *= 2 * v
+			}
+			return nil
+		})
+	}
 	switch k.axis {
 	case reduceRows: // every row of dst is g
 		m := in[0].cols()
@@ -117,6 +165,9 @@ func (k reduceK) backward(_ int, in []arg, _ arg, g arg, dst []float64) error {
 	return nil
 }
 
+// plain returns the reduction of the entries themselves.
+func (k reduceK) plain() reduceK { k.square = false; return k }
+
 // Sum returns the sum of all entries. Shape: any → scalar.
 func Sum(x *G.Node) (*G.Node, error) { return apply(reduceK{axis: reduceAll}, x) }
 
@@ -128,3 +179,6 @@ func SumRows(x *G.Node) (*G.Node, error) { return apply(reduceK{axis: reduceRows
 
 // SumCols sums over the columns, i.e. returns the row sums Σⱼ x_ij. Shape: [n,m] → [n].
 func SumCols(x *G.Node) (*G.Node, error) { return apply(reduceK{axis: reduceCols}, x) }
+
+// SumRowsSq returns the column sums of squares Σᵢ x_ij², i.e. SumRows(Square(x)) in one op. Shape: [n,m] → [m].
+func SumRowsSq(x *G.Node) (*G.Node, error) { return apply(reduceK{axis: reduceRows, square: true}, x) }

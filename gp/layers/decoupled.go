@@ -362,7 +362,7 @@ func (l *Decoupled) Predict(x *graph.Node) (mean, variance *graph.Node) {
 	}
 	vars := make([]*graph.Node, l.dout)
 	for p := range vars {
-		vars[p] = g.Sub(kxx, g.SumRows(g.Square(l.v(kbx, p))))
+		vars[p] = g.Sub(kxx, g.SumRowsSq(l.v(kbx, p)))
 	}
 	if l.dout == 1 {
 		return l.mean(x), g.Reshape(vars[0], rowsOf(x), 1)

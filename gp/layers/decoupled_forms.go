@@ -191,7 +191,7 @@ func (l *Decoupled) sProjections(kbx *graph.Node) (p, q *graph.Node) {
 func (l *Decoupled) sVars(kbx, kxx *graph.Node) *graph.Node {
 	g := kbx.Graph()
 	pr, q := l.sProjections(kbx)
-	base := g.Sub(kxx, g.SumRows(g.Square(pr))) // k_xx − k_xβK_β⁻¹k_βx [N]
+	base := g.Sub(kxx, g.SumRowsSq(pr)) // k_xx − k_xβK_β⁻¹k_βx [N]
 	ls := make([]*graph.Node, l.dout)
 	for p := range ls {
 		ls[p] = l.FactorS(g, p)

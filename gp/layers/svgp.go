@@ -195,7 +195,7 @@ func (l *SVGP) moments(x *graph.Node, full bool) (a, mean *graph.Node, out []*gr
 		}
 		return a, mean, out
 	}
-	base := g.Sub(l.Kernel.KDiag(x), g.SumRows(g.Square(a))) // k_xx − ‖L_u⁻¹k_ux‖² [N]
+	base := g.Sub(l.Kernel.KDiag(x), g.SumRowsSq(a)) // k_xx − ‖L_u⁻¹k_ux‖² [N]
 	ls := make([]*graph.Node, l.dout)
 	for p := range ls {
 		ls[p] = l.Q.SqrtNode(g, p)

@@ -219,7 +219,7 @@ func (s *SGPR) predictNodes(g *graph.Graph, xsn *graph.Node, n, d, p int, full b
 		cov = g.Add(g.Sub(s.Kernel.K(xsn, xsn), g.MatMul(t1, t1, true, false)), g.MatMul(t2, t2, true, false))
 		return mean, nil, cov
 	}
-	variance = g.Add(g.Sub(s.Kernel.KDiag(xsn), g.SumRows(g.Square(t1))), g.SumRows(g.Square(t2)))
+	variance = g.Add(g.Sub(s.Kernel.KDiag(xsn), g.SumRowsSq(t1)), g.SumRowsSq(t2))
 	return mean, variance, nil
 }
 

@@ -70,7 +70,7 @@ func TriQuadColsFlops(m, n, p float64) float64 { return p * (m*m*n + 2*m*n) }
 //	p·(2m²n + mn) + (p−1)·mn
 func TriQuadColsGradFlops(m, n, p float64) float64 { return p*(2*m*m*n+m*n) + (p-1)*m*n }
 
-// SquareSumFlops is SumRows(Square(A)) over A [m,n] forward (2mn) and backward (2·a·g, 2mn):
+// SquareSumFlops is SumRowsSq(A) (ops.SumRowsSq) over A [m,n] forward (2mn) and backward (2·a·g, 2mn):
 //
 //	4mn
 func SquareSumFlops(m, n float64) float64 { return 4 * m * n }
