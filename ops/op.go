@@ -293,14 +293,25 @@ func (op *gradOp) Do(vs ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	dst := op.output()
 	if op.joint != nil {
 		if err := op.joint.fill(op.k.(jointBackward), all[:n], all[n], all[n+1]); err != nil {
 			return nil, err
 		}
-		copy(dst, op.joint.grads[op.wrt])
-		return op.value(dst), nil
+		// The op's output is its slot of the cache, not a copy of it: the cache is this op's alone and is
+		// rewritten only by the next forward run's fill, as op.buf would be by the next run of the op.
+		grad := op.joint.grads[op.wrt]
+		switch {
+		case len(op.shape) == 0:
+			return G.NewF64(grad[0]), nil
+		case len(grad) == 0:
+			return op.value(op.output()), nil
+		}
+		if op.buf == nil || &op.buf.Float64s()[0] != &grad[0] {
+			op.buf = tensor.New(tensor.WithShape(op.shape.Clone()...), tensor.WithBacking(grad))
+		}
+		return op.buf, nil
 	}
+	dst := op.output()
 	if err := op.k.backward(op.wrt, all[:n], all[n], all[n+1], dst); err != nil {
 		return nil, err
 	}

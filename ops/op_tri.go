@@ -46,18 +46,20 @@ func (t triK) outShape(in []tensor.Shape) (tensor.Shape, error) {
 	return s.Clone(), nil
 }
 
+// keep returns the columns [0, hi) of row r that are kept (c − r ≤ k), hi within [0, m].
+func (t triK) keep(r, m int) int { return min(m, max(0, r+t.k+1)) }
+
+// forward copies the kept part of each row and zeroes the rest, row by row (no index arithmetic per entry).
 func (t triK) forward(in []arg, out []float64) error {
 	x := in[0]
 	m := x.cols()
-	for i, v := range x.data {
-		r, c := i/m, i%m
-		switch {
-		case t.positive && r == c:
-			out[i] = SoftplusFloat(v) + t.floor
-		case c-r <= t.k:
-			out[i] = v
-		default:
-			out[i] = 0
+	for r := 0; m > 0 && r*m < len(out); r++ {
+		src, dst := x.data[r*m:r*m+m], out[r*m:r*m+m]
+		hi := t.keep(r, m)
+		copy(dst[:hi], src[:hi])
+		clear(dst[hi:])
+		if t.positive {
+			dst[r] = SoftplusFloat(src[r]) + t.floor
 		}
 	}
 	return nil
@@ -66,15 +68,13 @@ func (t triK) forward(in []arg, out []float64) error {
 func (t triK) backward(_ int, in []arg, _ arg, g arg, dst []float64) error {
 	x := in[0]
 	m := x.cols()
-	for i, gi := range g.data {
-		r, c := i/m, i%m
-		switch {
-		case t.positive && r == c:
-			dst[i] = gi * stableSigmoid(x.data[i])
-		case c-r <= t.k:
-			dst[i] = gi
-		default:
-			dst[i] = 0
+	for r := 0; m > 0 && r*m < len(dst); r++ {
+		src, d := g.data[r*m:r*m+m], dst[r*m:r*m+m]
+		hi := t.keep(r, m)
+		copy(d[:hi], src[:hi])
+		clear(d[hi:])
+		if t.positive {
+			d[r] = src[r] * stableSigmoid(x.data[r*m+r])
 		}
 	}
 	return nil
