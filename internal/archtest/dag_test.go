@@ -12,7 +12,7 @@ const module = "github.com/gpzoo/gpzoo"
 // Packages under cmd/ and examples/ may import anything; nothing may import them. Package cli (the command line
 // as a library) may import what the command did; only cmd/ and examples/ may import it.
 var allowed = map[string][]string{
-	"ops":                 {"ops/internal/blas", "ops/internal/vmath"},
+	"ops":                 {"ops/internal/blas", "ops/internal/vmath", "ops/internal/parallel"},
 	"graph":               {"ops"},
 	"gp":                  {"graph", "ops"},
 	"gp/gptest":           {"gp", "graph", "ops", "internal/gradcheck", "internal/benchmodels"},
@@ -38,9 +38,10 @@ var allowed = map[string][]string{
 
 	// The numerics floor below ops (Go's internal rule lets only ops/... import it): gpzoo's level-3 BLAS,
 	// the vectorised elementwise math and the choice of their kernels by CPU.
-	"ops/internal/blas":   {"ops/internal/cpusel"},
-	"ops/internal/vmath":  {"ops/internal/cpusel"},
-	"ops/internal/cpusel": {},
+	"ops/internal/blas":     {"ops/internal/cpusel", "ops/internal/parallel"},
+	"ops/internal/vmath":    {"ops/internal/cpusel"},
+	"ops/internal/cpusel":   {},
+	"ops/internal/parallel": {},
 
 	// The Open Inference Protocol's REST messages (and their conversions to and from oip/pb's gRPC messages)
 	// and the prediction server.
