@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/ops"
 )
 
 // Adam defaults (Kingma & Ba 2015, Algorithm 1).
@@ -75,14 +76,22 @@ func (a *Adam) Step(step int, params []*graph.Param, grads [][]float64) error {
 		s.t++
 		c1 := 1 - math.Pow(b1, float64(s.t))
 		c2 := 1 - math.Pow(b2, float64(s.t))
-		for j, gj := range g {
-			s.m[j] = b1*s.m[j] + (1-b1)*gj
-			s.v[j] = b2*s.v[j] + (1-b2)*gj*gj
-			raw[j] -= lr * (s.m[j] / c1) / (math.Sqrt(s.v[j]/c2) + eps)
-		}
+		// Entry by entry, large Params split over the cores (q(u)'s M×M factors): the same bits either way.
+		_ = ops.ForRows(len(g), adamMinEntries, func(lo, hi int) error {
+			m, v := s.m[lo:hi], s.v[lo:hi]
+			for j, gj := range g[lo:hi] {
+				m[j] = b1*m[j] + (1-b1)*gj
+				v[j] = b2*v[j] + (1-b2)*gj*gj
+				raw[lo+j] -= lr * (m[j] / c1) / (math.Sqrt(v[j]/c2) + eps)
+			}
+			return nil
+		})
 	}
 	return nil
 }
+
+// adamMinEntries is the least number of a Param's entries each core's share of an Adam update gets.
+const adamMinEntries = 4096
 
 var _ Stateful = (*Adam)(nil)
 
