@@ -23,6 +23,7 @@ type Graph struct {
 	chol   *ops.CholeskyStats
 	kids   map[*G.Node][]*G.Node // operands of every node built by apply (gorgonia does not export them)
 	memo   map[any]*Node
+	zeros  map[*G.Node]bool // constants made by Zeros: Add and Sub skip them
 }
 
 // Node is a value in a Graph: a leaf (input, constant, param) or the result of an op.
@@ -267,7 +268,21 @@ func (g *Graph) Zeros(name string, shape ...int) *Node {
 	if err != nil {
 		return g.fail(fmt.Errorf("graph: Zeros %q: %w", name, err))
 	}
-	return g.Const(name, make([]float64, n), shape...)
+	z := g.Const(name, make([]float64, n), shape...)
+	if z.n != nil {
+		if g.zeros == nil {
+			g.zeros = map[*G.Node]bool{}
+		}
+		g.zeros[z.n] = true
+	}
+	return z
+}
+
+// zeroOperand reports whether z is a constant made by Zeros with x's shape, so that x ± z is x itself: the
+// cross-covariance of a white-noise kernel added to another kernel's, say ([M,N] of zeros and its gradients
+// carried through an Add every step otherwise).
+func (g *Graph) zeroOperand(z, x *Node) bool {
+	return z.n != nil && x.n != nil && g.zeros[z.n] && z.n.Shape().Eq(x.n.Shape())
 }
 
 // Fill returns a constant with every entry v.

@@ -24,11 +24,26 @@ func (g *Graph) MatMul(a, b *Node, transA, transB bool) *Node {
 // Dot returns the scalar Σ aᵢbᵢ of two operands of the same shape.
 func (g *Graph) Dot(a, b *Node) *Node { return g.bin("Dot", ops.Dot, a, b) }
 
-// Add returns a + b (equal shapes, or either a scalar).
-func (g *Graph) Add(a, b *Node) *Node { return g.bin("Add", ops.Add, a, b) }
+// Add returns a + b (equal shapes, or either a scalar). An operand made by Zeros, of the other's shape, is
+// skipped: the other operand is returned.
+func (g *Graph) Add(a, b *Node) *Node {
+	switch {
+	case g.err != nil:
+	case g.zeroOperand(b, a):
+		return a
+	case g.zeroOperand(a, b):
+		return b
+	}
+	return g.bin("Add", ops.Add, a, b)
+}
 
-// Sub returns a − b (equal shapes, or either a scalar).
-func (g *Graph) Sub(a, b *Node) *Node { return g.bin("Sub", ops.Sub, a, b) }
+// Sub returns a − b (equal shapes, or either a scalar); a − Zeros of a's shape is a itself.
+func (g *Graph) Sub(a, b *Node) *Node {
+	if g.err == nil && g.zeroOperand(b, a) {
+		return a
+	}
+	return g.bin("Sub", ops.Sub, a, b)
+}
 
 // Mul returns a ⊙ b elementwise (equal shapes, or either a scalar).
 func (g *Graph) Mul(a, b *Node) *Node { return g.bin("Mul", ops.Mul, a, b) }
