@@ -231,3 +231,26 @@ func TestSnapshotRawRestoreRaw(t *testing.T) {
 		t.Errorf("SnapshotRawInto: %v", s[0])
 	}
 }
+
+// Add and Sub skip an operand made by Zeros of the other's shape, and only such an operand: a constant of zeros
+// built otherwise, or Zeros of another (broadcast) shape, is an ordinary operand.
+func TestAddSubSkipZeros(t *testing.T) {
+	g := graph.New(graph.Options{})
+	x := g.Input("x", 2, 3)
+	z := g.Zeros("z", 2, 3)
+	if g.Add(x, z) != x || g.Add(z, x) != x || g.Sub(x, z) != x {
+		t.Error("x ± Zeros is not x itself")
+	}
+	if g.Sub(z, x) == x {
+		t.Error("Zeros − x returned x")
+	}
+	if c := g.Const("c", make([]float64, 6), 2, 3); g.Add(x, c) == x {
+		t.Error("a Const of zeros was skipped (only Zeros nodes are known to be zero)")
+	}
+	if s := g.Zeros("s"); g.Add(x, s) == x {
+		t.Error("a scalar Zeros added to a matrix was skipped")
+	}
+	if err := g.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
