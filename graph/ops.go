@@ -173,6 +173,13 @@ func (g *Graph) TriQuadCols(a *Node, ls ...*Node) *Node {
 		append([]*Node{a}, ls...)...)
 }
 
+// WhitenedKL returns Σ_p KL[N(m_p, L_pL_pᵀ) ‖ N(0, I)] of a whitened q(u): m [M,P], one lower factor L_p [M,M]
+// per output (ops.WhitenedKL).
+func (g *Graph) WhitenedKL(m *Node, ls ...*Node) *Node {
+	return g.apply("WhitenedKL", func(ns ...*G.Node) (*G.Node, error) { return ops.WhitenedKL(ns[0], ns[1:]...) },
+		append([]*Node{m}, ls...)...)
+}
+
 // Col returns column j [n] of x [n,m].
 func (g *Graph) Col(x *Node, j int) *Node {
 	return g.un("Col", func(n *G.Node) (*G.Node, error) { return ops.Col(n, j) }, x)

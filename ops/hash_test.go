@@ -148,6 +148,8 @@ func TestHashLinalgOps(t *testing.T) {
 		"MatMul":      func(a, b *G.Node) (*G.Node, error) { return ops.MatMul(a, b, false, false) },
 		"LogDetChol":  func(a, _ *G.Node) (*G.Node, error) { return ops.LogDetChol(a) },
 		"LogDetCholB": func(_, b *G.Node) (*G.Node, error) { return ops.LogDetChol(b) },
+		"WhitenedKL":  func(a, b *G.Node) (*G.Node, error) { return ops.WhitenedKL(a, b, b, b) },
+		"WhitenedKLa": func(a, b *G.Node) (*G.Node, error) { return ops.WhitenedKL(b, a, a, a) },
 		"DiagPart":    func(a, _ *G.Node) (*G.Node, error) { return ops.DiagPart(a) },
 		"AddDiag(scalar)": func(a, _ *G.Node) (*G.Node, error) {
 			return ops.AddDiag(a, G.NewScalar(a.Graph(), tensor.Float64, G.WithName("hash.s")))

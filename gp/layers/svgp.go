@@ -209,31 +209,24 @@ func (l *SVGP) moments(x *graph.Node, full bool) (a, mean *graph.Node, out []*gr
 // ½[‖L_u⁻¹L_p‖²_F + ‖L_u⁻¹m_p‖² − M + log|K_uu| − log|S_p|].
 func (l *SVGP) KL(g *graph.Graph) *graph.Node {
 	m := l.Q.MeanNode(g)
-	mp := float64(l.Q.M() * l.dout)
-	var quad, logdets *graph.Node
-	if l.whiten {
-		quad = g.Dot(m, m)
-	} else {
-		lu := l.Lu(g)
-		lm := g.TriSolve(lu, m, false, false)
-		quad = g.Dot(lm, lm)
-		logdets = g.Scale(g.LogDetChol(lu), float64(l.dout))
+	if l.whiten { // one fused op over every output
+		ls := make([]*graph.Node, l.dout)
+		for p := range ls {
+			ls[p] = l.Q.SqrtNode(g, p)
+		}
+		return g.WhitenedKL(m, ls...)
 	}
+	lu := l.Lu(g)
+	lm := g.TriSolve(lu, m, false, false)
+	quad := g.Dot(lm, lm)
+	logdets := g.Scale(g.LogDetChol(lu), float64(l.dout))
 	for p := 0; p < l.dout; p++ {
 		lp := l.Q.SqrtNode(g, p)
-		tr := lp
-		if !l.whiten {
-			tr = g.TriSolve(l.Lu(g), lp, false, false)
-		}
+		tr := g.TriSolve(lu, lp, false, false)
 		quad = g.Add(quad, g.Dot(tr, tr))
-		ld := g.Neg(g.LogDetChol(lp))
-		if logdets == nil {
-			logdets = ld
-		} else {
-			logdets = g.Add(logdets, ld)
-		}
+		logdets = g.Add(logdets, g.Neg(g.LogDetChol(lp)))
 	}
-	return g.Scale(g.AddConst(g.Add(quad, logdets), -mp), 0.5)
+	return g.Scale(g.AddConst(g.Add(quad, logdets), -float64(l.Q.M()*l.dout)), 0.5)
 }
 
 func rowsOf(x *graph.Node) int {
