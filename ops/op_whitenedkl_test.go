@@ -20,7 +20,9 @@ func whitenedKLInputs(rng *rand.Rand, m, p int) []gradcheck.Input {
 	return in
 }
 
-func whitenedKLBuild(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return ops.WhitenedKL(in[0], in[1:]...) }
+func whitenedKLBuild(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+	return ops.WhitenedKL(in[0], in[1:]...)
+}
 
 // naiveWhitenedKLBuild is the composition WhitenedKL replaces: ½[m·m + Σ_p tril(L_p)·tril(L_p) − MP]
 // − ½Σ_p LogDetChol(L_p).
