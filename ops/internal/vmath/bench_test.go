@@ -40,3 +40,28 @@ func BenchmarkExp(b *testing.B) {
 		report(b)
 	})
 }
+
+// BenchmarkDots times Dots of one row of 1024 with the nine rows of a [9,1024] matrix (the shape of the
+// covariance backward pass at D = 8), and Axpys of the same shape, with each kernel.
+func BenchmarkDots(b *testing.B) {
+	const n, rows = 1024, 9
+	rng := rand.New(rand.NewPCG(7, 8))
+	x, y, a, out := randVec(rng, n), randVec(rng, rows*n), randVec(rng, rows), make([]float64, rows)
+	prev := Kernel()
+	defer SetKernel(prev)
+	for _, name := range Kernels() {
+		SetKernel(name)
+		b.Run("dots/"+name, func(b *testing.B) {
+			for b.Loop() {
+				Dots(out, x, y, n)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(n*rows), "ns/element")
+		})
+		b.Run("axpys/"+name, func(b *testing.B) {
+			for b.Loop() {
+				Axpys(y, n, a, x)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(n*rows), "ns/element")
+		})
+	}
+}

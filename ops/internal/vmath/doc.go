@@ -1,5 +1,8 @@
 // Package vmath is vectorised elementwise math over []float64 for the hot loops of package ops: Exp, the
-// exponential of a slice, computes what a loop of math.Exp computes, several elements per instruction.
+// exponential of a slice, computes what a loop of math.Exp computes, several elements per instruction. For the
+// covariance ops it also has Dot and Dots (dot products, summed in one fixed eight-lane order on every kernel:
+// see dot.go), Axpys (y += a·x for several rows), SqDists (squared distances of a point to the columns of a
+// matrix), Scale and MulScale (a·x, (a·x)·y): each gives the same bits on every kernel.
 //
 // # Algorithm
 //

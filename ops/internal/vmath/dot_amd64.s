@@ -1,0 +1,540 @@
+// Dot products and multiply-adds of dot.go (hand-written). Every routine takes n, a positive multiple of 8.
+//
+// Dots: lane l of a row's accumulator sums x_j·y_j (fused) over j ≡ l (mod 8) in increasing j; the lanes are
+// combined as ((l0+l4) + (l2+l6)) + ((l1+l5) + (l3+l7)): avx512 holds lanes 0–7 in one zmm, avx2 lanes 0–3 and 4–7
+// in two ymm, added first. Axpys: y_j = fma(a, x_j, y_j), elementwise.
+
+#include "textflag.h"
+
+// func dots1AVX512(x, y *float64, n int, out *float64)
+TEXT ·dots1AVX512(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), AX
+	MOVQ y+8(FP), R8
+	MOVQ n+16(FP), CX
+	MOVQ out+24(FP), DI
+	VPXORQ Z0, Z0, Z0
+	XORQ SI, SI
+
+d1z_loop:
+	VMOVUPD (AX)(SI*8), Z4
+	VFMADD231PD (R8)(SI*8), Z4, Z0
+	ADDQ $8, SI
+	CMPQ SI, CX
+	JLT d1z_loop
+
+	VEXTRACTF64X4 $1, Z0, Y4
+	VADDPD Y4, Y0, Y0
+	VEXTRACTF128 $1, Y0, X4
+	VADDPD X4, X0, X0
+	VUNPCKHPD X0, X0, X4
+	VADDSD X4, X0, X0
+	VMOVSD X0, (DI)
+	VZEROUPPER
+	RET
+
+// func dots4AVX512(x, y *float64, n, stride int, out *float64)
+TEXT ·dots4AVX512(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), AX
+	MOVQ y+8(FP), R8
+	MOVQ n+16(FP), CX
+	MOVQ stride+24(FP), DX
+	MOVQ out+32(FP), DI
+	SHLQ $3, DX
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	XORQ SI, SI
+
+d4z_loop:
+	VMOVUPD (AX)(SI*8), Z4
+	VFMADD231PD (R8)(SI*8), Z4, Z0
+	VFMADD231PD (R9)(SI*8), Z4, Z1
+	VFMADD231PD (R10)(SI*8), Z4, Z2
+	VFMADD231PD (R11)(SI*8), Z4, Z3
+	ADDQ $8, SI
+	CMPQ SI, CX
+	JLT d4z_loop
+
+	VEXTRACTF64X4 $1, Z0, Y4
+	VADDPD Y4, Y0, Y0
+	VEXTRACTF128 $1, Y0, X4
+	VADDPD X4, X0, X0
+	VUNPCKHPD X0, X0, X4
+	VADDSD X4, X0, X0
+	VMOVSD X0, (DI)
+
+	VEXTRACTF64X4 $1, Z1, Y4
+	VADDPD Y4, Y1, Y1
+	VEXTRACTF128 $1, Y1, X4
+	VADDPD X4, X1, X1
+	VUNPCKHPD X1, X1, X4
+	VADDSD X4, X1, X1
+	VMOVSD X1, 8(DI)
+
+	VEXTRACTF64X4 $1, Z2, Y4
+	VADDPD Y4, Y2, Y2
+	VEXTRACTF128 $1, Y2, X4
+	VADDPD X4, X2, X2
+	VUNPCKHPD X2, X2, X4
+	VADDSD X4, X2, X2
+	VMOVSD X2, 16(DI)
+
+	VEXTRACTF64X4 $1, Z3, Y4
+	VADDPD Y4, Y3, Y3
+	VEXTRACTF128 $1, Y3, X4
+	VADDPD X4, X3, X3
+	VUNPCKHPD X3, X3, X4
+	VADDSD X4, X3, X3
+	VMOVSD X3, 24(DI)
+	VZEROUPPER
+	RET
+
+// func dots1AVX2(x, y *float64, n int, out *float64)
+TEXT ·dots1AVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), AX
+	MOVQ y+8(FP), R8
+	MOVQ n+16(FP), CX
+	MOVQ out+24(FP), DI
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	XORQ SI, SI
+
+d1y_loop:
+	VMOVUPD (AX)(SI*8), Y8
+	VMOVUPD 32(AX)(SI*8), Y9
+	VFMADD231PD (R8)(SI*8), Y8, Y0
+	VFMADD231PD 32(R8)(SI*8), Y9, Y1
+	ADDQ $8, SI
+	CMPQ SI, CX
+	JLT d1y_loop
+
+	VADDPD Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X8
+	VADDPD X8, X0, X0
+	VUNPCKHPD X0, X0, X8
+	VADDSD X8, X0, X0
+	VMOVSD X0, (DI)
+	VZEROUPPER
+	RET
+
+// func dots4AVX2(x, y *float64, n, stride int, out *float64)
+TEXT ·dots4AVX2(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), AX
+	MOVQ y+8(FP), R8
+	MOVQ n+16(FP), CX
+	MOVQ stride+24(FP), DX
+	MOVQ out+32(FP), DI
+	SHLQ $3, DX
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	XORQ SI, SI
+
+d4y_loop:
+	VMOVUPD (AX)(SI*8), Y8
+	VMOVUPD 32(AX)(SI*8), Y9
+	VFMADD231PD (R8)(SI*8), Y8, Y0
+	VFMADD231PD 32(R8)(SI*8), Y9, Y1
+	VFMADD231PD (R9)(SI*8), Y8, Y2
+	VFMADD231PD 32(R9)(SI*8), Y9, Y3
+	VFMADD231PD (R10)(SI*8), Y8, Y4
+	VFMADD231PD 32(R10)(SI*8), Y9, Y5
+	VFMADD231PD (R11)(SI*8), Y8, Y6
+	VFMADD231PD 32(R11)(SI*8), Y9, Y7
+	ADDQ $8, SI
+	CMPQ SI, CX
+	JLT d4y_loop
+
+	VADDPD Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X8
+	VADDPD X8, X0, X0
+	VUNPCKHPD X0, X0, X8
+	VADDSD X8, X0, X0
+	VMOVSD X0, (DI)
+
+	VADDPD Y3, Y2, Y2
+	VEXTRACTF128 $1, Y2, X8
+	VADDPD X8, X2, X2
+	VUNPCKHPD X2, X2, X8
+	VADDSD X8, X2, X2
+	VMOVSD X2, 8(DI)
+
+	VADDPD Y5, Y4, Y4
+	VEXTRACTF128 $1, Y4, X8
+	VADDPD X8, X4, X4
+	VUNPCKHPD X4, X4, X8
+	VADDSD X8, X4, X4
+	VMOVSD X4, 16(DI)
+
+	VADDPD Y7, Y6, Y6
+	VEXTRACTF128 $1, Y6, X8
+	VADDPD X8, X6, X6
+	VUNPCKHPD X6, X6, X8
+	VADDSD X8, X6, X6
+	VMOVSD X6, 24(DI)
+	VZEROUPPER
+	RET
+
+// func axpy1AVX512(x *float64, n int, a float64, y *float64)
+TEXT ·axpy1AVX512(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), AX
+	MOVQ n+8(FP), CX
+	VBROADCASTSD a+16(FP), Z0
+	MOVQ y+24(FP), R8
+	XORQ SI, SI
+
+a1z_loop:
+	VMOVUPD (R8)(SI*8), Z4
+	VFMADD231PD (AX)(SI*8), Z0, Z4
+	VMOVUPD Z4, (R8)(SI*8)
+	ADDQ $8, SI
+	CMPQ SI, CX
+	JLT a1z_loop
+	VZEROUPPER
+	RET
+
+// func axpy4AVX512(x *float64, n int, a *float64, y *float64, stride int)
+TEXT ·axpy4AVX512(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), AX
+	MOVQ n+8(FP), CX
+	MOVQ a+16(FP), BX
+	MOVQ y+24(FP), R8
+	MOVQ stride+32(FP), DX
+	VBROADCASTSD (BX), Z0
+	VBROADCASTSD 8(BX), Z1
+	VBROADCASTSD 16(BX), Z2
+	VBROADCASTSD 24(BX), Z3
+	SHLQ $3, DX
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+	XORQ SI, SI
+
+a4z_loop:
+	VMOVUPD (AX)(SI*8), Z8
+	VMOVUPD (R8)(SI*8), Z4
+	VMOVUPD (R9)(SI*8), Z5
+	VMOVUPD (R10)(SI*8), Z6
+	VMOVUPD (R11)(SI*8), Z7
+	VFMADD231PD Z8, Z0, Z4
+	VFMADD231PD Z8, Z1, Z5
+	VFMADD231PD Z8, Z2, Z6
+	VFMADD231PD Z8, Z3, Z7
+	VMOVUPD Z4, (R8)(SI*8)
+	VMOVUPD Z5, (R9)(SI*8)
+	VMOVUPD Z6, (R10)(SI*8)
+	VMOVUPD Z7, (R11)(SI*8)
+	ADDQ $8, SI
+	CMPQ SI, CX
+	JLT a4z_loop
+	VZEROUPPER
+	RET
+
+// func axpy1AVX2(x *float64, n int, a float64, y *float64)
+TEXT ·axpy1AVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), AX
+	MOVQ n+8(FP), CX
+	VBROADCASTSD a+16(FP), Y0
+	MOVQ y+24(FP), R8
+	XORQ SI, SI
+
+a1y_loop:
+	VMOVUPD (R8)(SI*8), Y4
+	VMOVUPD 32(R8)(SI*8), Y5
+	VFMADD231PD (AX)(SI*8), Y0, Y4
+	VFMADD231PD 32(AX)(SI*8), Y0, Y5
+	VMOVUPD Y4, (R8)(SI*8)
+	VMOVUPD Y5, 32(R8)(SI*8)
+	ADDQ $8, SI
+	CMPQ SI, CX
+	JLT a1y_loop
+	VZEROUPPER
+	RET
+
+// func axpy4AVX2(x *float64, n int, a *float64, y *float64, stride int)
+TEXT ·axpy4AVX2(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), AX
+	MOVQ n+8(FP), CX
+	MOVQ a+16(FP), BX
+	MOVQ y+24(FP), R8
+	MOVQ stride+32(FP), DX
+	VBROADCASTSD (BX), Y0
+	VBROADCASTSD 8(BX), Y1
+	VBROADCASTSD 16(BX), Y2
+	VBROADCASTSD 24(BX), Y3
+	SHLQ $3, DX
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+	XORQ SI, SI
+
+a4y_loop:
+	VMOVUPD (AX)(SI*8), Y8
+	VMOVUPD 32(AX)(SI*8), Y9
+	VMOVUPD (R8)(SI*8), Y4
+	VMOVUPD 32(R8)(SI*8), Y5
+	VFMADD231PD Y8, Y0, Y4
+	VFMADD231PD Y9, Y0, Y5
+	VMOVUPD Y4, (R8)(SI*8)
+	VMOVUPD Y5, 32(R8)(SI*8)
+	VMOVUPD (R9)(SI*8), Y4
+	VMOVUPD 32(R9)(SI*8), Y5
+	VFMADD231PD Y8, Y1, Y4
+	VFMADD231PD Y9, Y1, Y5
+	VMOVUPD Y4, (R9)(SI*8)
+	VMOVUPD Y5, 32(R9)(SI*8)
+	VMOVUPD (R10)(SI*8), Y4
+	VMOVUPD 32(R10)(SI*8), Y5
+	VFMADD231PD Y8, Y2, Y4
+	VFMADD231PD Y9, Y2, Y5
+	VMOVUPD Y4, (R10)(SI*8)
+	VMOVUPD Y5, 32(R10)(SI*8)
+	VMOVUPD (R11)(SI*8), Y4
+	VMOVUPD 32(R11)(SI*8), Y5
+	VFMADD231PD Y8, Y3, Y4
+	VFMADD231PD Y9, Y3, Y5
+	VMOVUPD Y4, (R11)(SI*8)
+	VMOVUPD Y5, 32(R11)(SI*8)
+	ADDQ $8, SI
+	CMPQ SI, CX
+	JLT a4y_loop
+	VZEROUPPER
+	RET
+
+// SqDists: out_j = Σ_k (y[k·stride + j] − a_k)², t = y − a then acc = fma(t, t, acc) for k in order (d ≥ 1); four
+// vectors per step, then one; n is a multiple of the vector width.
+
+// func sqdistAVX512(out, a *float64, d int, y *float64, stride, n int)
+TEXT ·sqdistAVX512(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ a+8(FP), BX
+	MOVQ d+16(FP), CX
+	MOVQ y+24(FP), R8
+	MOVQ stride+32(FP), DX
+	MOVQ n+40(FP), R12
+	SHLQ $3, DX
+	XORQ SI, SI
+
+sqz_blk4:
+	MOVQ R12, AX
+	SUBQ SI, AX
+	CMPQ AX, $32
+	JLT  sqz_blk1
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	LEAQ (R8)(SI*8), R9
+	XORQ R10, R10
+
+sqz_k4:
+	VBROADCASTSD (BX)(R10*8), Z8
+	VMOVUPD (R9), Z4
+	VMOVUPD 64(R9), Z5
+	VMOVUPD 128(R9), Z6
+	VMOVUPD 192(R9), Z7
+	VSUBPD Z8, Z4, Z4
+	VSUBPD Z8, Z5, Z5
+	VSUBPD Z8, Z6, Z6
+	VSUBPD Z8, Z7, Z7
+	VFMADD231PD Z4, Z4, Z0
+	VFMADD231PD Z5, Z5, Z1
+	VFMADD231PD Z6, Z6, Z2
+	VFMADD231PD Z7, Z7, Z3
+	ADDQ DX, R9
+	INCQ R10
+	CMPQ R10, CX
+	JLT  sqz_k4
+	VMOVUPD Z0, (DI)(SI*8)
+	VMOVUPD Z1, 64(DI)(SI*8)
+	VMOVUPD Z2, 128(DI)(SI*8)
+	VMOVUPD Z3, 192(DI)(SI*8)
+	ADDQ $32, SI
+	JMP  sqz_blk4
+
+sqz_blk1:
+	CMPQ SI, R12
+	JGE  sqz_done
+	VPXORQ Z0, Z0, Z0
+	LEAQ (R8)(SI*8), R9
+	XORQ R10, R10
+
+sqz_k1:
+	VBROADCASTSD (BX)(R10*8), Z8
+	VMOVUPD (R9), Z4
+	VSUBPD Z8, Z4, Z4
+	VFMADD231PD Z4, Z4, Z0
+	ADDQ DX, R9
+	INCQ R10
+	CMPQ R10, CX
+	JLT  sqz_k1
+	VMOVUPD Z0, (DI)(SI*8)
+	ADDQ $8, SI
+	JMP  sqz_blk1
+
+sqz_done:
+	VZEROUPPER
+	RET
+
+// func sqdistAVX2(out, a *float64, d int, y *float64, stride, n int)
+TEXT ·sqdistAVX2(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ a+8(FP), BX
+	MOVQ d+16(FP), CX
+	MOVQ y+24(FP), R8
+	MOVQ stride+32(FP), DX
+	MOVQ n+40(FP), R12
+	SHLQ $3, DX
+	XORQ SI, SI
+
+sqy_blk4:
+	MOVQ R12, AX
+	SUBQ SI, AX
+	CMPQ AX, $16
+	JLT  sqy_blk1
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	LEAQ (R8)(SI*8), R9
+	XORQ R10, R10
+
+sqy_k4:
+	VBROADCASTSD (BX)(R10*8), Y8
+	VMOVUPD (R9), Y4
+	VMOVUPD 32(R9), Y5
+	VMOVUPD 64(R9), Y6
+	VMOVUPD 96(R9), Y7
+	VSUBPD Y8, Y4, Y4
+	VSUBPD Y8, Y5, Y5
+	VSUBPD Y8, Y6, Y6
+	VSUBPD Y8, Y7, Y7
+	VFMADD231PD Y4, Y4, Y0
+	VFMADD231PD Y5, Y5, Y1
+	VFMADD231PD Y6, Y6, Y2
+	VFMADD231PD Y7, Y7, Y3
+	ADDQ DX, R9
+	INCQ R10
+	CMPQ R10, CX
+	JLT  sqy_k4
+	VMOVUPD Y0, (DI)(SI*8)
+	VMOVUPD Y1, 32(DI)(SI*8)
+	VMOVUPD Y2, 64(DI)(SI*8)
+	VMOVUPD Y3, 96(DI)(SI*8)
+	ADDQ $16, SI
+	JMP  sqy_blk4
+
+sqy_blk1:
+	CMPQ SI, R12
+	JGE  sqy_done
+	VXORPD Y0, Y0, Y0
+	LEAQ (R8)(SI*8), R9
+	XORQ R10, R10
+
+sqy_k1:
+	VBROADCASTSD (BX)(R10*8), Y8
+	VMOVUPD (R9), Y4
+	VSUBPD Y8, Y4, Y4
+	VFMADD231PD Y4, Y4, Y0
+	ADDQ DX, R9
+	INCQ R10
+	CMPQ R10, CX
+	JLT  sqy_k1
+	VMOVUPD Y0, (DI)(SI*8)
+	ADDQ $4, SI
+	JMP  sqy_blk1
+
+sqy_done:
+	VZEROUPPER
+	RET
+
+// Scale and MulScale: dst = a·x, dst = (a·x)·y elementwise; n is a multiple of 8.
+
+// func scaleAVX512(dst *float64, a float64, x *float64, n int)
+TEXT ·scaleAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	VBROADCASTSD a+8(FP), Z0
+	MOVQ x+16(FP), AX
+	MOVQ n+24(FP), CX
+	XORQ SI, SI
+
+scz_loop:
+	VMULPD (AX)(SI*8), Z0, Z1
+	VMOVUPD Z1, (DI)(SI*8)
+	ADDQ $8, SI
+	CMPQ SI, CX
+	JLT  scz_loop
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(dst *float64, a float64, x *float64, n int)
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	VBROADCASTSD a+8(FP), Y0
+	MOVQ x+16(FP), AX
+	MOVQ n+24(FP), CX
+	XORQ SI, SI
+
+scy_loop:
+	VMULPD (AX)(SI*8), Y0, Y1
+	VMULPD 32(AX)(SI*8), Y0, Y2
+	VMOVUPD Y1, (DI)(SI*8)
+	VMOVUPD Y2, 32(DI)(SI*8)
+	ADDQ $8, SI
+	CMPQ SI, CX
+	JLT  scy_loop
+	VZEROUPPER
+	RET
+
+// func mulScaleAVX512(dst *float64, a float64, x, y *float64, n int)
+TEXT ·mulScaleAVX512(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	VBROADCASTSD a+8(FP), Z0
+	MOVQ x+16(FP), AX
+	MOVQ y+24(FP), BX
+	MOVQ n+32(FP), CX
+	XORQ SI, SI
+
+msz_loop:
+	VMULPD (AX)(SI*8), Z0, Z1
+	VMULPD (BX)(SI*8), Z1, Z1
+	VMOVUPD Z1, (DI)(SI*8)
+	ADDQ $8, SI
+	CMPQ SI, CX
+	JLT  msz_loop
+	VZEROUPPER
+	RET
+
+// func mulScaleAVX2(dst *float64, a float64, x, y *float64, n int)
+TEXT ·mulScaleAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	VBROADCASTSD a+8(FP), Y0
+	MOVQ x+16(FP), AX
+	MOVQ y+24(FP), BX
+	MOVQ n+32(FP), CX
+	XORQ SI, SI
+
+msy_loop:
+	VMULPD (AX)(SI*8), Y0, Y1
+	VMULPD 32(AX)(SI*8), Y0, Y2
+	VMULPD (BX)(SI*8), Y1, Y1
+	VMULPD 32(BX)(SI*8), Y2, Y2
+	VMOVUPD Y1, (DI)(SI*8)
+	VMOVUPD Y2, 32(DI)(SI*8)
+	ADDQ $8, SI
+	CMPQ SI, CX
+	JLT  msy_loop
+	VZEROUPPER
+	RET
