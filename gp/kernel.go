@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
@@ -180,10 +181,15 @@ func (k *Stationary) String() string {
 // the L1 cache).
 const covExpChunk = 256
 
+// expBufs recycles expBlocks' buffers: a buffer handed to pre and post (func values) escapes, and the profiles
+// run once per group of rows, so a buffer of its own would be one allocation per group.
+var expBufs = sync.Pool{New: func() any { return new([covExpChunk]float64) }}
+
 // expBlocks runs a stationary profile over v in blocks of covExpChunk: pre(c, e) writes the exponents of the
 // block c into e, one ops.VecExp over e, then post(c, e) combines (each may keep per-entry state in c).
 func expBlocks(v []float64, pre, post func(c, e []float64)) {
-	var buf [covExpChunk]float64
+	buf := expBufs.Get().(*[covExpChunk]float64)
+	defer expBufs.Put(buf)
 	for len(v) > 0 {
 		c := v[:min(len(v), covExpChunk)]
 		v = v[len(c):]

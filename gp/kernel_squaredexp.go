@@ -12,20 +12,12 @@ const KindSquaredExp = "kernel/se"
 var SquaredExpCov = &ops.Stationary{
 	Label: "SquaredExp",
 	Profile: func(s2 float64, _ []float64, v []float64) {
-		expBlocks(v, func(c, e []float64) {
-			for i, r2 := range c {
-				e[i] = -0.5 * r2
-			}
-		}, func(c, e []float64) {
-			for i := range c {
-				c[i] = s2 * e[i]
-			}
-		})
+		ops.VecScale(v, -0.5, v) // exact
+		ops.VecExp(v, v)
+		ops.VecScale(v, s2, v)
 	},
 	Slope: func(_ []float64, _, k, g, w []float64) {
-		for i := range w {
-			w[i] = -0.5 * g[i] * k[i]
-		}
+		ops.VecMulScale(w, -0.5, g, k)
 	},
 }
 

@@ -82,3 +82,72 @@ func covBench(b *testing.B, f ops.CovFunc, n, m, d int, grad bool, flops float64
 	}
 	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// BenchmarkCovSVGP times the covariance ops of an SVGP step at kin8nm's shape (D = 8, M = 200 inducing inputs Z,
+// minibatch B = 1024) as the training graph runs them: K_uf = K(Z, X) with the gradients with respect to Z, the
+// variance and the lengthscales (X is data: its gradient is left out of the tape, as graph.Program does), and
+// K_uu = K(Z, Z) (one node as both operands) with every gradient.
+func BenchmarkCovSVGP(b *testing.B) {
+	const m, batch, d = 200, 1024, 8
+	short := map[string]string{"SquaredExp": "SE", "Matern12": "Matern12", "Matern52": "Matern52", "RationalQuadratic": "RQ"}
+	for _, f := range covFamilies {
+		if short[f.Name()] == "" {
+			continue
+		}
+		for _, c := range []struct {
+			name       string
+			rows, cols int
+			shared     bool
+			grad       bool
+		}{{"Kuf/fwd", m, batch, false, false}, {"Kuf/fwd+bwd", m, batch, false, true}, {"Kuu/fwd+bwd", m, m, true, true}} {
+			b.Run("family="+short[f.Name()]+"/"+c.name, func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(1, 2))
+				in := append([]gradcheck.Input{gradcheck.Random("x1", rng, -1, 1, c.rows, d), gradcheck.Random("x2", rng, -1, 1, c.cols, d)},
+					covHyperInputs(f, d, rng, false)...)
+				for i := range in[3].Value { // lengthscales ~ the data spread in D = 8
+					in[3].Value[i] *= 2
+				}
+				g := G.NewGraph()
+				ns := gradcheck.Leaves(g, in)
+				x2 := ns[1]
+				if c.shared {
+					x2 = ns[0]
+				}
+				k, err := ops.CovMatrix(f, ns[0], x2, ns[2:]...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				roots := G.Nodes{k}
+				if c.grad {
+					w := G.NewMatrix(g, tensor.Float64, G.WithShape(c.rows, c.cols), G.WithName("w"),
+						G.WithValue(tensor.New(tensor.WithShape(c.rows, c.cols), tensor.WithBacking(gradcheck.Random("w", rng, -1, 1, c.rows, c.cols).Value))))
+					loss, err := ops.Dot(w, k)
+					if err != nil {
+						b.Fatal(err)
+					}
+					wrt := append(G.Nodes{ns[0]}, ns[2:]...)
+					gs, err := G.Grad(loss, wrt...)
+					if err != nil {
+						b.Fatal(err)
+					}
+					roots = append(G.Nodes{loss}, gs...)
+				}
+				vm := G.NewTapeMachine(g.ExactSubgraphRoots(roots...))
+				defer vm.Close()
+				run := func() {
+					vm.Reset()
+					if err := vm.RunAll(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				run() // warm the buffers and scratch pools
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					run()
+				}
+				b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)*1e3, "ms/op")
+			})
+		}
+	}
+}

@@ -54,9 +54,22 @@ func CovTranspose(x []float64, r, c int, scale, dst []float64) { covTranspose(x,
 // c is x1's alone, so that what is computed for row j of x2 does not depend on x2's other rows. Both come from
 // CovScratch: give them back with CovRelease.
 func CovCentred(x1, x2 CovInput) (at, bt []float64) {
-	p := covNewPair(x1, x2, nil, false)
-	covRelease(p.na, p.nb, p.inv)
-	return p.at, p.bt
+	n, m, d := x1.Rows(), x2.Rows(), x1.Cols()
+	at, bt = covScratch(n*d), covScratch(m*d)
+	centre, inv := covScratch(d), covScratch(d)
+	defer covRelease(centre, inv)
+	covCentre(x1, nil, centre, inv)
+	for i := 0; i < n; i++ {
+		for k, v := range x1.Data[i*d : (i+1)*d] {
+			at[k*n+i] = (v - centre[k]) * inv[k]
+		}
+	}
+	for j := 0; j < m; j++ {
+		for k, v := range x2.Data[j*d : (j+1)*d] {
+			bt[k*m+j] = (v - centre[k]) * inv[k]
+		}
+	}
+	return at, bt
 }
 
 // CovNearRel is the threshold of "near" pairs: an expanded squared distance (or periodic exponent) below

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gpzoo/gpzoo/ops/internal/parallel"
+	"github.com/gpzoo/gpzoo/ops/internal/vmath"
+	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -94,7 +97,7 @@ func CovMatrix(f CovFunc, x1, x2 *G.Node, hyper ...*G.Node) (*G.Node, error) {
 	if err := covLookup("CovMatrix", f, len(hyper)); err != nil {
 		return nil, err
 	}
-	return apply(covMatrixK{f: f}, append([]*G.Node{x1, x2}, hyper...)...)
+	return apply(covMatrixK{f: f, ws: new(covWork)}, append([]*G.Node{x1, x2}, hyper...)...)
 }
 
 // CovDiag returns diag K(X, X) [N] for x [N,D], with the hyperparameters of CovMatrix.
@@ -139,14 +142,29 @@ func covIns(as []arg) []CovInput {
 	return out
 }
 
-// covMatrixK is the kernel of CovMatrix: operands (x1, x2, hyper...).
-type covMatrixK struct{ f CovFunc }
+// covMatrixK is the kernel of CovMatrix: operands (x1, x2, hyper...). ws is the op's workspace, handed to
+// covariance functions that take one (covFused: ops.Stationary), shared with the op's gradient ops.
+type covMatrixK struct {
+	f  CovFunc
+	ws *covWork
+}
 
 func (k covMatrixK) name() string       { return "CovMatrix" }
 func (k covMatrixK) params(w io.Writer) { fmt.Fprintf(w, "family=%s", k.f.Name()) }
 func (k covMatrixK) arity() int         { return 2 + len(k.f.Hypers()) }
 func (k covMatrixK) diff() []bool       { return covAllTrue(k.arity()) }
 func (k covMatrixK) label() string      { return "CovMatrix(" + k.f.Name() + ")" }
+
+// shapes returns the workspace's scratch for covRecheck (nil without a workspace).
+func (k covMatrixK) shapes() []tensor.Shape {
+	if k.ws == nil {
+		return nil
+	}
+	if len(k.ws.shapes) < k.arity() {
+		k.ws.shapes = make([]tensor.Shape, k.arity())
+	}
+	return k.ws.shapes
+}
 
 func (k covMatrixK) outShape(in []tensor.Shape) (tensor.Shape, error) {
 	if len(in[0]) != 2 || len(in[1]) != 2 {
@@ -158,26 +176,36 @@ func (k covMatrixK) outShape(in []tensor.Shape) (tensor.Shape, error) {
 	if in[0][0] <= 0 || in[1][0] <= 0 || in[0][1] <= 0 {
 		return nil, &ShapeError{Op: k.label(), Want: "non-empty inputs", Got: fmt.Sprintf("%v and %v", in[0], in[1])}
 	}
-	if err := covCheckHyper(k.label(), k.f, in[2:], in[0][1]); err != nil {
-		return nil, err
+	if se := covCheckHyper(k.f, in[2:], in[0][1]); se != nil {
+		se.Op = k.label()
+		return nil, se
 	}
 	return tensor.Shape{in[0][0], in[1][0]}, nil
 }
 
 func (k covMatrixK) forward(in []arg, out []float64) error {
-	if err := covRecheck(k, in, len(out)); err != nil {
+	if err := covRecheck(k, in, len(out), k.shapes()...); err != nil {
 		return err
+	}
+	if fu, ok := k.f.(covFused); ok && k.ws != nil {
+		k.ws.runs++
+		fu.matrixWS(k.ws, covIn(in[0]), covIn(in[1]), k.ws.hypers(in[2:]), out)
+		return nil
 	}
 	k.f.Matrix(covIn(in[0]), covIn(in[1]), covIns(in[2:]), out)
 	return nil
 }
 
 func (k covMatrixK) backward(wrt int, in []arg, out arg, g arg, dst []float64) error {
-	if err := covRecheck(k, in, len(out.data)); err != nil {
+	if err := covRecheck(k, in, len(out.data), k.shapes()...); err != nil {
 		return err
 	}
 	if len(g.data) != len(out.data) {
 		return &ShapeError{Op: k.label(), Want: fmt.Sprintf("an output gradient of shape %v", out.shape), Got: fmt.Sprintf("%v", g.shape)}
+	}
+	if fu, ok := k.f.(covFused); ok && k.ws != nil {
+		fu.matrixGradWS(k.ws, wrt, covIn(in[0]), covIn(in[1]), k.ws.hypers(in[2:]), out.data, g.data, dst)
+		return nil
 	}
 	k.f.MatrixGrad(wrt, covIn(in[0]), covIn(in[1]), covIns(in[2:]), out.data, g.data, dst)
 	return nil
@@ -196,8 +224,9 @@ func (k covDiagK) outShape(in []tensor.Shape) (tensor.Shape, error) {
 	if len(in[0]) != 2 || in[0][0] <= 0 || in[0][1] <= 0 {
 		return nil, &ShapeError{Op: k.label(), Want: "a non-empty matrix x [N,D]", Got: fmt.Sprintf("%v", in[0])}
 	}
-	if err := covCheckHyper(k.label(), k.f, in[1:], in[0][1]); err != nil {
-		return nil, err
+	if se := covCheckHyper(k.f, in[1:], in[0][1]); se != nil {
+		se.Op = k.label()
+		return nil, se
 	}
 	return tensor.Shape{in[0][0]}, nil
 }
@@ -229,11 +258,12 @@ func covAllTrue(n int) []bool {
 	return d
 }
 
-// covCheckHyper checks the hyperparameter shapes against the family's description for d input columns.
-func covCheckHyper(op string, f CovFunc, in []tensor.Shape, d int) error {
+// covCheckHyper checks the hyperparameter shapes against the family's description for d input columns. Its error
+// has no Op: the caller names itself (formatted only on this error path).
+func covCheckHyper(f CovFunc, in []tensor.Shape, d int) *ShapeError {
 	hs := f.Hypers()
 	if len(in) != len(hs) {
-		return &ShapeError{Op: op, Want: fmt.Sprintf("%d hyperparameters", len(hs)), Got: fmt.Sprintf("%d", len(in))}
+		return &ShapeError{Want: fmt.Sprintf("%d hyperparameters", len(hs)), Got: fmt.Sprintf("%d", len(in))}
 	}
 	for j, h := range hs {
 		s := in[j]
@@ -243,15 +273,19 @@ func covCheckHyper(op string, f CovFunc, in []tensor.Shape, d int) error {
 			ok = len(s) == 1 && s[0] == d || h.ScalarOK && scalar
 		}
 		if !ok {
-			return &ShapeError{Op: op, Want: fmt.Sprintf("hyperparameter %d (%s) %s", j, h.Name, h.want(d)), Got: fmt.Sprintf("%v", s)}
+			return &ShapeError{Want: fmt.Sprintf("hyperparameter %d (%s) %s", j, h.Name, h.want(d)), Got: fmt.Sprintf("%v", s)}
 		}
 	}
 	return nil
 }
 
 // covRecheck re-validates operand values at run time (a Let may have changed a shape after construction).
-func covRecheck(k kernel, in []arg, outLen int) error {
-	shapes := make([]tensor.Shape, len(in))
+// shapes is scratch for the operands' shapes (reallocated when short).
+func covRecheck(k kernel, in []arg, outLen int, shapes ...tensor.Shape) error {
+	if cap(shapes) < len(in) {
+		shapes = make([]tensor.Shape, len(in))
+	}
+	shapes = shapes[:len(in)]
 	for i, a := range in {
 		shapes[i] = a.shape
 		if n := a.shape.TotalSize(); len(a.data) < n || len(a.shape) == 0 && len(a.data) < 1 {
@@ -342,33 +376,52 @@ func covTranspose(x []float64, r, c int, scale, dst []float64) {
 	}
 }
 
-// covPair holds the centred inputs of a stationary or periodic kernel, c being the column mean of x1 (differences
-// are unchanged, and the Gemm expansion of ‖a − b‖² cancels far less than on raw inputs). The centre is x1's
-// alone, not x1's and x2's together: K_ij is then a function of x1, θ and x2's row j only, so that a column of
-// K(Z, X) (or of K(X_train, X*)) does not depend on the other rows of X — every cross-covariance gpzoo's
-// prediction builds has the test rows as x2, and a row's prediction must not depend on the batch it is in:
+// covPair holds the centred inputs of a stationary kernel, c being the column mean of x1 (differences are
+// unchanged, and the Gemm expansion of ‖a − b‖² cancels far less than on raw inputs). The centre is x1's alone,
+// not x1's and x2's together: K_ij is then a function of x1, θ and x2's row j only, so that a column of K(Z, X)
+// (or of K(X_train, X*)) does not depend on the other rows of X — every cross-covariance gpzoo's prediction
+// builds has the test rows as x2, and a row's prediction must not depend on the batch it is in:
 //
-//	a  = (x1 − c)/ℓ  row-major [n,d],   at = aᵀ [d,n],   bt = ((x2 − c)/ℓ)ᵀ [d,m]
+//	a  = (x1 − c)/ℓ  row-major [n,d],   at = aᵀ [d,n],   bt = ((x2 − c)/ℓ)ᵀ [d,m] followed by a row of ones
 //
-// (without scaling, ℓ = 1), and the squared row norms na, nb once norms has run. The transposed layouts put the
-// long dimension innermost, so that every Gemm of the op runs on long vectors (gonum's Gemm is slow when the
-// inner loop has length D).
+// (without scaling, ℓ = 1), and the squared row norms na, nb. The transposed layouts put the long dimension
+// innermost, so that every product of the op runs on long vectors; bt's row of ones gives W's row sums with W·b.
+// Its buffers are its own, reused by the next prepare.
 type covPair struct {
-	n, m, d   int
-	a, at, bt []float64
-	na, nb    []float64
-	inv       []float64 // 1/ℓ_k (1 without scaling)
-	haveNorms bool
+	n, m, d     int
+	a, at, bt   []float64
+	na, nb, inv []float64
+	centre      []float64
 }
 
-// covNewPair prepares the centred inputs, scaled by 1/ell unless ell is nil. The row-major a is only filled when
-// rowMajor is set.
-func covNewPair(x1, x2 CovInput, ell []float64, rowMajor bool) *covPair {
+// prepare fills the pair for x1, x2, scaled by 1/ell unless ell is nil.
+func (p *covPair) prepare(x1, x2 CovInput, ell []float64) {
 	n, m, d := x1.Rows(), x2.Rows(), x1.Cols()
-	p := &covPair{n: n, m: m, d: d, at: covScratch(n * d), bt: covScratch(m * d), na: covScratch(n), nb: covScratch(m),
-		inv: covScratch(d)}
-	centre := covZeros(d)
-	defer covRelease(centre)
+	p.n, p.m, p.d = n, m, d
+	p.a, p.at, p.bt = covGrow(p.a, n*d), covGrow(p.at, n*d), covGrow(p.bt, (d+1)*m)
+	p.na, p.nb, p.inv, p.centre = covGrow(p.na, n), covGrow(p.nb, m), covGrow(p.inv, d), covGrow(p.centre, d)
+	covCentre(x1, ell, p.centre, p.inv)
+	for i := 0; i < n; i++ {
+		for k, v := range x1.Data[i*d : (i+1)*d] {
+			v = (v - p.centre[k]) * p.inv[k]
+			p.at[k*n+i] = v
+			p.a[i*d+k] = v
+		}
+	}
+	for j := 0; j < m; j++ {
+		for k, v := range x2.Data[j*d : (j+1)*d] {
+			p.bt[k*m+j] = (v - p.centre[k]) * p.inv[k]
+		}
+	}
+	covFill(p.bt[d*m:], 1)
+	covColNorms(p.at, d, n, p.na)
+	covColNorms(p.bt, d, m, p.nb)
+}
+
+// covCentre writes the column mean of x1 into centre and 1/ℓ (1 when ell is nil) into inv.
+func covCentre(x1 CovInput, ell, centre, inv []float64) {
+	n, d := x1.Rows(), x1.Cols()
+	clear(centre)
 	for i := 0; i < n*d; i += d { // x1's rows only (see covPair)
 		for k, v := range x1.Data[i : i+d] {
 			centre[k] += v
@@ -376,41 +429,11 @@ func covNewPair(x1, x2 CovInput, ell []float64, rowMajor bool) *covPair {
 	}
 	for k := range centre {
 		centre[k] /= float64(n)
-		p.inv[k] = 1
+		inv[k] = 1
 		if ell != nil {
-			p.inv[k] = 1 / ell[k]
+			inv[k] = 1 / ell[k]
 		}
 	}
-	if rowMajor {
-		p.a = covScratch(n * d)
-	}
-	for i := 0; i < n; i++ {
-		for k, v := range x1.Data[i*d : (i+1)*d] {
-			v = (v - centre[k]) * p.inv[k]
-			p.at[k*n+i] = v
-			if rowMajor {
-				p.a[i*d+k] = v
-			}
-		}
-	}
-	for j := 0; j < m; j++ {
-		for k, v := range x2.Data[j*d : (j+1)*d] {
-			p.bt[k*m+j] = (v - centre[k]) * p.inv[k]
-		}
-	}
-	return p
-}
-
-func (p *covPair) release() { covRelease(p.a, p.at, p.bt, p.na, p.nb, p.inv) }
-
-// norms computes the squared row norms of a and b.
-func (p *covPair) norms() {
-	if p.haveNorms {
-		return
-	}
-	covColNorms(p.at, p.d, p.n, p.na)
-	covColNorms(p.bt, p.d, p.m, p.nb)
-	p.haveNorms = true
 }
 
 // covColNorms writes the squared column norms of the row-major d×n matrix xt into dst (n).
@@ -423,31 +446,75 @@ func covColNorms(xt []float64, d, n int, dst []float64) {
 	}
 }
 
-// sqdist writes r²_ij = ‖a_i − b_j‖² [n,m] into r2: one Gemm, then the expansion ‖a‖² + ‖b‖² − 2a·b, with near
-// pairs (see covNearRel) recomputed directly. Every entry is ≥ 0 (clamped) and exactly 0 for coincident rows.
-// The elementwise part runs in parallel over row blocks; then, if then is non-nil, then(chunk, lo, hi) is called on
-// each finished block of rows (same goroutine), so an elementwise map can follow while the rows are in cache.
-func (p *covPair) sqdist(r2 []float64, then func(chunk, lo, hi int)) {
-	p.norms()
+// covDirectMaxD is the largest D whose squared distances are computed directly (vmath.SqDists: D subtractions
+// and fused multiply-adds per entry, no cancellation); beyond it the Gemm expansion ‖a‖² + ‖b‖² − 2a·b is cheaper.
+const covDirectMaxD = 32
+
+// sqdist writes r²_ij = ‖a_i − b_j‖²/ℓ² [n,m] into r2, by a row-parallel pass. Every entry is ≥ 0 and exactly 0
+// for coincident rows, and is computed alone: the bits do not depend on the split. If then is non-nil,
+// then(lo, hi) is called on each finished group of rows (same goroutine), so that an elementwise map follows while
+// the rows are in cache.
+//
+// For D ≤ covDirectMaxD each entry is Σ_k (a_ik − b_jk)² directly (vmath.SqDists, over tiles of bt's columns
+// shared by a group of rows, in the L1 cache). Beyond, ‖a‖² + ‖b‖² is written first, then one Gemm adds −2a·b
+// (so that the BLAS need not clear r2), and near pairs (see covNearRel) are recomputed directly, clamped at 0.
+func (p *covPair) sqdist(r2 []float64, then func(lo, hi int)) {
 	n, m, d := p.n, p.m, p.d
-	covGemm(false, false, -2, p.a, n, d, p.bt, d, m, r2)
-	covForRows(covChunks(n, m), n, func(c, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			row, nai := r2[i*m:(i+1)*m], p.na[i]
-			for j, v := range row {
-				s := nai + p.nb[j]
-				v += s
-				if v < covNearRel*s {
-					v = p.exactSq(i, j)
+	workers := covWorkers(n*m, n)
+	if d > covDirectMaxD {
+		p.sqdistGemm(r2, then, workers)
+		return
+	}
+	group := max(1, 8192/m)             // rows: 64 KB of r2
+	tile := max(8, min(m, 2048/d)) &^ 7 // columns: 16 KB of bt
+	covRun(workers, n, func(lo, hi int) {
+		for g0 := lo; g0 < hi; g0 += group {
+			g1 := min(hi, g0+group)
+			for t0 := 0; t0 < m; t0 += tile {
+				t1 := min(m, t0+tile)
+				for i := g0; i < g1; i++ {
+					vmath.SqDists(r2[i*m+t0:i*m+t1], p.a[i*d:(i+1)*d], p.bt[t0:], m)
 				}
-				if v < 0 { // clamp (NaN propagates)
-					v = 0
-				}
-				row[j] = v
+			}
+			if then != nil {
+				then(g0, g1)
 			}
 		}
-		if then != nil {
-			then(c, lo, hi)
+	})
+}
+
+// sqdistGemm is sqdist by the Gemm expansion (D > covDirectMaxD).
+func (p *covPair) sqdistGemm(r2 []float64, then func(lo, hi int), workers int) {
+	n, m, d := p.n, p.m, p.d
+	covRun(workers, n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row, nai := r2[i*m:(i+1)*m], p.na[i]
+			for j, v := range p.nb[:m] {
+				row[j] = nai + v
+			}
+		}
+	})
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, -2, covGeneral(p.a, n, d), covGeneral(p.bt, d, m), 1, covGeneral(r2, n, m))
+	gr := covGroupRows(m)
+	covRun(workers, n, func(lo, hi int) {
+		for g0 := lo; g0 < hi; g0 += gr {
+			g1 := min(hi, g0+gr)
+			for i := g0; i < g1; i++ {
+				row, nai := r2[i*m:(i+1)*m], p.na[i]
+				for j, v := range row {
+					s := nai + p.nb[j]
+					if v < covNearRel*s {
+						v = p.exactSq(i, j)
+					}
+					if v < 0 { // clamp (NaN propagates)
+						v = 0
+					}
+					row[j] = v
+				}
+			}
+			if then != nil {
+				then(g0, g1)
+			}
 		}
 	})
 }
@@ -462,70 +529,6 @@ func (p *covPair) exactSq(i, j int) float64 {
 	return s
 }
 
-// near reports whether pair (i, j) with squared distance r2 is near in the sense of covNearRel.
-func (p *covPair) near(i, j int, r2 float64) bool { return r2 < covNearRel*(p.na[i]+p.nb[j]) }
-
-// covRowColSums writes the row sums of the row-major n×m matrix w into rs (n) and its column sums into cs (m).
-func covRowColSums(w []float64, n, m int, rs, cs []float64) {
-	clear(cs)
-	for i := 0; i < n; i++ {
-		s := 0.0
-		for j, v := range w[i*m : (i+1)*m] {
-			s += v
-			cs[j] += v
-		}
-		rs[i] = s
-	}
-}
-
-// weighted computes, for a weight matrix w [n,m] over the pairs (a_i, b_j), the sums (when the destination is
-// non-nil)
-//
-//	dA_i = Σ_j w_ij (a_i − b_j) = rs_i a_i − (w b)_i        [n,d] row-major
-//	dB_j = Σ_i w_ij (b_j − a_i) = cs_j b_j − (wᵀ a)_j       [m,d] row-major
-//	sq_k = Σ_ij w_ij (a_ik − b_jk)² = Σ_i rs_i a_ik² + Σ_j cs_j b_jk² − 2 Σ_i a_ik (w b)_ik     [d]
-//
-// with rs = w1, cs = wᵀ1: one Gemm per destination family, O(n·m·d).
-func (p *covPair) weighted(w, dA, dB, sq []float64) {
-	n, m, d := p.n, p.m, p.d
-	rs, cs := covScratch(n), covScratch(m)
-	defer covRelease(rs, cs)
-	covRowColSums(w, n, m, rs, cs)
-	if dA != nil || sq != nil {
-		wbt := covScratch(d * n) // (w b)ᵀ = bᵀ wᵀ  [d,n]
-		defer covRelease(wbt)
-		covGemm(false, true, 1, p.bt, d, m, w, n, m, wbt)
-		for k := 0; k < d; k++ {
-			ak, wk := p.at[k*n:(k+1)*n], wbt[k*n:(k+1)*n]
-			if dA != nil {
-				for i, av := range ak {
-					dA[i*d+k] = rs[i]*av - wk[i]
-				}
-			}
-			if sq != nil {
-				s := 0.0
-				for i, av := range ak {
-					s += av * (rs[i]*av - 2*wk[i])
-				}
-				for j, bv := range p.bt[k*m : (k+1)*m] {
-					s += cs[j] * bv * bv
-				}
-				sq[k] = s
-			}
-		}
-	}
-	if dB != nil {
-		wat := covScratch(d * m) // (wᵀ a)ᵀ = aᵀ w  [d,m]
-		defer covRelease(wat)
-		covGemm(false, false, 1, p.at, d, n, w, n, m, wat)
-		for k := 0; k < d; k++ {
-			for j, bv := range p.bt[k*m : (k+1)*m] {
-				dB[j*d+k] = cs[j]*bv - wat[k*m+j]
-			}
-		}
-	}
-}
-
 // covParallelMin is the elementwise work (entries) below which a loop stays on one goroutine.
 const covParallelMin = 1 << 15
 
@@ -538,23 +541,16 @@ func covChunks(rows, cols int) int {
 	return min(c, rows)
 }
 
-// covForRows calls fn(chunk, lo, hi) on chunks contiguous blocks of [0, rows), concurrently when chunks > 1,
-// and waits for all of them. Row blocks write disjoint rows; anything accumulated across rows is kept per chunk
-// and summed in chunk order afterwards (so results are deterministic for a given GOMAXPROCS).
+// covForRows calls fn(chunk, lo, hi) on chunks contiguous blocks of [0, rows), concurrently when chunks > 1 (on the
+// caller and the pooled workers of ops/internal/parallel), and waits for all of them. Row blocks write disjoint
+// rows; anything accumulated across rows is kept per chunk and summed in chunk order afterwards (so results are
+// deterministic for a given GOMAXPROCS).
 func covForRows(chunks, rows int, fn func(chunk, lo, hi int)) {
 	if chunks <= 1 {
 		fn(0, 0, rows)
 		return
 	}
-	var wg sync.WaitGroup
-	for c := 0; c < chunks; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(c, c*rows/chunks, (c+1)*rows/chunks)
-		}()
-	}
-	wg.Wait()
+	parallel.Do(chunks, func(c int) { fn(c, c*rows/chunks, (c+1)*rows/chunks) })
 }
 
 // covVarianceGrad returns Σ g ⊙ ∂K/∂σ² for K = σ²·U: Σ g⊙K / σ², or Σ g⊙U with U recomputed by unit when σ² is

@@ -9,21 +9,31 @@ import "github.com/gpzoo/gpzoo/ops"
 // per-row work) and the graph's copies are left out.
 
 // CovFlops is the forward pass of the covariance matrix K(x1, x2) [n,m] of an SE-ARD kernel on D inputs
-// (ops.Stationary): one Gemm for the cross term −2·a·bᵀ of the expansion r² = ‖a‖² + ‖b‖² − 2a·b (2nmD), the
-// expansion and its cancellation test (3nm) and the profile σ²·exp(−r²/2) (3nm):
+// (ops.Stationary): the squared distances r² computed directly, a subtraction and a fused multiply-add per term
+// (3nmD; for D > 32 ops takes one Gemm of the expansion ‖a‖² + ‖b‖² − 2a·b instead, 2nmD, and its assembly and
+// cancellation test, 3nm), and the profile σ²·exp(−r²/2) (3nm):
 //
-//	2nmD + 6nm
-func CovFlops(n, m, d float64) float64 { return 2*n*m*d + 6*n*m }
+//	3nmD + 3nm   (D ≤ 32; 2nmD + 6nm beyond)
+func CovFlops(n, m, d float64) float64 {
+	if d > 32 {
+		return 2*n*m*d + 6*n*m
+	}
+	return 3*n*m*d + 3*n*m
+}
 
 // CovGradFlops is the backward pass of that matrix with respect to its variance, its lengthscales and inputs of
 // its operands x1, x2 (0, 1 or 2: the inducing inputs of K(Z, X), both of K(Z, Z), none of an exact GP's
-// K(X, X)). Each operand's gradient is its own op (ops.Stationary.MatrixGrad): the variance Σ g⊙K/σ² (2nm);
-// the lengthscales and each input W = g⊙∂K/∂r² (2nm), the row and column sums of W (2nm) and one Gemm with W
-// (2nmD):
+// K(X, X)). All gradients share one pass (ops.Stationary): W = g⊙∂K/∂r² (2nm), Σ g⊙K for the variance (2nm), the
+// row sums of W and W·b (one product with D+1 columns, 2nm(D+1)) and its column sums (nm); x2's gradient (inputs
+// = 2) adds Wᵀa (2nmD); what is left is linear in n or m:
 //
-//	2nm + (1 + inputs)·(2nmD + 4nm)
+//	7nm + 2nmD + (2nmD when inputs = 2)
 func CovGradFlops(n, m, d float64, inputs int) float64 {
-	return 2*n*m + float64(1+inputs)*(2*n*m*d+4*n*m)
+	f := 7*n*m + 2*n*m*d
+	if inputs == 2 {
+		f += 2 * n * m * d
+	}
+	return f
 }
 
 // CholFlops is the Cholesky factorisation of an n×n matrix (ops.CholeskyLower): the symmetrisation (n²) and

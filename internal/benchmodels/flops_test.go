@@ -13,7 +13,7 @@ func TestGPRFlops(t *testing.T) {
 	for _, n := range []int{40, 1000, 3000} {
 		nf, d := float64(n), float64(benchmodels.GPRDim)
 		got := benchmodels.GPRFlops(n)
-		want := nf*nf*nf/3 + ops.CholeskyBackwardFlops(n) + 4*nf*nf*d + 17*nf*nf
+		want := nf*nf*nf/3 + ops.CholeskyBackwardFlops(n) + 5*nf*nf*d + 15*nf*nf
 		if !(got > 0) || math.Abs(got-want) > 1e-12*want {
 			t.Errorf("N = %d: %v flops, want the closed form %v", n, got, want)
 		}

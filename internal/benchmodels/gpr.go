@@ -39,7 +39,7 @@ func GPR(n int) (*Step, error) {
 //	forward   CovFlops(N, N, D) + CholFlops(N) + TriSolveFlops(N, 1)
 //	backward  TriSolveGradFlops(N, 1) + N² (L's two gradients summed) + CholGradFlops(N) + CovGradFlops(N, N, D, 0)
 //
-// = N³/3 + CholGradFlops(N) + 4N²D + 17N², the Cholesky's backward 2N³/3 in the purego build and 3N³ in the
+// = N³/3 + CholGradFlops(N) + 5N²D + 15N², the Cholesky's backward 2N³/3 in the purego build and 3N³ in the
 // openblas build (N = 1000: 1.04 and 3.37 GFLOP).
 func GPRFlops(n int) float64 {
 	nf, d := float64(n), float64(GPRDim)

@@ -40,10 +40,10 @@ func (s layerShape) inputs() int {
 //
 // Summed, with i = 1 or 2 differentiated operands of K(Z, X):
 //
-//	3(P+1)M²N + M³/3 + CholGradFlops(M) + (4+2i)MND + (17+10P+4i)MN + 8M²D + (21+20P)M² + 14M(D+P)
+//	3(P+1)M²N + M³/3 + CholGradFlops(M) + (3+2i)MND + (15+10P)MN + 7M²D + (11+20P)M² + 14M(D+P)
 //
 // (+ MN + M² with the white term): the TriQuadCols and the solve, forward and backward, dominate. M = 200,
-// N = 1024, D = 8, P = 1, i = 1: 0.274 GFLOP in the purego build (0.293 in the openblas build, whose Cholesky
+// N = 1024, D = 8, P = 1, i = 1: 0.271 GFLOP in the purego build (0.289 in the openblas build, whose Cholesky
 // backward is 3M³).
 func svgpLayerFlops(m float64, s layerShape) float64 {
 	n, d, p := s.n, s.d, s.p
@@ -76,8 +76,8 @@ func svgpLayerFlops(m float64, s layerShape) float64 {
 //
 // Summed, with i = 1 or 2 differentiated operands of K(Zα, X) and K(Zβ, X):
 //
-//	(3P+6)Mβ²N + (3P+1/3)Mβ³ + CholGradFlops(Mβ) + Mα³/3 + CholGradFlops(Mα) + (4+2i)(Mα+Mβ)ND
-//	+ (12+6P+4i)MαN + (16+4P+4i)MβN + 8(Mα²+Mβ²)D + (21+3P)Mα² + (23+21P)Mβ² + 14((Mα+Mβ)D + PMα)
+//	(3P+6)Mβ²N + (3P+1/3)Mβ³ + CholGradFlops(Mβ) + Mα³/3 + CholGradFlops(Mα) + (3+2i)(Mα+Mβ)ND
+//	+ (10+6P)MαN + (14+4P)MβN + 7(Mα²+Mβ²)D + (11+3P)Mα² + (13+21P)Mβ² + 14((Mα+Mβ)D + PMα)
 //
 // (+ (Mα+Mβ)N + Mα² + Mβ² with the white term): the mean bases' Cholesky and its backward, the Mβ²N solves and
 // products and the kernel matrices' Gemms.

@@ -25,8 +25,8 @@ func TestFlops(t *testing.T) {
 			i = 2
 		}
 		m, n, d, p := c.m, c.n, c.d, c.p
-		want := 3*(p+1)*m*m*n + m*m*m/3 + bm.CholGradFlops(int(m)) + (4+2*i)*m*n*d + (17+10*p+4*i)*m*n + 8*m*m*d +
-			(21+20*p)*m*m + 14*m*(d+p)
+		want := 3*(p+1)*m*m*n + m*m*m/3 + bm.CholGradFlops(int(m)) + (3+2*i)*m*n*d + (15+10*p)*m*n + 7*m*m*d +
+			(11+20*p)*m*m + 14*m*(d+p)
 		if c.white {
 			want += m*n + m*m
 		}
@@ -34,8 +34,8 @@ func TestFlops(t *testing.T) {
 
 		ma, mb := 2.5*m, m/2
 		want = (3*p+6)*mb*mb*n + (3*p+1.0/3)*mb*mb*mb + bm.CholGradFlops(int(mb)) + ma*ma*ma/3 + bm.CholGradFlops(int(ma)) +
-			(4+2*i)*(ma+mb)*n*d + (12+6*p+4*i)*ma*n + (16+4*p+4*i)*mb*n + 8*(ma*ma+mb*mb)*d + (21+3*p)*ma*ma +
-			(23+21*p)*mb*mb + 14*((ma+mb)*d+p*ma)
+			(3+2*i)*(ma+mb)*n*d + (10+6*p)*ma*n + (14+4*p)*mb*n + 7*(ma*ma+mb*mb)*d + (11+3*p)*ma*ma +
+			(13+21*p)*mb*mb + 14*((ma+mb)*d+p*ma)
 		if c.white {
 			want += (ma+mb)*n + ma*ma + mb*mb
 		}
