@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -14,10 +13,11 @@ import (
 // lower-triangular factors L_p. The naive composition SumRows(Square(MatMul(L_p, A, true, false))) costs a dense
 // gemm (2M²N flops) forward and two backward per output, plus four elementwise passes over [M,N]; this op uses a
 // triangular product forward (M²N), keeps B_p = L_pᵀA from the forward for the backward, and computes the lower
-// triangle of dL_p only (≈ M²N instead of 2M²N). Measured single-threaded on the 2-core reference machine
-// (M = 200, N = 1024, CPU time): OpenBLAS dtrmm runs at 24–28 GFLOP/s against 36–40 for dgemm, so the triangular
-// product saves a quarter of the time rather than half; gonum's pure-Go dtrmm is about as fast per flop as its
-// dgemm. BenchmarkTriQuadCols compares the op with the composition it replaces.
+// triangle of dL_p only (≈ M²N instead of 2M²N). In the purego build all P factors run in one batched routine of
+// gpzoo's BLAS (ops/internal/blas.TriQuad: A's column tiles packed once for every factor, the sums of squares,
+// ∂A = Σ_p L_pG_p and the packed operands of tril(A·G_pᵀ) made while the tiles are in cache); the openblas build
+// calls OpenBLAS's dtrmm per factor (triquad_openblas.go). BenchmarkTriQuadCols compares the op with the
+// composition it replaces.
 
 // triQuadK computes out[n,p] = ‖L_pᵀa_n‖² = Σ_i (L_pᵀA)[i,n]² for A [M,N] (operand 0) and P lower-triangular
 // L_p [M,M] (operands 1..P; their strictly upper triangles are not read). Output [N,P].
@@ -26,34 +26,25 @@ type triQuadK struct {
 	ws *triQuadWork // scratch shared by the forward op and its gradient ops (not part of the op's meaning)
 }
 
-// triQuadWork holds B_p = L_pᵀA [M,N] of the latest forward run, which the joint backward reuses (and overwrites):
-// P·M·N floats that save one dtrmm per output in the backward. Reuse is safe because every run of a graph runs
-// the forward op before its gradient ops, on the same operand values; grads recomputes B_p when the operands are
-// not the very slices the forward saw (e.g. a materialised copy) or the forward products were already consumed.
+// triQuadWork is the scratch shared by the forward op and its gradient ops (not part of the op's meaning): the
+// build's engine (triQuadEngine: gpzoo's batched routine in the purego build, OpenBLAS's dtrmm per factor in the
+// openblas build) keeps the products B_p = L_pᵀA [M,N] of the latest forward run, which the joint backward reuses
+// (and consumes): P·M·N floats that save one triangular product per output in the backward. Reuse is safe because
+// every run of a graph runs the forward op before its gradient ops, on the same operand values; grads recomputes
+// B_p when the operands are not the very slices the forward saw (e.g. a materialised copy) or the forward
+// products were already consumed.
 type triQuadWork struct {
-	b   [][]float64 // P buffers of M·N
-	acc [][]float64 // P buffers of N: column sums, then the scaled upstream gradient column
-	// valid: b holds L_pᵀA for the operands whose data start at srcA and srcL (the forward's); cleared when the
-	// backward overwrites b.
+	eng triQuadEngine
+	// valid: eng holds L_pᵀA for the operands whose data start at srcA and srcL (the forward's); cleared when
+	// the backward consumes them.
 	valid bool
 	srcA  *float64
 	srcL  []*float64
 }
 
-// ensure sizes the buffers for p outputs of an [m,n] operand.
-func (w *triQuadWork) ensure(p, mn, n int) {
-	if len(w.b) != p || len(w.b[0]) != mn || len(w.acc[0]) != n {
-		w.b, w.acc = make([][]float64, p), make([][]float64, p)
-		for i := range w.b {
-			w.b[i], w.acc[i] = make([]float64, mn), make([]float64, n)
-		}
-		w.srcL = make([]*float64, p)
-	}
-}
-
-// holds reports whether b holds the products of the operands in.
+// holds reports whether the engine holds the products of the operands in.
 func (w *triQuadWork) holds(in []arg) bool {
-	if !w.valid || &in[0].data[0] != w.srcA {
+	if !w.valid || len(w.srcL) != len(in)-1 || &in[0].data[0] != w.srcA {
 		return false
 	}
 	for p, l := range in[1:] {
@@ -62,6 +53,15 @@ func (w *triQuadWork) holds(in []arg) bool {
 		}
 	}
 	return true
+}
+
+// factors returns the data of the factors L_p (operands 1..P).
+func factors(in []arg) [][]float64 {
+	ls := make([][]float64, len(in)-1)
+	for p, l := range in[1:] {
+		ls[p] = l.data
+	}
+	return ls
 }
 
 func (triQuadK) name() string         { return "TriQuadCols" }
@@ -92,39 +92,15 @@ func (k triQuadK) outShape(in []tensor.Shape) (tensor.Shape, error) {
 	return tensor.Shape{a[1], k.p}, nil
 }
 
-// triMul computes B = op(L)·B in place for L [m,m] lower triangular.
-//
-// TriQuadCols runs its outputs one after another, each BLAS call on all cores. Running the outputs concurrently
-// instead (one core each) was measured on the 2-core reference machine (M = 100 and 200, N = 1024, P = 8 and 30):
-// with OpenBLAS it was about twice as slow (concurrent calls into its threaded dtrmm/dgemm oversubscribe the
-// cores), and with a parallel pure-Go BLAS it took the same CPU time for no gain.
-func triMul(tr blas.Transpose, l []float64, b []float64, m, n int) {
-	blas64.Trmm(blas.Left, tr, 1, triangular(l, m, false), dense(b, m, n))
-}
-
 func (k triQuadK) forward(in []arg, out []float64) error {
 	a := in[0]
-	m, n := a.rows(), a.cols()
 	w := k.ws
-	w.ensure(k.p, m*n, n)
 	w.valid = false
-	for p := 0; p < k.p; p++ {
-		b, acc := w.b[p], w.acc[p]
-		copy(b, a.data)
-		triMul(blas.Trans, in[1+p].data, b, m, n) // B_p = L_pᵀA
-		clear(acc)
-		for i := 0; i < m; i++ {
-			for j, v := range b[i*n : i*n+n] {
-				acc[j] += v * v
-			}
-		}
-		for j, s := range acc {
-			out[j*k.p+p] = s
-		}
-	}
+	w.eng.forward(a.data, a.rows(), a.cols(), factors(in), out)
 	w.srcA = &a.data[0]
-	for p, l := range in[1:] {
-		w.srcL[p] = &l.data[0]
+	w.srcL = w.srcL[:0]
+	for _, l := range in[1:] {
+		w.srcL = append(w.srcL, &l.data[0])
 	}
 	w.valid = true
 	return nil
@@ -145,54 +121,15 @@ func (k triQuadK) backwardAll(in []arg, _ arg, g arg, dst [][]float64) error {
 // grads writes the gradients wanted in dst (nil entries are skipped). With G_p = 2·B_p·diag(ĝ_p) [M,N] (ĝ_p
 // column p of the output gradient, B_p = L_pᵀA):
 //
-//	dA = Σ_p L_p·G_p (dtrmm),   dL_p = tril(A·G_pᵀ) (lowerABt),
+//	dA = Σ_p L_p·G_p (triangular products),   dL_p = tril(A·G_pᵀ) (the lower triangle of a product),
 //
 // from d‖L_pᵀa_n‖² = 2⟨L_pᵀa_n, dL_pᵀa_n + L_pᵀda_n⟩ (only the lower triangle of L_p enters the forward). B_p comes
-// from w when it holds the products of these operands, else it is recomputed; it is overwritten by G_p and L_pG_p.
+// from w when it holds the products of these operands, else it is recomputed; either way it is consumed.
 func (k triQuadK) grads(w *triQuadWork, in []arg, g arg, dst [][]float64) error {
 	a := in[0]
-	m, n := a.rows(), a.cols()
-	cached := w.holds(in) && len(w.b) == k.p && len(w.b[0]) == m*n
-	w.ensure(k.p, m*n, n)
+	cached := w.holds(in)
 	w.valid = false
-	for p := 0; p < k.p; p++ {
-		if dst[0] == nil && dst[1+p] == nil {
-			continue
-		}
-		b, gc := w.b[p], w.acc[p]
-		l := in[1+p].data
-		if !cached {
-			copy(b, a.data)
-			triMul(blas.Trans, l, b, m, n)
-		}
-		for j := range gc {
-			gc[j] = 2 * g.data[j*k.p+p]
-		}
-		for i := 0; i < m; i++ { // G_p = 2·B_p·diag(ĝ_p)
-			row := b[i*n : i*n+n]
-			for j, s := range gc {
-				row[j] *= s
-			}
-		}
-		if dl := dst[1+p]; dl != nil {
-			lowerABt(dense(dl, m, m), dense(a.data, m, n), dense(b, m, n))
-		}
-		if dst[0] != nil {
-			triMul(blas.NoTrans, l, b, m, n) // L_p·G_p
-		}
-	}
-	if da := dst[0]; da != nil {
-		_ = ForRows(m, 16, func(lo, hi int) error {
-			d := da[lo*n : hi*n]
-			copy(d, w.b[0][lo*n:hi*n])
-			for _, b := range w.b[1:] {
-				for i, v := range b[lo*n : hi*n] {
-					d[i] += v
-				}
-			}
-			return nil
-		})
-	}
+	w.eng.backward(a.data, a.rows(), a.cols(), factors(in), g.data, dst[0], dst[1:], cached)
 	return nil
 }
 

@@ -17,7 +17,7 @@ type level3Run struct {
 }
 
 // level3Runs are calls of every level-3 routine of this package (Dgemm, Dgemmt, Dsyrk, Dtrsm, Dtrmm, Dpotrf,
-// CholeskyBackward), at small and large ragged shapes, over every side, triangle, transpose and diagonal:
+// CholeskyBackward, TriQuad), at small and large ragged shapes, over every side, triangle, transpose and diagonal:
 // large enough (the large ones) to be split over goroutines.
 func level3Runs(large bool) []level3Run {
 	var impl Implementation
@@ -125,7 +125,7 @@ func level3Runs(large bool) []level3Run {
 		CholeskyBackward(w, l, n)
 		return w
 	}})
-	return runs
+	return append(runs, triQuadRuns(large)...)
 }
 
 // sameBits fails unless got and want are identical bit for bit.
