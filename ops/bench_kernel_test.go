@@ -89,17 +89,32 @@ func covBench(b *testing.B, f ops.CovFunc, n, m, d int, grad bool, flops float64
 // K_uu = K(Z, Z) (one node as both operands) with every gradient.
 func BenchmarkCovSVGP(b *testing.B) {
 	const m, batch, d = 200, 1024, 8
+	covStepBench(b, d, []covStepCase{{"Kuf/fwd", m, batch, false, false, true}, {"Kuf/fwd+bwd", m, batch, false, true, true},
+		{"Kuu/fwd+bwd", m, m, true, true, true}})
+}
+
+// BenchmarkCovGPR times the covariance op of an exact GP's step (benchmodels.GPR: K(X, X), N = 1000, D = 5,
+// gradients with respect to the variance and the lengthscales only: X is data).
+func BenchmarkCovGPR(b *testing.B) {
+	covStepBench(b, 5, []covStepCase{{"K/fwd", 1000, 1000, true, false, false}, {"K/fwd+bwd", 1000, 1000, true, true, false}})
+}
+
+// covStepCase is one covariance op of a training step: K(x1, x2) [rows, cols] (x2 = x1 when shared), its
+// forward pass alone or with the gradients (x1's when gradX).
+type covStepCase struct {
+	name         string
+	rows, cols   int
+	shared, grad bool
+	gradX        bool
+}
+
+func covStepBench(b *testing.B, d int, cases []covStepCase) {
 	short := map[string]string{"SquaredExp": "SE", "Matern12": "Matern12", "Matern52": "Matern52", "RationalQuadratic": "RQ"}
 	for _, f := range covFamilies {
 		if short[f.Name()] == "" {
 			continue
 		}
-		for _, c := range []struct {
-			name       string
-			rows, cols int
-			shared     bool
-			grad       bool
-		}{{"Kuf/fwd", m, batch, false, false}, {"Kuf/fwd+bwd", m, batch, false, true}, {"Kuu/fwd+bwd", m, m, true, true}} {
+		for _, c := range cases {
 			b.Run("family="+short[f.Name()]+"/"+c.name, func(b *testing.B) {
 				rng := rand.New(rand.NewPCG(1, 2))
 				in := append([]gradcheck.Input{gradcheck.Random("x1", rng, -1, 1, c.rows, d), gradcheck.Random("x2", rng, -1, 1, c.cols, d)},
@@ -125,7 +140,10 @@ func BenchmarkCovSVGP(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					wrt := append(G.Nodes{ns[0]}, ns[2:]...)
+					wrt := ns[2:]
+					if c.gradX {
+						wrt = append(G.Nodes{ns[0]}, wrt...)
+					}
 					gs, err := G.Grad(loss, wrt...)
 					if err != nil {
 						b.Fatal(err)

@@ -89,8 +89,8 @@ func (s *Stationary) matrixWS(ws *covWork, x1, x2 CovInput, h []CovInput, out []
 // eval writes s2·φ(r²) into out: one row-parallel pass computes r² (covPair.sqdist) and applies the profile to
 // each group of rows while it is in cache; r² is copied into ws.r2 first when keep.
 func (s *Stationary) eval(ws *covWork, x1, x2 CovInput, h []CovInput, s2 float64, out []float64, keep bool) {
+	ws.preparePair(x1, x2, h[1].Data)
 	p := &ws.pair
-	p.prepare(x1, x2, h[1].Data)
 	m, extra := p.m, ws.extraOf(h)
 	if keep {
 		ws.r2 = covGrow(ws.r2, p.n*m)
@@ -132,7 +132,9 @@ func (s *Stationary) matrixGradWS(ws *covWork, wrt int, x1, x2 CovInput, h []Cov
 			if !c.haveW { // W was not kept (no earlier run asked for x2's gradient): recompute it, and keep it from now on
 				c.keepW = true
 				c.w = covGrow(c.w, n*m)
-				covRun(covWorkers(n*m, n), n, func(lo, hi int) {
+				covRun(covParallel(n*m), c.blocks, func(b0, b1 int) {
+					lo, _ := covBlock(b0, c.blocks, n)
+					_, hi := covBlock(b1-1, c.blocks, n)
 					for i := lo; i < hi; i++ {
 						s.wRow(ws, i, ws.grad.r2, k, g, c.w[i*m:(i+1)*m], nil)
 					}
@@ -196,8 +198,8 @@ func (s *Stationary) matrixGradWS(ws *covWork, wrt int, x1, x2 CovInput, h []Cov
 
 // gradBase computes what the gradients share (covGrads) for K = out of the current forward run and G = g.
 func (s *Stationary) gradBase(ws *covWork, x1, x2 CovInput, h []CovInput, k, g []float64) {
+	ws.preparePair(x1, x2, h[1].Data)
 	p, c := &ws.pair, &ws.grad
-	p.prepare(x1, x2, h[1].Data)
 	n, m, d := p.n, p.m, p.d
 	extra := ws.extraOf(h)
 	var r2 []float64
@@ -226,7 +228,7 @@ func (s *Stationary) gradBase(ws *covWork, x1, x2 CovInput, h []CovInput, k, g [
 	for len(c.near) < nb {
 		c.near = append(c.near, nil)
 	}
-	covRun(covWorkers(n*m, nb), nb, func(b0, b1 int) {
+	covRun(covParallel(n*m), nb, func(b0, b1 int) {
 		for b := b0; b < b1; b++ {
 			s.gradRows(ws, b, k, g)
 		}

@@ -17,17 +17,20 @@ import (
 
 // covWork holds the buffers of one CovMatrix op, reused from run to run, and what its gradients share.
 type covWork struct {
-	runs   uint64 // forward runs so far: what the backward pass reuses is keyed on it
-	pair   covPair
-	ins    []CovInput
-	shapes []tensor.Shape // covRecheck's scratch
-	extra  []float64
-	r2     []float64 // r² of forward run r2Runs (kept when keepR2: an earlier backward pass needed it)
-	r2Runs uint64
-	r2Key  [3]*float64 // x1, x2 and lengthscale data the kept r² belongs to
-	keepR2 bool
-	grad   covGrads
-	unit   []float64 // the unit-variance matrix (variance gradient at tiny σ² only)
+	runs uint64 // forward runs so far: what the backward pass reuses is keyed on it
+	pair covPair
+	// pairRuns, pairKey: the forward run and the x1, x2 and lengthscale data pair was last prepared for
+	pairRuns uint64
+	pairKey  [3]*float64
+	ins      []CovInput
+	shapes   []tensor.Shape // covRecheck's scratch
+	extra    []float64
+	r2       []float64 // r² of forward run r2Runs (kept when keepR2: an earlier backward pass needed it)
+	r2Runs   uint64
+	r2Key    [3]*float64 // x1, x2 and lengthscale data the kept r² belongs to
+	keepR2   bool
+	grad     covGrads
+	unit     []float64 // the unit-variance matrix (variance gradient at tiny σ² only)
 }
 
 // covGrads holds what the gradients of one backward pass share (W = G ⊙ ∂K/∂r² and its sums), computed once per
@@ -81,23 +84,19 @@ func covBlocks(n int) int { return min(n, 16) }
 // covBlock returns the rows [lo, hi) of block b of nb blocks over n rows.
 func covBlock(b, nb, n int) (lo, hi int) { return b * n / nb, (b + 1) * n / nb }
 
-// covWorkers returns how many goroutines a pass over entries values split into at most units parts runs on.
-func covWorkers(entries, units int) int {
-	c := runtime.GOMAXPROCS(0)
-	if c < 2 || entries < covParallelMin {
-		return 1
-	}
-	return max(1, min(c, units))
-}
+// covParallel reports whether a pass over entries values is split over goroutines (GOMAXPROCS ≥ 2 and enough
+// work: covParallelMin).
+func covParallel(entries int) bool { return runtime.GOMAXPROCS(0) >= 2 && entries >= covParallelMin }
 
-// covRun calls fn(lo, hi) on workers contiguous ranges of [0, units), on the caller and the pooled workers of
-// ops/internal/parallel, and returns when all have returned.
-func covRun(workers, units int, fn func(lo, hi int)) {
-	if workers <= 1 {
+// covRun calls fn(u, u+1) for every unit u of [0, units) — on the caller alone unless par, else on the caller and
+// the pooled workers of ops/internal/parallel, each unit claimed by whoever is free (so that a core slowed by
+// other work takes fewer) — and returns when all have returned. Units must write disjoint outputs.
+func covRun(par bool, units int, fn func(lo, hi int)) {
+	if !par || units <= 1 {
 		fn(0, units)
 		return
 	}
-	parallel.Do(workers, func(c int) { fn(c*units/workers, (c+1)*units/workers) })
+	parallel.Do(units, func(u int) { fn(u, u+1) })
 }
 
 // covGroupRows returns how many rows of length m a row-parallel pass treats at once (about 1024 entries, in the
@@ -112,7 +111,7 @@ const covColTile = 256
 // covColTile columns, so its bits do not depend on the split.
 func covColumnPass(w, a []float64, n, m, d int, wat []float64) {
 	tiles := (m + covColTile - 1) / covColTile
-	covRun(covWorkers(n*m, tiles), tiles, func(t0, t1 int) {
+	covRun(covParallel(n*m), tiles, func(t0, t1 int) {
 		for t := t0; t < t1; t++ {
 			j0, j1 := t*covColTile, min(m, (t+1)*covColTile)
 			for k := 0; k < d; k++ {
@@ -123,6 +122,17 @@ func covColumnPass(w, a []float64, n, m, d int, wat []float64) {
 			}
 		}
 	})
+}
+
+// preparePair fills ws.pair for x1, x2 and the lengthscales ell, unless it holds them already for this forward
+// run (the backward pass reuses the forward pass's).
+func (ws *covWork) preparePair(x1, x2 CovInput, ell []float64) {
+	key := [3]*float64{dataPtr(x1.Data), dataPtr(x2.Data), dataPtr(ell)}
+	if ws.runs != 0 && ws.pairRuns == ws.runs && ws.pairKey == key {
+		return
+	}
+	ws.pair.prepare(x1, x2, ell)
+	ws.pairRuns, ws.pairKey = ws.runs, key
 }
 
 // hypers returns the hyperparameter operands as CovInputs, in a slice reused from call to call.

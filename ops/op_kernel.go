@@ -460,16 +460,16 @@ const covDirectMaxD = 32
 // (so that the BLAS need not clear r2), and near pairs (see covNearRel) are recomputed directly, clamped at 0.
 func (p *covPair) sqdist(r2 []float64, then func(lo, hi int)) {
 	n, m, d := p.n, p.m, p.d
-	workers := covWorkers(n*m, n)
+	par := covParallel(n * m)
 	if d > covDirectMaxD {
-		p.sqdistGemm(r2, then, workers)
+		p.sqdistGemm(r2, then, par)
 		return
 	}
 	group := max(1, 8192/m)             // rows: 64 KB of r2
 	tile := max(8, min(m, 2048/d)) &^ 7 // columns: 16 KB of bt
-	covRun(workers, n, func(lo, hi int) {
-		for g0 := lo; g0 < hi; g0 += group {
-			g1 := min(hi, g0+group)
+	covRun(par, (n+group-1)/group, func(u0, u1 int) {
+		for g0 := u0 * group; g0 < min(n, u1*group); g0 += group {
+			g1 := min(n, g0+group)
 			for t0 := 0; t0 < m; t0 += tile {
 				t1 := min(m, t0+tile)
 				for i := g0; i < g1; i++ {
@@ -484,10 +484,12 @@ func (p *covPair) sqdist(r2 []float64, then func(lo, hi int)) {
 }
 
 // sqdistGemm is sqdist by the Gemm expansion (D > covDirectMaxD).
-func (p *covPair) sqdistGemm(r2 []float64, then func(lo, hi int), workers int) {
+func (p *covPair) sqdistGemm(r2 []float64, then func(lo, hi int), par bool) {
 	n, m, d := p.n, p.m, p.d
-	covRun(workers, n, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
+	gr := covGroupRows(m)
+	groups := (n + gr - 1) / gr
+	covRun(par, groups, func(u0, u1 int) {
+		for i := u0 * gr; i < min(n, u1*gr); i++ {
 			row, nai := r2[i*m:(i+1)*m], p.na[i]
 			for j, v := range p.nb[:m] {
 				row[j] = nai + v
@@ -495,10 +497,9 @@ func (p *covPair) sqdistGemm(r2 []float64, then func(lo, hi int), workers int) {
 		}
 	})
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, -2, covGeneral(p.a, n, d), covGeneral(p.bt, d, m), 1, covGeneral(r2, n, m))
-	gr := covGroupRows(m)
-	covRun(workers, n, func(lo, hi int) {
-		for g0 := lo; g0 < hi; g0 += gr {
-			g1 := min(hi, g0+gr)
+	covRun(par, groups, func(u0, u1 int) {
+		for g0 := u0 * gr; g0 < min(n, u1*gr); g0 += gr {
+			g1 := min(n, g0+gr)
 			for i := g0; i < g1; i++ {
 				row, nai := r2[i*m:(i+1)*m], p.na[i]
 				for j, v := range row {
