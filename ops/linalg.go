@@ -158,9 +158,8 @@ func CholeskyLower(dst, a []float64, n int, p JitterPolicy) (CholInfo, error) {
 		if k > 0 {
 			jitter = initial * math.Pow(10, float64(k-1)) * scale
 		}
-		symLowerTo(dst, a, n, jitter)
+		symLowerTo(dst, a, n, jitter) // with a zero strict upper triangle, which Dpotrf(Lower) does not touch
 		if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: dst}); ok {
-			zeroUpper(dst, n)
 			// +Inf on the diagonal of A factorises "successfully" (L_jj = +Inf): catch it here.
 			if !finiteDiag(dst, n) {
 				if err := CheckFinite("Cholesky input", a, n); err != nil {
@@ -182,15 +181,33 @@ func CholeskyLower(dst, a []float64, n int, p JitterPolicy) (CholInfo, error) {
 	return CholInfo{Jitter: jitter, Retries: retries}, &NotPDError{N: n, MaxJitter: jitter, Tries: 1 + retries}
 }
 
-// symLowerTo writes the lower triangle (diagonal included) of (A+Aᵀ)/2 + jitter·I into dst.
+// symLowerTo writes the lower triangle (diagonal included) of (A+Aᵀ)/2 + jitter·I into dst, and zeros into its
+// strict upper triangle. Eight rows at a time: A's transposed part is then read eight adjacent values at a time,
+// and every row of a and dst in the block stays in cache across the columns.
 func symLowerTo(dst, a []float64, n int, jitter float64) {
-	for i := 0; i < n; i++ {
+	i0 := 0
+	for ; i0+8 <= n; i0 += 8 {
+		for j := 0; j < i0; j++ {
+			for r, v := range a[j*n+i0 : j*n+i0+8] {
+				i := i0 + r
+				dst[i*n+j] = 0.5*a[i*n+j] + 0.5*v
+			}
+		}
+		symLowerRows(dst, a, n, i0, i0+8, i0, jitter)
+	}
+	symLowerRows(dst, a, n, i0, n, 0, jitter)
+}
+
+// symLowerRows is symLowerTo on the rows i0 … i1−1 from column j0 on.
+func symLowerRows(dst, a []float64, n, i0, i1, j0 int, jitter float64) {
+	for i := i0; i < i1; i++ {
 		ri := a[i*n : i*n+n]
-		di := dst[i*n : i*n+i+1]
-		for j := 0; j < i; j++ {
+		di := dst[i*n : i*n+n]
+		for j := j0; j < i; j++ {
 			di[j] = 0.5*ri[j] + 0.5*a[j*n+i]
 		}
 		di[i] = ri[i] + jitter
+		clear(di[i+1:])
 	}
 }
 
@@ -401,10 +418,13 @@ func CholeskyBackward(dst, l, lbar []float64, n int) {
 	if n == 0 {
 		return
 	}
-	if !sameStart(dst, lbar) {
-		copy(dst, lbar)
+	same := sameStart(dst, lbar)
+	for i := 0; i < n; i++ { // tril(L̄), in one pass
+		if !same {
+			copy(dst[i*n:i*n+i+1], lbar[i*n:])
+		}
+		clear(dst[i*n+i+1 : i*n+n])
 	}
-	zeroUpper(dst, n)
 	cholBackward(dst, l, n) // (M+Mᵀ)/2, M = L⁻ᵀ·Φ(Lᵀ·tril(L̄))·L⁻¹
 }
 

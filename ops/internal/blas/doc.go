@@ -31,16 +31,23 @@
 // with k up to the panel) and a small kernel finishes the mr × mr diagonal block by substitution (multiplying by
 // the reciprocals of the diagonal, as OpenBLAS does; never an inverse matrix). Right-side cases transpose B.
 // Dgemmt (one triangle of a product; Dsyrk is Dgemmt with B = A) skips the micro-tiles outside the triangle and
-// computes those across the diagonal in a scratch tile. Dpotrf (lower) is recursive (Gustavson 1997): Dtrsm and
-// Dsyrk on the off-diagonal blocks, an unblocked factorisation of diagonal blocks of order ≤ 32.
-// CholeskyBackward is the factorisation's backward pass by Murray's blocked reverse mode (about 2n³/3 flops in
-// Dgemm and Dgemmt calls).
+// computes those across the diagonal in a scratch tile.
+//
+// Dpotrf (lower) and CholeskyBackward (the factorisation's backward pass by Murray's blocked reverse mode, about
+// 2n³/3 flops) are blocked by 48 and call the micro-kernel themselves (chol.go, cholrev.go), at the orders GP
+// training uses as well as large ones: each kernel has a strided twin that reads operands stored k-major in place
+// (the blocks of L, and of the right-hand sides, transposed once per block by 8 × 8 vector transposes), so nothing
+// is packed twice; the diagonal blocks are factorised, and reversed, by vector kernels (a row in registers,
+// left-looking; rows updated under a mask), and the solves against them run as Dtrsm's. Each entry gets the same
+// operations in the same order in every kernel (the Go versions of these kernels included), so the bits do not
+// depend on the CPU here either.
 // Triangular solves and products with at most two right-hand sides (a GP's y) run as level-2 loops (trsv.go),
 // which a tile of 8 or 16 columns would mostly pad.
 //
 // # Parallelism
 //
 // Large calls split C into stripes of rows or columns (whichever is longer) run on up to GOMAXPROCS goroutines;
-// calls below about 2·10⁶ flops run on the calling goroutine. Callers that already run calls on several
+// calls below about 2·10⁶ flops run on the calling goroutine (4·10⁵ for the products and solves inside Dpotrf and
+// CholeskyBackward, which pack nothing). Callers that already run calls on several
 // goroutines (gpzoo's ops) need no coordination: the goroutines share GOMAXPROCS threads.
 package blas

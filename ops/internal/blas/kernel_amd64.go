@@ -15,6 +15,40 @@ func gemm6x8AVX2(k int, alpha float64, a, b, c *float64, ldc int)
 //go:noescape
 func trsmDiag12x8AVX2(l, d, t *float64)
 
+// gemm6x8AVX2S is gemm6x8AVX2 reading A at a[p·as + i] and B at b[p·bs + j]; see gen_kernels.go.
+//
+//go:noescape
+func gemm6x8AVX2S(k int, alpha float64, a *float64, as int, b *float64, bs int, c *float64, ldc int)
+
+// trsmDiag12x8AVX2S is trsmDiag12x8AVX2 on a tile whose rows are ldt apart; see gen_kernels.go.
+//
+//go:noescape
+func trsmDiag12x8AVX2S(l, d, t *float64, ldt int)
+
+// potrf48AVX2 factorises the order-m (≤ 48) upper triangle U (row-major, stride 48; UᵀU = A) in place and
+// returns m, or the row whose pivot is not positive; see gen_kernels.go.
+//
+//go:noescape
+func potrf48AVX2(u *float64, m int) int
+
+// revRowsAVX2 is the vector part of step j of the Cholesky backward's diagonal blocks (order m ≤ 48, rows
+// ld apart): w[j][:j] −= dbar·l[j][:j], then for i = j+1 … m−1 w[i][:j] −= w[i][j]·l[j][:j] and
+// w[j][:j] −= w[i][j]·l[i][:j]; see gen_kernels.go.
+//
+//go:noescape
+func revRowsAVX2(w, l *float64, ld, m, j int, dbar float64)
+
+// transposeAVX2 writes the transpose of the 8rb × 8cb block at src (rows lds apart) into dst (rows ldd apart,
+// either stride may be negative); see gen_kernels.go.
+//
+//go:noescape
+func transposeAVX2(dst *float64, ldd int, src *float64, lds, rb, cb int)
+
+// transposeHalfAVX2 halves the 8rb × 8cb block at src in place and writes its transpose into dst; see gen_kernels.go.
+//
+//go:noescape
+func transposeHalfAVX2(dst *float64, ldd int, src *float64, lds, rb, cb int)
+
 // gemm12x16AVX512 is the avx512 micro-kernel (12 × 16); see gen_kernels.go.
 //
 //go:noescape
@@ -26,19 +60,79 @@ func gemm12x16AVX512(k int, alpha float64, a, b, c *float64, ldc int)
 //go:noescape
 func trsmDiag12x16AVX512(l, d, t *float64)
 
+// gemm12x16AVX512S is gemm12x16AVX512 reading A at a[p·as + i] and B at b[p·bs + j]; see gen_kernels.go.
+//
+//go:noescape
+func gemm12x16AVX512S(k int, alpha float64, a *float64, as int, b *float64, bs int, c *float64, ldc int)
+
+// trsmDiag12x16AVX512S is trsmDiag12x16AVX512 on a tile whose rows are ldt apart; see gen_kernels.go.
+//
+//go:noescape
+func trsmDiag12x16AVX512S(l, d, t *float64, ldt int)
+
+// potrf48AVX512 factorises the order-m (≤ 48) upper triangle U (row-major, stride 48; UᵀU = A) in place and
+// returns m, or the row whose pivot is not positive; see gen_kernels.go.
+//
+//go:noescape
+func potrf48AVX512(u *float64, m int) int
+
+// revRowsAVX512 is the vector part of step j of the Cholesky backward's diagonal blocks (order m ≤ 48, rows
+// ld apart): w[j][:j] −= dbar·l[j][:j], then for i = j+1 … m−1 w[i][:j] −= w[i][j]·l[j][:j] and
+// w[j][:j] −= w[i][j]·l[i][:j]; see gen_kernels.go.
+//
+//go:noescape
+func revRowsAVX512(w, l *float64, ld, m, j int, dbar float64)
+
+// transposeAVX512 writes the transpose of the 8rb × 8cb block at src (rows lds apart) into dst (rows ldd apart,
+// either stride may be negative); see gen_kernels.go.
+//
+//go:noescape
+func transposeAVX512(dst *float64, ldd int, src *float64, lds, rb, cb int)
+
+// transposeHalfAVX512 halves the 8rb × 8cb block at src in place and writes its transpose into dst; see gen_kernels.go.
+//
+//go:noescape
+func transposeHalfAVX512(dst *float64, ldd int, src *float64, lds, rb, cb int)
+
 func addArchKernels() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		kernels["avx2"] = &microKernel{name: "avx2", mr: 6, nr: 8, mc: 144, nc: 2048,
 			fn: func(k int, alpha float64, a, b, c []float64, ldc int) {
 				gemm6x8AVX2(k, alpha, &a[0], &b[0], &c[0], ldc)
 			},
-			diag: func(l, d, t []float64) { trsmDiag12x8AVX2(&l[0], &d[0], &t[0]) }}
+			diag: func(l, d, t []float64) { trsmDiag12x8AVX2(&l[0], &d[0], &t[0]) },
+			fnS: func(k int, alpha float64, a []float64, a0, as int, b []float64, b0, bs int, c []float64, ldc int) {
+				gemm6x8AVX2S(k, alpha, &a[a0], as, &b[b0], bs, &c[0], ldc)
+			},
+			diagS:   func(l, d, t []float64, ldt int) { trsmDiag12x8AVX2S(&l[0], &d[0], &t[0], ldt) },
+			potrf:   func(u []float64, m int) int { return potrf48AVX2(&u[0], m) },
+			revRows: func(w, l []float64, ld, m, j int, dbar float64) { revRowsAVX2(&w[0], &l[0], ld, m, j, dbar) },
+			transpose: func(dst []float64, d0, ldd int, src []float64, s0, lds, rb, cb int, half bool) {
+				if half {
+					transposeHalfAVX2(&dst[d0], ldd, &src[s0], lds, rb, cb)
+					return
+				}
+				transposeAVX2(&dst[d0], ldd, &src[s0], lds, rb, cb)
+			}}
 	}
 	if cpu.X86.HasAVX512F {
 		kernels["avx512"] = &microKernel{name: "avx512", mr: 12, nr: 16, mc: 144, nc: 2048,
 			fn: func(k int, alpha float64, a, b, c []float64, ldc int) {
 				gemm12x16AVX512(k, alpha, &a[0], &b[0], &c[0], ldc)
 			},
-			diag: func(l, d, t []float64) { trsmDiag12x16AVX512(&l[0], &d[0], &t[0]) }}
+			diag: func(l, d, t []float64) { trsmDiag12x16AVX512(&l[0], &d[0], &t[0]) },
+			fnS: func(k int, alpha float64, a []float64, a0, as int, b []float64, b0, bs int, c []float64, ldc int) {
+				gemm12x16AVX512S(k, alpha, &a[a0], as, &b[b0], bs, &c[0], ldc)
+			},
+			diagS:   func(l, d, t []float64, ldt int) { trsmDiag12x16AVX512S(&l[0], &d[0], &t[0], ldt) },
+			potrf:   func(u []float64, m int) int { return potrf48AVX512(&u[0], m) },
+			revRows: func(w, l []float64, ld, m, j int, dbar float64) { revRowsAVX512(&w[0], &l[0], ld, m, j, dbar) },
+			transpose: func(dst []float64, d0, ldd int, src []float64, s0, lds, rb, cb int, half bool) {
+				if half {
+					transposeHalfAVX512(&dst[d0], ldd, &src[s0], lds, rb, cb)
+					return
+				}
+				transposeAVX512(&dst[d0], ldd, &src[s0], lds, rb, cb)
+			}}
 	}
 }
