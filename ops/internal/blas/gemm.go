@@ -302,12 +302,7 @@ func packA(dst []float64, a matrix, i0, p0, mcb, kcb, mr int) {
 			clear(panel)
 		}
 		if !a.t {
-			for i := 0; i < mv; i++ {
-				row := a.data[(i0+ir+i)*a.ld+p0:]
-				for p := 0; p < kcb; p++ {
-					panel[p*mr+i] = row[p]
-				}
-			}
+			interleave(panel, a.data[(i0+ir)*a.ld+p0:], a.ld, mv, kcb, mr)
 			continue
 		}
 		for p := 0; p < kcb; p++ { // op(A)[i,p] = A[p,i]: row p of A holds the panel's values contiguously
@@ -333,11 +328,46 @@ func packB(dst []float64, b matrix, p0, j0, kcb, ncb, nr int) {
 			}
 			continue
 		}
-		for j := 0; j < nv; j++ { // op(B)[p,j] = B[j,p]
-			row := b.data[(j0+jr+j)*b.ld+p0:]
-			for p := 0; p < kcb; p++ {
-				panel[p*nr+j] = row[p]
-			}
+		interleave(panel, b.data[(j0+jr)*b.ld+p0:], b.ld, nv, kcb, nr) // op(B)[p,j] = B[j,p]
+	}
+}
+
+// interleave writes the first k values of the rows rows of src (stride ld) into dst k-major: dst[p·width + i] =
+// src[i·ld + p] for i < rows, p < k (the columns rows … width−1 of dst untouched): the packing of a row-major
+// operand into micro-panels, a transpose. The active kernel's vector code transposes blocks of 8 × 8 or 4 × 4 in
+// registers (pack_amd64.s); the rest, and the generic kernel, go through interleaveGo. Moves only: the same
+// values whatever the path.
+func interleave(dst, src []float64, ld, rows, k, width int) {
+	if rows == 0 || k == 0 {
+		return
+	}
+	_, _ = dst[(k-1)*width+rows-1], src[(rows-1)*ld+k-1] // the bounds of every access below
+	i := interleaveArch(dst, src, ld, rows, k, width)
+	if i < rows {
+		interleaveGo(dst[i:], src[i*ld:], ld, rows-i, 0, k, width)
+	}
+}
+
+// interleaveGo is interleave on the columns [k0, k1): four rows at a time, each read in order, so that every
+// step stores four adjacent values.
+func interleaveGo(dst, src []float64, ld, rows, k0, k1, width int) {
+	if k0 >= k1 {
+		return
+	}
+	i := 0
+	for ; i+4 <= rows; i += 4 {
+		r0 := src[i*ld+k0 : i*ld+k1]
+		r1, r2, r3 := src[(i+1)*ld+k0:][:len(r0)], src[(i+2)*ld+k0:][:len(r0)], src[(i+3)*ld+k0:][:len(r0)]
+		d := dst[k0*width+i:]
+		for p := range r0 {
+			q := (*[4]float64)(d[p*width:])
+			q[0], q[1], q[2], q[3] = r0[p], r1[p], r2[p], r3[p]
+		}
+	}
+	for ; i < rows; i++ {
+		d := dst[k0*width+i:]
+		for p, v := range src[i*ld+k0 : i*ld+k1] {
+			d[p*width] = v
 		}
 	}
 }

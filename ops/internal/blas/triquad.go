@@ -264,16 +264,12 @@ func (w *TriQuad) backwardCols(j0, j1, kb int, a []float64, packed [][]float64, 
 		tiles := min(tileGroup, (j1-jg+nr-1)/nr)
 		if wantL { // A[i, k] at ((i/mr)·kc + k − kb)·mr + i%mr for the group's columns k
 			cEnd := min(jg+tiles*nr, n)
-			for i := 0; i < roundUp(m, mr); i++ {
-				dst := w.atb[((i/mr)*kc+jg-kb)*mr+i%mr:]
-				if i >= m {
-					for k := 0; k < cEnd-jg; k++ {
-						dst[k*mr] = 0
-					}
-					continue
-				}
-				for k, v := range a[i*n+jg : i*n+cEnd] {
-					dst[k*mr] = v
+			for i0 := 0; i0 < m; i0 += mr {
+				dst := w.atb[((i0/mr)*kc+jg-kb)*mr:]
+				rows := min(mr, m-i0)
+				interleave(dst, a[i0*n+jg:], n, rows, cEnd-jg, mr)
+				for k := 0; rows < mr && k < cEnd-jg; k++ {
+					clear(dst[k*mr+rows : (k+1)*mr])
 				}
 			}
 		}
@@ -374,41 +370,31 @@ func (w *TriQuad) lowerRows(i0, i1, kb, kcb int, dls [][]float64) {
 func gatherG(gt, bt []float64, m, nr int, sc, gq []float64) {
 	switch nr {
 	case 16:
-		gatherG16(gt, bt, m, (*[16]float64)(sc), gq)
-		return
+		scaleRows16(gt, bt, m, (*[16]float64)(sc))
 	case 8:
-		gatherG8(gt, bt, m, (*[16]float64)(sc), gq)
-		return
-	}
-	for ib := 0; ib*nr < m; ib++ {
-		var blk []float64
-		if gq != nil {
-			blk = gq[ib*kc*nr:][:nr*nr]
-		}
-		rows := min(nr, m-ib*nr)
-		for r := 0; r < rows; r++ {
-			i := ib*nr + r
+		scaleRows8(gt, bt, m, (*[16]float64)(sc))
+	default:
+		for i := 0; i < m; i++ {
 			dst := gt[i*nr:][:nr]
 			src := bt[(m-1-i)*nr:][:len(dst)]
 			s := sc[:len(dst)]
 			for c := range dst {
 				dst[c] = src[c] * s[c]
 			}
-			if blk != nil {
-				for c, v := range dst {
-					blk[c*nr+r] = v
-				}
-			}
-		}
-		if blk != nil {
-			for r := rows; r < nr; r++ {
-				for c := 0; c < nr; c++ {
-					blk[c*nr+r] = 0
-				}
-			}
 		}
 	}
 	clear(gt[m*nr:])
+	if gq == nil {
+		return
+	}
+	for i0 := 0; i0 < m; i0 += nr {
+		blk := gq[(i0/nr)*kc*nr:][:nr*nr]
+		rows := min(nr, m-i0)
+		interleave(blk, gt[i0*nr:], nr, rows, nr, nr)
+		for c := 0; rows < nr && c < nr; c++ {
+			clear(blk[c*nr+rows : (c+1)*nr])
+		}
+	}
 }
 
 // sumSquares adds the squares of the rows of the tile t (rows × nr, row-major) to sq (nr sums), row by row in
@@ -429,70 +415,26 @@ func sumSquares(sq, t []float64, rows, nr int) {
 	}
 }
 
-// gatherG16 is gatherG for nr = 16, unrolled (no bounds checks, no loop over the columns).
-func gatherG16(gt, bt []float64, m int, sc *[16]float64, gq []float64) {
-	for ib := 0; ib*16 < m; ib++ {
-		var blk *[256]float64
-		if gq != nil {
-			blk = (*[256]float64)(gq[ib*kc*16:])
-		}
-		rows := min(16, m-ib*16)
-		for r := 0; r < rows; r++ {
-			i := ib*16 + r
-			d := (*[16]float64)(gt[i*16:])
-			s := (*[16]float64)(bt[(m-1-i)*16:])
-			d[0], d[1], d[2], d[3] = s[0]*sc[0], s[1]*sc[1], s[2]*sc[2], s[3]*sc[3]
-			d[4], d[5], d[6], d[7] = s[4]*sc[4], s[5]*sc[5], s[6]*sc[6], s[7]*sc[7]
-			d[8], d[9], d[10], d[11] = s[8]*sc[8], s[9]*sc[9], s[10]*sc[10], s[11]*sc[11]
-			d[12], d[13], d[14], d[15] = s[12]*sc[12], s[13]*sc[13], s[14]*sc[14], s[15]*sc[15]
-			if blk != nil {
-				b := (*[241]float64)(blk[r&15:])
-				b[0], b[16], b[32], b[48] = d[0], d[1], d[2], d[3]
-				b[64], b[80], b[96], b[112] = d[4], d[5], d[6], d[7]
-				b[128], b[144], b[160], b[176] = d[8], d[9], d[10], d[11]
-				b[192], b[208], b[224], b[240] = d[12], d[13], d[14], d[15]
-			}
-		}
-		if blk != nil {
-			for r := rows; r < 16; r++ {
-				for c := 0; c < 16; c++ {
-					blk[c*16+r] = 0
-				}
-			}
-		}
+// scaleRows16 is gatherG's scaling for nr = 16, unrolled (no bounds checks, no loop over the columns).
+func scaleRows16(gt, bt []float64, m int, sc *[16]float64) {
+	for i := 0; i < m; i++ {
+		d := (*[16]float64)(gt[i*16:])
+		s := (*[16]float64)(bt[(m-1-i)*16:])
+		d[0], d[1], d[2], d[3] = s[0]*sc[0], s[1]*sc[1], s[2]*sc[2], s[3]*sc[3]
+		d[4], d[5], d[6], d[7] = s[4]*sc[4], s[5]*sc[5], s[6]*sc[6], s[7]*sc[7]
+		d[8], d[9], d[10], d[11] = s[8]*sc[8], s[9]*sc[9], s[10]*sc[10], s[11]*sc[11]
+		d[12], d[13], d[14], d[15] = s[12]*sc[12], s[13]*sc[13], s[14]*sc[14], s[15]*sc[15]
 	}
-	clear(gt[m*16:])
 }
 
-// gatherG8 is gatherG for nr = 8, unrolled (no bounds checks, no loop over the columns).
-func gatherG8(gt, bt []float64, m int, sc *[16]float64, gq []float64) {
-	for ib := 0; ib*8 < m; ib++ {
-		var blk *[64]float64
-		if gq != nil {
-			blk = (*[64]float64)(gq[ib*kc*8:])
-		}
-		rows := min(8, m-ib*8)
-		for r := 0; r < rows; r++ {
-			i := ib*8 + r
-			d := (*[8]float64)(gt[i*8:])
-			s := (*[8]float64)(bt[(m-1-i)*8:])
-			d[0], d[1], d[2], d[3] = s[0]*sc[0], s[1]*sc[1], s[2]*sc[2], s[3]*sc[3]
-			d[4], d[5], d[6], d[7] = s[4]*sc[4], s[5]*sc[5], s[6]*sc[6], s[7]*sc[7]
-			if blk != nil {
-				b := (*[57]float64)(blk[r&7:])
-				b[0], b[8], b[16], b[24] = d[0], d[1], d[2], d[3]
-				b[32], b[40], b[48], b[56] = d[4], d[5], d[6], d[7]
-			}
-		}
-		if blk != nil {
-			for r := rows; r < 8; r++ {
-				for c := 0; c < 8; c++ {
-					blk[c*8+r] = 0
-				}
-			}
-		}
+// scaleRows8 is gatherG's scaling for nr = 8, unrolled (no bounds checks, no loop over the columns).
+func scaleRows8(gt, bt []float64, m int, sc *[16]float64) {
+	for i := 0; i < m; i++ {
+		d := (*[8]float64)(gt[i*8:])
+		s := (*[8]float64)(bt[(m-1-i)*8:])
+		d[0], d[1], d[2], d[3] = s[0]*sc[0], s[1]*sc[1], s[2]*sc[2], s[3]*sc[3]
+		d[4], d[5], d[6], d[7] = s[4]*sc[4], s[5]*sc[5], s[6]*sc[6], s[7]*sc[7]
 	}
-	clear(gt[m*8:])
 }
 
 // sumSquares16 is sumSquares for nr = 16, unrolled: the sums in registers across the rows.
