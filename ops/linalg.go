@@ -263,10 +263,7 @@ func TriSolveTo(dst, t, b []float64, n, m int, upper, trans bool) {
 	if n == 0 || m == 0 {
 		return
 	}
-	if !sameStart(dst, b) {
-		copy(dst, b)
-	}
-	blas64.Trsm(blas.Left, blasTrans(trans), 1, triangular(t, n, upper), dense(dst, n, m))
+	triSolveInto(dst, t, b, n, m, upper, trans)
 }
 
 // TriSolveBackward computes the gradients of a loss through X = op(T)⁻¹·B (see TriSolveTo), given T, the solution

@@ -175,13 +175,20 @@ func rhsTiles(n, nr int, flops float64, f func(j0, j1 int)) {
 
 // trsmLeft solves op(T)·X = alpha·B for X in place in B (order × n, stride ldb).
 func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int) {
-	m := tr.order
 	if alpha != 1 {
-		scaleC(m, n, alpha, b, ldb, full)
+		scaleC(tr.order, n, alpha, b, ldb, full)
 		if alpha == 0 {
 			return
 		}
 	}
+	trsmLeftTo(tr, n, b, ldb, b, ldb)
+}
+
+// trsmLeftTo solves op(T)·X = B for X into x (order × n, stride ldx), reading B from b (stride ldb): B's tiles are
+// packed from b and the solution written to x as each panel is solved, so that a solve into another matrix
+// costs no copy. b and x may be the same matrix (a solve in place), not otherwise overlap.
+func trsmLeftTo(tr tri, n int, b []float64, ldb int, x []float64, ldx int) {
+	m := tr.order
 	kern := sel.Active()
 	mr, nr := kern.mr, kern.nr
 	pk, offsets := tr.pack(mr)
@@ -213,12 +220,10 @@ func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int) {
 		// in place panel by panel: each panel of the triangle is read once per group.
 		for jg := j0; jg < j1; jg += tileGroup * nr {
 			tiles := min(tileGroup, (j1-jg+nr-1)/nr)
-			for g := 0; g < tiles; g++ {
-				jr := jg + g*nr
-				packRows(tr, b, ldb, jr, min(nr, j1-jr), m, (*px)[g*mPad*nr:(g+1)*mPad*nr], nr)
-			}
+			packGroup(tr, b, ldb, jg, j1, tiles, m, *px, mPad, nr)
 			for P := 0; P < panels; P++ {
 				p0 := P * panelRows
+				mv := min(panelRows, m-p0)
 				for g := 0; g < tiles; g++ {
 					xp := (*px)[g*mPad*nr : (g+1)*mPad*nr]
 					t := xp[p0*nr : (p0+panelRows)*nr]
@@ -229,31 +234,35 @@ func trsmLeft(tr tri, n int, alpha float64, b []float64, ldb int) {
 						}
 					}
 					diagSolve(kern, lbs[P*panelRows*panelRows:], dbs[P*panelRows:], t, nr)
-				}
-			}
-			for g := 0; g < tiles; g++ {
-				jr := jg + g*nr
-				nv := min(nr, j1-jr)
-				xp := (*px)[g*mPad*nr : (g+1)*mPad*nr]
-				for p := 0; p < m; p++ {
-					copy(b[tr.row(p)*ldb+jr:][:nv], xp[p*nr:p*nr+nv])
+					jr := jg + g*nr
+					nv := min(nr, j1-jr)
+					for r := 0; r < mv; r++ { // the panel's rows are solved: out, while in cache
+						copy(x[tr.row(p0+r)*ldx+jr:][:nv], t[r*nr:r*nr+nv])
+					}
 				}
 			}
 		}
 	})
 }
 
-// packRows copies the columns jr … jr+nv−1 of the rows of B, in processing order, into xp (row p at xp[p·nr:],
-// zero beyond column nv and beyond row m, up to len(xp)/nr rows).
-func packRows(tr tri, b []float64, ldb, jr, nv, m int, xp []float64, nr int) {
-	for p := 0; p*nr < len(xp); p++ {
-		row := xp[p*nr : p*nr+nr]
-		if p >= m {
-			clear(row)
-			continue
+// packGroup copies the rows of B in processing order into the tiles tiles of nr columns from column jg (not
+// beyond column j1), row by row across the tiles: row p of tile g at xp[(g·mPad+p)·nr:], zero beyond the last
+// column and from row m to mPad.
+func packGroup(tr tri, b []float64, ldb, jg, j1, tiles, m int, xp []float64, mPad, nr int) {
+	for p := 0; p < m; p++ {
+		row := b[tr.row(p)*ldb:]
+		for g := 0; g < tiles; g++ {
+			jr := jg + g*nr
+			nv := min(nr, j1-jr)
+			dst := xp[(g*mPad+p)*nr : (g*mPad+p+1)*nr]
+			copy(dst, row[jr:jr+nv])
+			if nv < nr {
+				clear(dst[nv:])
+			}
 		}
-		copy(row, b[tr.row(p)*ldb+jr:][:nv])
-		clear(row[nv:])
+	}
+	for g := 0; g < tiles; g++ {
+		clear(xp[(g*mPad+m)*nr : (g+1)*mPad*nr])
 	}
 }
 
@@ -301,10 +310,7 @@ func trmmLeft(tr tri, n int, alpha float64, b []float64, ldb int) {
 		// at xp[(g·mPad+q)·nr:]): each panel of the triangle is read once per group.
 		for jg := j0; jg < j1; jg += tileGroup * nr {
 			tiles := min(tileGroup, (j1-jg+nr-1)/nr)
-			for g := 0; g < tiles; g++ {
-				jr := jg + g*nr
-				packRows(tr, b, ldb, jr, min(nr, j1-jr), m, (*px)[g*mPad*nr:(g+1)*mPad*nr], nr)
-			}
+			packGroup(tr, b, ldb, jg, j1, tiles, m, *px, mPad, nr)
 			for P := 0; P*panelRows < m; P++ {
 				p0 := P * panelRows
 				k := p0 + panelRows
@@ -367,6 +373,32 @@ func flip(t blas.Transpose) blas.Transpose {
 // Dtrsm solves op(A)·X = alpha·B (side Left) or X·op(A) = alpha·B (side Right) for X, in place in B (m × n).
 func (Implementation) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
 	triangular(s, ul, tA, d, m, n, alpha, a, lda, b, ldb, fewTrsm, trsmLeft)
+}
+
+// DtrsmLeftTo solves op(A)·X = B for X (m × n) into x (stride ldx), A m × m triangular (ul, tA, d as Dtrsm's),
+// reading B from b (stride ldb) and leaving it untouched: Dtrsm(Left, ul, tA, d, m, n, 1, …) on a copy of B,
+// the same bits, without the copy (B's tiles are packed from b, the solution written to x panel by panel). x may
+// be b (a solve in place) but must not otherwise overlap it. Arguments are checked as Dtrsm checks them.
+func (im Implementation) DtrsmLeftTo(ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, a []float64, lda int, b []float64, ldb int, x []float64, ldx int) {
+	k := checkTri(blas.Left, ul, tA, d, m, n, a, lda, b, ldb)
+	switch {
+	case ldx < max(1, n):
+		panic(badLdB)
+	case m > 0 && n > 0 && len(x) < ldx*(m-1)+n:
+		panic(shortB)
+	}
+	switch {
+	case m == 0 || n == 0:
+	case fewRHS(blas.Left, m, n):
+		if &x[0] != &b[0] {
+			for i := 0; i < m; i++ {
+				copy(x[i*ldx:i*ldx+n], b[i*ldb:i*ldb+n])
+			}
+		}
+		fewTrsm(blas.Left, ul, tA, d, m, n, 1, a, lda, x, ldx)
+	default:
+		trsmLeftTo(newTri(ul, tA, d, k, a, lda), n, b, ldb, x, ldx)
+	}
 }
 
 // Dtrmm computes B = alpha·op(A)·B (side Left) or B = alpha·B·op(A) (side Right) in place (B m × n).

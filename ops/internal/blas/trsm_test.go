@@ -127,3 +127,39 @@ func TestDtrmm(t *testing.T) {
 		ref.Dtrmm(c.s, c.ul, c.tA, c.d, m, n, alpha, a, lda, b, ldb)
 	})
 }
+
+// DtrsmLeftTo gives Dtrsm's bits (side Left, α = 1) on a copy of B, into x with its own leading dimension or in
+// place, leaving b untouched, for every kernel, triangle, transpose and diagonal, at the panel and tile edges, the
+// level-2 path (n ≤ 2) and shapes split over goroutines.
+func TestDtrsmLeftTo(t *testing.T) {
+	var impl Implementation
+	eachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(9, 10))
+		for _, s := range [][2]int{{1, 1}, {2, 3}, {11, 17}, {12, 16}, {13, 2}, {31, 33}, {200, 1024}, {257, 100}} {
+			m, n := s[0], s[1]
+			for _, c := range triCases() {
+				if c.s != blas.Left {
+					continue
+				}
+				lda, ldb, ldx := m+1, n+2, n+5
+				a := triangle(rng, m, lda, c.ul)
+				b := operand(rng, m, n, ldb)
+				b0 := append([]float64(nil), b...)
+				want := append([]float64(nil), b...)
+				impl.Dtrsm(blas.Left, c.ul, c.tA, c.d, m, n, 1, a, lda, want, ldb)
+				x := operand(rng, m, n, ldx)
+				x0 := append([]float64(nil), x...)
+				impl.DtrsmLeftTo(c.ul, c.tA, c.d, m, n, a, lda, b, ldb, x, ldx)
+				what := fmt.Sprintf("DtrsmLeftTo(%c,%c,%c) %dx%d", c.ul, c.tA, c.d, m, n)
+				sameBits(t, what+": b", b, b0)
+				for i := 0; i < m; i++ {
+					sameBits(t, fmt.Sprintf("%s: row %d", what, i), x[i*ldx:i*ldx+n], want[i*ldb:i*ldb+n])
+					copy(x0[i*ldx:i*ldx+n], x[i*ldx:i*ldx+n])
+				}
+				sameBits(t, what+": padding of x", x, x0)
+				impl.DtrsmLeftTo(c.ul, c.tA, c.d, m, n, a, lda, b, ldb, b, ldb)
+				sameBits(t, what+" in place", b, want)
+			}
+		}
+	})
+}

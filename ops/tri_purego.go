@@ -2,7 +2,20 @@
 
 package ops
 
-import "github.com/gpzoo/gpzoo/ops/internal/blas"
+import (
+	"github.com/gpzoo/gpzoo/ops/internal/blas"
+	gblas "gonum.org/v1/gonum/blas"
+)
+
+// triSolveInto writes X = op(T)⁻¹·B into dst (TriSolveTo's arguments, checked there) with gpzoo's DtrsmLeftTo,
+// which packs B's tiles from b and writes the solution to dst: no copy of b into dst first (dst may be b).
+func triSolveInto(dst, t, b []float64, n, m int, upper, trans bool) {
+	ul := gblas.Lower
+	if upper {
+		ul = gblas.Upper
+	}
+	blas.Implementation{}.DtrsmLeftTo(ul, blasTrans(trans), gblas.NonUnit, n, m, t, n, b, m, dst, m)
+}
 
 // triQuadEngine runs TriQuadCols' products in gpzoo's batched routine (ops/internal/blas.TriQuad), which keeps
 // B_p = L_pᵀA between the forward and the backward.

@@ -28,6 +28,15 @@ func (e *triQuadEngine) ensure(p, mn, n int) {
 	}
 }
 
+// triSolveInto writes X = op(T)⁻¹·B into dst (TriSolveTo's arguments, checked there): b copied into dst, then
+// OpenBLAS's dtrsm in place.
+func triSolveInto(dst, t, b []float64, n, m int, upper, trans bool) {
+	if !sameStart(dst, b) {
+		copy(dst, b)
+	}
+	blas64.Trsm(blas.Left, blasTrans(trans), 1, triangular(t, n, upper), dense(dst, n, m))
+}
+
 // triMul computes B = op(L)·B in place for L [m,m] lower triangular.
 func triMul(tr blas.Transpose, l []float64, b []float64, m, n int) {
 	blas64.Trmm(blas.Left, tr, 1, triangular(l, m, false), dense(b, m, n))
