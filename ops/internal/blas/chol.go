@@ -3,7 +3,8 @@ package blas
 import (
 	"math"
 	"runtime"
-	"sync"
+
+	pool "github.com/gpzoo/gpzoo/ops/internal/parallel"
 )
 
 // The Cholesky factorisation (Dpotrf, lower) and its backward pass (CholeskyBackward, cholrev.go) at the orders GP
@@ -21,9 +22,17 @@ const (
 	// cholOuter is the block order: a multiple of panelRows (the solves' panel), and the order of the diagonal
 	// blocks the potrf kernels factorise (gen_kernels.go's potrfWidth).
 	cholOuter = 48
-	// cholParallelFlops is the work of one product or solve below which it runs on the calling goroutine: lower
-	// than parallelFlops, since nothing is packed and a split costs only the goroutine.
-	cholParallelFlops = 4e5
+	// cholParallelFlops is the work of one product or solve below which it runs on the calling goroutine (the
+	// package's parallelFlops): at the orders GP training uses (n ≲ 250) every call of a factorisation or backward
+	// pass is below it, and a split, each piece tens of µs, would gain little and lose more whenever the other core
+	// is busy with other work (a helper descheduled in its piece holds the call up).
+	cholParallelFlops = parallelFlops
+	// unitFlops is the least work of one piece of a split product or solve (some 10 µs): pieces are claimed by the
+	// caller and by whichever pooled worker is free (ops/internal/parallel), so several per core let a core slowed
+	// by other work take fewer, and a helper that starts late find none left instead of holding the call up.
+	unitFlops = 5e5
+	// maxUnits bounds the pieces of one product (each has a scratch tile in cholWork.pad).
+	maxUnits = 16
 )
 
 // cholWork is the scratch of a factorisation or backward pass.
@@ -390,12 +399,9 @@ func (o kop) panel(pad []float64, i0, mv, v, k int) kop {
 	return kop{pad, 0, v, true}
 }
 
-// maxStripes bounds the goroutines of one product (each has a scratch tile in cholWork.pad).
-const maxStripes = 8
-
 // padSize is the length of cholWork.pad for products of depth ≤ k: an edge panel of A, an edge tile of B and a
-// scratch tile per stripe.
-func padSize(k int) int { return k*(16+12) + maxStripes*16*16 }
+// scratch tile per piece.
+func padSize(k int) int { return k*(16+12) + maxUnits*16*16 }
 
 // update computes C[0:m, 0:n] += alpha·A·B (C stride ldc) restricted to the part pt, for A (m lanes) and B (n
 // lanes) stored k-major. Stripes of tiles run on up to GOMAXPROCS goroutines when the work is large enough; the
@@ -476,43 +482,30 @@ func update(kern *microKernel, w *cholWork, m, n, k int, alpha float64, a, b kop
 	})
 }
 
-// stripes is the number of goroutines for work of flops split into at most tiles parts: at most GOMAXPROCS (read
-// only when the work could be split: it takes the scheduler's lock) and maxStripes.
-func stripes(flops float64, tiles int) int {
-	w := min(int(flops/cholParallelFlops), tiles, maxStripes)
-	if w <= 1 {
-		return w
+// units is the number of pieces of a product or solve of flops split into at most tiles parts: 1 (the calling
+// goroutine alone) below cholParallelFlops or with GOMAXPROCS = 1 (read only when the work could be split: it
+// takes the scheduler's lock), else one per unitFlops, at least two, at most maxUnits.
+func units(flops float64, tiles int) int {
+	if flops < cholParallelFlops || tiles < 2 || runtime.GOMAXPROCS(0) < 2 {
+		return 1
 	}
-	return min(w, runtime.GOMAXPROCS(0))
+	return min(tiles, maxUnits, max(2, int(flops/unitFlops)))
 }
 
-// forTiles runs f on runs of the tiles 0 … tiles−1, on up to GOMAXPROCS goroutines when the work (flops) is
-// large enough.
+// forTiles runs f on runs of the tiles 0 … tiles−1, in pieces claimed by the caller and the pooled workers when the
+// work (flops) is large enough.
 func forTiles(tiles int, flops float64, f func(t0, t1 int)) {
-	w := stripes(flops, tiles)
-	if w <= 1 {
+	u := units(flops, tiles)
+	if u <= 1 {
 		f(0, tiles)
 		return
 	}
-	var wg sync.WaitGroup
-	for s := 0; s < w; s++ {
-		lo, hi := s*tiles/w, (s+1)*tiles/w
-		if s == w-1 {
-			f(lo, hi)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
-	}
-	wg.Wait()
+	pool.Do(u, func(i int) { f(i*tiles/u, (i+1)*tiles/u) })
 }
 
 // splitTiles splits the m × n output of a product restricted to pt into stripes of whole tiles (rows for a
-// triangle, else along the longer side), of about equal work, and runs f(i0, i1, j0, j1) on each, on up to
-// GOMAXPROCS goroutines when the work (flops) is large enough.
+// triangle, else along the longer side), of about equal work, and runs f(s, i0, i1, j0, j1) on each stripe s, in
+// pieces claimed by the caller and the pooled workers when the work (flops) is large enough.
 func splitTiles(kern *microKernel, m, n int, flops float64, pt part, f func(s, i0, i1, j0, j1 int)) {
 	mr, nr := kern.mr, kern.nr
 	byRows := pt != full || m >= n
@@ -520,13 +513,14 @@ func splitTiles(kern *microKernel, m, n int, flops float64, pt part, f func(s, i
 	if byRows {
 		step, long = mr, m
 	}
-	w := stripes(flops, (long+step-1)/step)
+	w := units(flops, (long+step-1)/step)
 	if w <= 1 {
 		f(0, 0, m, 0, n)
 		return
 	}
 	// bounds[s]: where stripe s starts, a multiple of step; a triangle's rows balanced by their length.
-	bounds := make([]int, w+1)
+	var bb [maxUnits + 1]int
+	bounds := bb[:w+1]
 	bounds[w] = long
 	if pt == full {
 		tiles := (long + step - 1) / step
@@ -551,7 +545,7 @@ func splitTiles(kern *microKernel, m, n int, flops float64, pt part, f func(s, i
 		s := 1
 		for i := 0; i < m && s < w; i++ {
 			acc += width(i)
-			if acc >= area*float64(s)/float64(w) {
+			for s < w && acc >= area*float64(s)/float64(w) {
 				bounds[s] = min(roundUp(i+1, mr), m)
 				s++
 			}
@@ -560,28 +554,15 @@ func splitTiles(kern *microKernel, m, n int, flops float64, pt part, f func(s, i
 			bounds[s] = m
 		}
 	}
-	var wg sync.WaitGroup
-	for s := 0; s < w; s++ {
+	pool.Do(w, func(s int) {
 		lo, hi := bounds[s], bounds[s+1]
 		if lo >= hi {
-			continue
+			return
 		}
-		run := func() {
-			if byRows {
-				f(s, lo, hi, 0, n)
-			} else {
-				f(s, 0, m, lo, hi)
-			}
+		if byRows {
+			f(s, lo, hi, 0, n)
+		} else {
+			f(s, 0, m, lo, hi)
 		}
-		if s == w-1 {
-			run()
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run()
-		}()
-	}
-	wg.Wait()
+	})
 }

@@ -3,7 +3,9 @@ package blas
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 )
@@ -51,4 +53,58 @@ func BenchmarkCholesky(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkCholeskyPaired alternates the blocked implementations and the previous ones (see BenchmarkCholesky)
+// call by call, for machines whose speed drifts (shared cores): each of b.N rounds times a few calls of each, and
+// the benchmark reports the median time of each (blocked-µs, previous-µs) and the median over rounds of the ratio
+// previous/blocked (speedup).
+func BenchmarkCholeskyPaired(b *testing.B) {
+	var la LAPACK
+	for _, n := range cholBenchSizes {
+		rng := rand.New(rand.NewPCG(1, 1))
+		a, l, lbar := cholInputs(rng, n, n)
+		w := make([]float64, len(a))
+		reps := max(1, int(4e6/(float64(n)*float64(n)*float64(n))))
+		for _, op := range []string{"potrf", "backward"} {
+			call := func(previous bool) time.Duration {
+				start := time.Now()
+				for r := 0; r < reps; r++ {
+					switch {
+					case op == "potrf":
+						copy(w, a)
+						if previous {
+							potrfLowerRef(w, n, n)
+						} else {
+							la.Dpotrf(blas.Lower, n, w, n)
+						}
+					case previous:
+						copy(w, lbar)
+						choleskyBackwardRef(w, l, n)
+					default:
+						copy(w, lbar)
+						CholeskyBackward(w, l, n)
+					}
+				}
+				return time.Since(start) / time.Duration(reps)
+			}
+			b.Run(fmt.Sprintf("op=%s/n=%d", op, n), func(b *testing.B) {
+				blocked, previous, ratios := make([]float64, b.N), make([]float64, b.N), make([]float64, b.N)
+				for i := 0; i < b.N; i++ {
+					blocked[i] = float64(call(false).Nanoseconds()) / 1e3
+					previous[i] = float64(call(true).Nanoseconds()) / 1e3
+					ratios[i] = previous[i] / blocked[i]
+				}
+				b.ReportMetric(median(blocked), "blocked-µs")
+				b.ReportMetric(median(previous), "previous-µs")
+				b.ReportMetric(median(ratios), "speedup")
+			})
+		}
+	}
+}
+
+func median(x []float64) float64 {
+	x = slices.Clone(x)
+	slices.Sort(x)
+	return x[len(x)/2]
 }

@@ -47,7 +47,7 @@
 // # Parallelism
 //
 // Large calls split C into stripes of rows or columns (whichever is longer) run on up to GOMAXPROCS goroutines;
-// calls below about 2·10⁶ flops run on the calling goroutine (4·10⁵ for the products and solves inside Dpotrf and
-// CholeskyBackward, which pack nothing). Callers that already run calls on several
+// calls below about 2·10⁶ flops run on the calling goroutine. Dpotrf and CholeskyBackward split their products and
+// solves (above the same threshold) into pieces claimed by the caller and ops/internal/parallel's pooled workers. Callers that already run calls on several
 // goroutines (gpzoo's ops) need no coordination: the goroutines share GOMAXPROCS threads.
 package blas
