@@ -16,6 +16,20 @@ const panelRows = 12
 // each packed panel of the triangle is then read from memory once per tileGroup tiles (the rest from cache).
 const tileGroup = 4
 
+// stridedOrder is the largest order at which Dtrsm and Dtrmm read B's rows in place through the strided
+// micro-kernel (microKernel.fnS), whole tiles of nr columns, instead of packing each tile first: up to it a
+// tile's rows stay in the caches across the sweep, and the copies in and out cost more than the reads at B's
+// stride. Measured single-threaded (in-process, paired): a forward solve (lower triangle, or upper transposed),
+// whose panels are then solved where they are with no copy at all, 1.15-1.4x at orders 50-200 (a 500-row sweep in
+// place was 0.8x: packing pays there); a solve sweeping from the last row, which needs a scratch tile per panel
+// anyway, gained nothing and packs; a product, which writes each panel from a scratch tile, 1.1-1.3x while the
+// rows it reads span at most stridedSpan values of B (order × stride) and 0.94x beyond (200 rows of 1024). The
+// same products in the same order either way: the same bits (TestTriangularStridedSameBits).
+var stridedOrder = 256 // a variable for the tests, which force either path
+
+// stridedSpan bounds order × stride of B (values) for Dtrmm's in-place path (see stridedOrder).
+const stridedSpan = 1 << 17
+
 // packQBlock is the number of rows of T a transposed triangle's packing reads at a time.
 const packQBlock = 32
 
@@ -213,11 +227,59 @@ func trsmLeftTo(tr tri, n int, b []float64, ldb int, x []float64, ldx int) {
 		}
 	}
 	mPad := panels * panelRows
+	nIn := 0 // columns [0, nIn): full tiles solved in x in place, B's rows read by the strided kernel
+	if m <= stridedOrder && !tr.reverse && kern.fnS != nil {
+		nIn = n / nr * nr
+	}
+	b0, bs := tr.row(0)*ldx, ldx // processing row p of x at b0 + p·bs
+	if tr.reverse {
+		bs = -ldx
+	}
 	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), func(j0, j1 int) {
+		var tile [panelRows * 16]float64
+		// In place: up to tileGroup tiles at a time, panel by panel (each panel of the triangle read once per
+		// group); the panel's rows of a tile solved where they are (forward sweep, x = b) or in a scratch tile.
+		for jg := j0; jg < min(j1, nIn); jg += tileGroup * nr {
+			tiles := min(tileGroup, (min(j1, nIn)-jg)/nr)
+			for P := 0; P < panels; P++ {
+				p0 := P * panelRows
+				mv := min(panelRows, m-p0)
+				for g := 0; g < tiles; g++ {
+					jr := jg + g*nr
+					c, ldc := tile[:panelRows*nr], nr
+					if mv == panelRows && !tr.reverse {
+						c, ldc = x[p0*ldx+jr:], ldx
+					} else {
+						clear(c)
+					}
+					if &c[0] != &b[p0*ldb+jr] || ldc != ldb {
+						for r := 0; r < mv; r++ {
+							copy(c[r*ldc:r*ldc+nr], b[tr.row(p0+r)*ldb+jr:])
+						}
+					}
+					if p0 > 0 { // C −= L'[panel, :p0]·X[:p0]
+						k := p0 + panelRows
+						for s := 0; s < panelRows/mr; s++ {
+							kern.fnS(p0, -1, packed[offsets[P]+s*mr*k:], 0, mr, x, b0+jr, bs, c[s*mr*ldc:], ldc)
+						}
+					}
+					diagSolveS(kern, lbs[P*panelRows*panelRows:], dbs[P*panelRows:], c, ldc)
+					if ldc == nr {
+						for r := 0; r < mv; r++ {
+							copy(x[tr.row(p0+r)*ldx+jr:][:nr], c[r*nr:])
+						}
+					}
+				}
+			}
+		}
+		j0 = max(j0, nIn)
+		if j0 >= j1 {
+			return
+		}
 		px := getBuf(tileGroup * mPad * nr)
 		defer buffers.Put(px)
-		// Up to tileGroup column tiles at a time, each packed (row q of tile g at xp[(g·mPad+q)·nr:]) and solved
-		// in place panel by panel: each panel of the triangle is read once per group.
+		// Packed: up to tileGroup column tiles at a time, each packed (row q of tile g at xp[(g·mPad+q)·nr:]) and
+		// solved in place panel by panel: each panel of the triangle is read once per group.
 		for jg := j0; jg < j1; jg += tileGroup * nr {
 			tiles := min(tileGroup, (j1-jg+nr-1)/nr)
 			packGroup(tr, b, ldb, jg, j1, tiles, m, *px, mPad, nr)
@@ -302,12 +364,47 @@ func trmmLeft(tr tri, n int, alpha float64, b []float64, ldb int) {
 	defer buffers.Put(pk)
 	packed := *pk
 	mPad := roundUp(m, panelRows)
+	nIn := 0 // columns [0, nIn): full tiles multiplied in place, B's rows read by the strided kernel
+	if m <= stridedOrder && float64(m)*float64(ldb) <= stridedSpan && kern.fnS != nil {
+		nIn = n / nr * nr
+	}
+	b0, bs := tr.row(0)*ldb, ldb // processing row p of B at b0 + p·bs
+	if tr.reverse {
+		bs = -ldb
+	}
+	panels := mPad / panelRows
 	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), func(j0, j1 int) {
+		var tile [panelRows * 16]float64
+		// In place: up to tileGroup tiles at a time, the panels from the last (a panel's product reads the rows
+		// up to its own, not yet overwritten), each tile's panel computed in a scratch tile and written back.
+		for jg := j0; jg < min(j1, nIn); jg += tileGroup * nr {
+			tiles := min(tileGroup, (min(j1, nIn)-jg)/nr)
+			for P := panels - 1; P >= 0; P-- {
+				p0 := P * panelRows
+				k := p0 + panelRows
+				mv := min(panelRows, m-p0)
+				for g := 0; g < tiles; g++ {
+					jr := jg + g*nr
+					t := tile[:panelRows*nr]
+					clear(t)
+					for s := 0; s < panelRows/mr; s++ { // the last panel's product stops at row m (its other terms are zeros)
+						kern.fnS(min(k, m), alpha, packed[offsets[P]+s*mr*k:], 0, mr, b, b0+jr, bs, t[s*mr*nr:], nr)
+					}
+					for r := 0; r < mv; r++ {
+						copy(b[tr.row(p0+r)*ldb+jr:][:nr], t[r*nr:])
+					}
+				}
+			}
+		}
+		j0 = max(j0, nIn)
+		if j0 >= j1 {
+			return
+		}
 		px := getBuf(tileGroup * mPad * nr)
 		defer buffers.Put(px)
-		var tile [panelRows * 16]float64
-		// Up to tileGroup column tiles at a time, their original rows packed in processing order (row q of tile g
-		// at xp[(g·mPad+q)·nr:]): each panel of the triangle is read once per group.
+		var tile2 [panelRows * 16]float64
+		// Packed: up to tileGroup column tiles at a time, their original rows packed in processing order (row q
+		// of tile g at xp[(g·mPad+q)·nr:]): each panel of the triangle is read once per group.
 		for jg := j0; jg < j1; jg += tileGroup * nr {
 			tiles := min(tileGroup, (j1-jg+nr-1)/nr)
 			packGroup(tr, b, ldb, jg, j1, tiles, m, *px, mPad, nr)
@@ -319,7 +416,7 @@ func trmmLeft(tr tri, n int, alpha float64, b []float64, ldb int) {
 					nv := min(nr, j1-jr)
 					mv := min(panelRows, m-p0)
 					xp := (*px)[g*mPad*nr : (g+1)*mPad*nr]
-					t := tile[:panelRows*nr]
+					t := tile2[:panelRows*nr]
 					clear(t)
 					for s := 0; s < panelRows/mr; s++ {
 						kern.fn(k, alpha, packed[offsets[P]+s*mr*k:], xp, t[s*mr*nr:], nr)

@@ -163,3 +163,53 @@ func TestDtrsmLeftTo(t *testing.T) {
 		}
 	})
 }
+
+// Dtrsm and Dtrmm read B in place through the strided kernel up to stridedOrder (whole tiles) and pack it above:
+// the same products in the same order, so the same bits, for every kernel, triangle, transpose, diagonal and
+// side, at orders around the panels and tiles and with ragged column counts (the last partial tile packed).
+func TestTriangularStridedSameBits(t *testing.T) {
+	prev := stridedOrder
+	defer func() { stridedOrder = prev }()
+	var impl Implementation
+	eachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(11, 12))
+		for _, s := range [][2]int{{3, 16}, {11, 17}, {12, 32}, {13, 47}, {25, 64}, {50, 100}, {97, 35}, {200, 129}} {
+			for _, c := range triCases() {
+				m, n := s[0], s[1]
+				if c.s == blas.Right {
+					m, n = n, m
+				}
+				k := m
+				if c.s == blas.Right {
+					k = n
+				}
+				lda, ldb := k+1, n+3
+				a := triangle(rng, k, lda, c.ul)
+				b := operand(rng, m, n, ldb)
+				for _, r := range []string{"Dtrsm", "Dtrmm"} {
+					call := func(order int) []float64 {
+						stridedOrder = order
+						x := append([]float64(nil), b...)
+						if r == "Dtrsm" {
+							impl.Dtrsm(c.s, c.ul, c.tA, c.d, m, n, -0.7, a, lda, x, ldb)
+						} else {
+							impl.Dtrmm(c.s, c.ul, c.tA, c.d, m, n, -0.7, a, lda, x, ldb)
+						}
+						return x
+					}
+					packed, strided := call(-1), call(1<<30)
+					sameBits(t, fmt.Sprintf("%s(%c,%c,%c,%c) %dx%d strided against packed", r, c.s, c.ul, c.tA, c.d, m, n), strided, packed)
+				}
+				if c.s == blas.Left && c.tA != blas.ConjTrans {
+					y := operand(rng, m, n, ldb+2)
+					want := append([]float64(nil), y...)
+					stridedOrder = -1
+					impl.DtrsmLeftTo(c.ul, c.tA, c.d, m, n, a, lda, b, ldb, want, ldb+2)
+					stridedOrder = 1 << 30
+					impl.DtrsmLeftTo(c.ul, c.tA, c.d, m, n, a, lda, b, ldb, y, ldb+2)
+					sameBits(t, fmt.Sprintf("DtrsmLeftTo(%c,%c,%c) %dx%d strided against packed", c.ul, c.tA, c.d, m, n), y, want)
+				}
+			}
+		}
+	})
+}
