@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,15 +23,19 @@ import (
 // bit for bit, the Params and losses of an uninterrupted run with the same seeds. A checkpoint holds the step
 // count, every Param's raw value by name, the Optimizer's and each Hook's state (Stateful), the Sampler's
 // position, the states of the caller's random sources (RandState), the losses and evaluations so far, and a
-// fingerprint of the run (Iters, batch size, N, D, P) checked on resume. Checkpoints are for Train only;
-// TrainLBFGS does not write them.
+// fingerprint of the run (Iters, batch size, N, D, P, the convergence criterion) checked on resume. The
+// convergence criterion's state is a function of the losses, so a resumed run rebuilds it from them and stops
+// where an uninterrupted run stops. Checkpoints are for Train only; TrainLBFGS does not write them.
 
 // CheckpointFile is the name of the checkpoint file inside CheckpointConfig.Dir; each save replaces it
 // atomically (a temporary file in Dir, fsync, rename, fsync of Dir).
 const CheckpointFile = "checkpoint.gpzck"
 
-// CheckpointVersion is the checkpoint format version this build writes; it reads versions 1..CheckpointVersion.
-const CheckpointVersion = 1
+// CheckpointVersion is the newest checkpoint format version this build writes; it reads versions
+// 1..CheckpointVersion. Version 2 adds the convergence criterion (Config.Converge) to the fingerprint; a run
+// without one still writes version 1, which builds that predate the criterion read, while they refuse a
+// version-2 checkpoint instead of resuming it without its criterion.
+const CheckpointVersion = 2
 
 // checkpointMagic opens every checkpoint file.
 var checkpointMagic = [8]byte{'G', 'P', 'Z', 'O', 'O', 'C', 'K', 'P'}
@@ -125,6 +130,8 @@ type checkpointBody struct {
 	Losses                []float64
 	Times                 []float64
 	Evals                 []Eval
+	// Converge is the run's convergence criterion with its defaults applied (nil: none; version 2).
+	Converge *ConvergeConfig
 }
 
 type savedParam struct {
@@ -146,6 +153,7 @@ type checkpointer struct {
 	opt     Optimizer
 	hooks   []Hook
 	sampler *datasets.Sampler
+	conv    *ConvergeConfig // the criterion with its defaults (nil: none)
 }
 
 func (c *CheckpointConfig) validate(batch, n int) error {
@@ -172,7 +180,7 @@ func (c *CheckpointConfig) validate(batch, n int) error {
 // save writes the checkpoint after step steps.
 func (c *checkpointer) save(step int, res *Result) error {
 	b := checkpointBody{Step: step, Iters: c.iters, Batch: c.batch, N: c.n, D: c.d, P: c.p,
-		Sampler: c.sampler.State(), Losses: res.Losses, Times: res.Times, Evals: res.Evals}
+		Sampler: c.sampler.State(), Losses: res.Losses, Times: res.Times, Evals: res.Evals, Converge: c.conv}
 	for _, q := range c.params {
 		b.Params = append(b.Params, savedParam{Name: q.Name(), Shape: q.Shape(), Raw: q.Raw()})
 	}
@@ -236,6 +244,9 @@ func (c *checkpointer) restore() (int, *Result, error) {
 	if b.Iters != c.iters || b.Batch != c.batch || b.N != c.n || b.D != c.d || b.P != c.p {
 		return 0, nil, mismatch("saved for Iters %d, batch %d, data [%d,%d]→[%d,%d]; this run has Iters %d, batch %d, data [%d,%d]→[%d,%d]",
 			b.Iters, b.Batch, b.N, b.D, b.N, b.P, c.iters, c.batch, c.n, c.d, c.n, c.p)
+	}
+	if !sameConverge(b.Converge, c.conv) {
+		return 0, nil, mismatch("saved with convergence criterion %s; this run has %s", describeConverge(b.Converge), describeConverge(c.conv))
 	}
 	if b.Step < 0 || b.Step > b.Iters || len(b.Losses) != b.Step || len(b.Times) != b.Step {
 		return 0, nil, &CheckpointError{Path: c.path, Detail: fmt.Sprintf("step %d with %d losses and %d step times (Iters %d)", b.Step, len(b.Losses), len(b.Times), b.Iters), Err: ErrCheckpointCorrupt}
@@ -302,9 +313,13 @@ func encodeCheckpoint(b *checkpointBody) ([]byte, error) {
 	if err := gob.NewEncoder(&body).Encode(b); err != nil {
 		return nil, err
 	}
+	version := uint32(1)
+	if b.Converge != nil {
+		version = 2
+	}
 	out := make([]byte, 0, checkpointHeader+body.Len()+checkpointSum)
 	out = append(out, checkpointMagic[:]...)
-	out = binary.LittleEndian.AppendUint32(out, CheckpointVersion)
+	out = binary.LittleEndian.AppendUint32(out, version)
 	out = binary.LittleEndian.AppendUint64(out, uint64(body.Len()))
 	out = append(out, body.Bytes()...)
 	sum := sha256.Sum256(out)
@@ -349,6 +364,22 @@ func decodeCheckpoint(path string, data []byte) (*checkpointBody, error) {
 		return nil, fail(ErrCheckpointCorrupt, "decoding: %v", err)
 	}
 	return &b, nil
+}
+
+// sameConverge reports whether two runs' criteria (nil: none) are the same.
+func sameConverge(a, b *ConvergeConfig) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Window == b.Window && a.Patience == b.Patience && a.MinSteps == b.MinSteps &&
+		math.Float64bits(a.Tol) == math.Float64bits(b.Tol)
+}
+
+func describeConverge(c *ConvergeConfig) string {
+	if c == nil {
+		return "none"
+	}
+	return fmt.Sprintf("{Window %d, Patience %d, Tol %g, MinSteps %d}", c.Window, c.Patience, c.Tol, c.MinSteps)
 }
 
 // encodeState gob-encodes the state v of who (an optimizer or hook, for Stateful.MarshalState).

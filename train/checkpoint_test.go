@@ -475,7 +475,7 @@ func TestCheckpointDamaged(t *testing.T) {
 		{"truncatedChecksum", good[:len(good)-1], train.ErrCheckpointTruncated},
 		{"truncatedHeader", good[:10], train.ErrCheckpointTruncated},
 		{"empty", nil, train.ErrCheckpointTruncated},
-		{"newerVersion", edit(func(b []byte) []byte { b[8]++; return b }), train.ErrCheckpointVersion},
+		{"newerVersion", edit(func(b []byte) []byte { b[8] = train.CheckpointVersion + 1; return b }), train.ErrCheckpointVersion},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := t.TempDir()

@@ -3,7 +3,8 @@
 // A model (gp.Model) supplies a scalar loss for a batch and its Params. Train builds the graph once at a fixed
 // batch size, then each step draws a minibatch from a seeded Sampler, runs forward and backward, checks that the
 // loss and every gradient are finite, lets the hooks act (natural-gradient steps plug in here) and lets the
-// Optimizer update the remaining trainable Params.
+// Optimizer update the remaining trainable Params. It runs Config.Iters steps, or with Config.Converge stops
+// earlier when the smoothed loss has converged (converge.go); Result.StopReason says which.
 //
 // # Conventions
 //

@@ -170,7 +170,7 @@ func (h *BasisGrowth) AfterBackward(s *Step) error {
 	}
 	if ka > fa || kb > fb {
 		x := s.Program.InputData("x")
-		if x == nil || len(x) == 0 || len(x)%h.d != 0 {
+		if len(x) == 0 || len(x)%h.d != 0 {
 			return fmt.Errorf("train: BasisGrowth: the program has no minibatch input \"x\" with %d columns", h.d)
 		}
 		rows := len(x) / h.d

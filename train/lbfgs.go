@@ -103,6 +103,7 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	}
 	if out == nil || math.IsInf(out.F, 0) || math.IsNaN(out.F) {
 		graph.RestoreRaw(params, good)
+		res.StopReason = StopError
 		if runErr != nil {
 			return res, fmt.Errorf("train: L-BFGS: %w", runErr)
 		}
@@ -111,6 +112,7 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	unflattenRaw(params, out.X)
 	if err := prog.Run(); err != nil {
 		graph.RestoreRaw(params, good)
+		res.StopReason = StopError
 		return res, err
 	}
 	res.Losses = append(res.Losses, prog.Loss())
@@ -123,8 +125,17 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	if err != nil && st != optimize.IterationLimit && st != optimize.GradientThreshold && st != optimize.FunctionConvergence {
 		if !errors.Is(err, optimize.ErrLinesearcherFailure) && !errors.Is(err, optimize.ErrNoProgress) {
 			graph.RestoreRaw(params, good)
+			res.StopReason = StopError
 			return res, fmt.Errorf("train: L-BFGS: %w", err)
 		}
+	}
+	switch st {
+	case optimize.IterationLimit:
+		res.StopReason = StopIterationCap
+	case optimize.GradientThreshold, optimize.FunctionConvergence:
+		res.StopReason = StopConverged
+	default:
+		res.StopReason = StopNoProgress
 	}
 	return res, nil
 }

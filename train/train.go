@@ -41,15 +41,18 @@ type Step struct {
 
 // Config configures Train. Zero values mean the documented defaults.
 type Config struct {
-	// Iters is the number of steps (required, > 0).
+	// Iters is the number of steps (required, > 0): exactly Iters steps without Converge, at most Iters with it.
 	Iters int
+	// Converge, if set, stops training early when the smoothed loss has converged (ConvergeConfig), capped by
+	// Iters; nil runs exactly Iters steps. Result.StopReason says which happened.
+	Converge *ConvergeConfig
 	// BatchSize is the fixed minibatch size; 0 means the whole data set every step.
 	BatchSize int
 	// Optimizer updates the trainable, unclaimed Params; nil means Adam with its defaults.
 	Optimizer Optimizer
 	// Hooks run after every backward pass, in order.
 	Hooks []Hook
-	// EvalEvery > 0 calls Eval after every EvalEvery steps and after the last one.
+	// EvalEvery > 0 calls Eval after every EvalEvery steps and after the last one (the step Converge stopped at).
 	EvalEvery int
 	// Eval computes metrics (e.g. test RMSE) for the current parameters.
 	Eval func(step int) (map[string]float64, error)
@@ -88,6 +91,10 @@ type Result struct {
 	SecondsPerIter float64
 	Evals          []Eval
 	Cholesky       ops.CholeskyStatsSnapshot
+	// StopReason says why training ended: StopIterations (Iters steps, no criterion), StopConverged,
+	// StopIterationCap (Iters steps with Converge), StopInterrupted or StopError (TrainLBFGS: StopConverged,
+	// StopIterationCap, StopNoProgress or StopError).
+	StopReason StopReason
 }
 
 // FinalLoss returns the last recorded loss (NaN if none).
@@ -107,6 +114,9 @@ func (r *Result) FinalLoss() float64 {
 // Seconds, SecondsPerIter and Cholesky statistics cover only the steps run by this call. Checkpoint errors
 // are *CheckpointError (wrapping ErrNoCheckpoint, ErrCheckpointCorrupt, ErrCheckpointTruncated,
 // ErrCheckpointVersion, ErrCheckpointMismatch or ErrCheckpointConfig); a failed periodic save stops training.
+//
+// With cfg.Converge set, training stops at the end of the step after which the criterion is met (at most
+// Iters steps); the criterion depends only on the losses, so a resumed run stops at the same step.
 func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, error) {
 	if m == nil || x == nil || y == nil || rng == nil {
 		return nil, errors.New("train: Train: nil model, data or rng")
@@ -118,6 +128,14 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 	}
 	if cfg.Iters <= 0 {
 		return nil, fmt.Errorf("train: Iters must be positive, got %d", cfg.Iters)
+	}
+	var conv *converger
+	if cfg.Converge != nil {
+		cc, err := cfg.Converge.withDefaults()
+		if err != nil {
+			return nil, err
+		}
+		conv = newConverger(cc, n)
 	}
 	batch := cfg.BatchSize
 	if batch == 0 {
@@ -175,6 +193,9 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 		ckpt = &checkpointer{cfg: cfg.Checkpoint, path: filepath.Join(cfg.Checkpoint.Dir, CheckpointFile),
 			iters: cfg.Iters, batch: batch, n: n, d: d, p: p, params: prog.AllParams(), optPs: opt, trained: all,
 			opt: optimizer, hooks: cfg.Hooks, sampler: sampler}
+		if conv != nil {
+			ckpt.conv = &conv.cfg
+		}
 		if cfg.Checkpoint.Resume {
 			// After NewSampler and the graph build (which may draw from the sources), so the restored states win.
 			done, saved, err := ckpt.restore()
@@ -183,6 +204,11 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 			}
 			first = done
 			res.Steps, res.Losses, res.Evals, res.Times = saved.Steps, saved.Losses, saved.Evals, saved.Times
+			if conv != nil { // the criterion's state is a function of the losses, which the checkpoint holds
+				for _, l := range res.Losses {
+					conv.add(l)
+				}
+			}
 		}
 	}
 	good := graph.SnapshotRaw(all)
@@ -198,8 +224,16 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 	if n := len(res.Times); n > 0 {
 		clock0 = res.Times[n-1]
 	}
-	for step := first; step < cfg.Iters; step++ {
+	res.StopReason = StopIterations
+	switch {
+	case conv != nil && conv.done: // resumed from the checkpoint saved when the criterion stopped the run
+		res.StopReason = StopConverged
+	case conv != nil:
+		res.StopReason = StopIterationCap
+	}
+	for step := first; step < cfg.Iters && res.StopReason != StopConverged; step++ {
 		if stopped(cfg.Stop) {
+			res.StopReason = StopInterrupted
 			where := ""
 			if ckpt != nil {
 				if err := ckpt.save(step, res); err != nil {
@@ -223,11 +257,13 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 		}
 		if err := prog.Run(); err != nil {
 			graph.RestoreRaw(all, good)
+			res.StopReason = StopError
 			return res, fmt.Errorf("train: step %d: %w", step, err)
 		}
 		loss := prog.Loss()
 		if err := checkFinite(step, loss, prog); err != nil {
 			graph.RestoreRaw(all, good)
+			res.StopReason = StopError
 			return res, err
 		}
 		graph.SnapshotRawInto(good, all)
@@ -236,6 +272,7 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 		for _, h := range cfg.Hooks {
 			if err := h.AfterBackward(st); err != nil {
 				graph.RestoreRaw(all, good)
+				res.StopReason = StopError
 				return res, fmt.Errorf("train: step %d: hook: %w", step, err)
 			}
 		}
@@ -244,30 +281,42 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 		}
 		if err := optimizer.Step(step, opt, grads); err != nil {
 			graph.RestoreRaw(all, good)
+			res.StopReason = StopError
 			return res, fmt.Errorf("train: step %d: %w", step, err)
 		}
 		res.Steps = step + 1
+		converged := conv != nil && conv.add(loss)
+		last := step+1 == cfg.Iters || converged
 		elapsed := time.Since(start).Seconds()
 		res.Times = append(res.Times, clock0+elapsed)
 		if cfg.Progress != nil {
 			progress(cfg.Progress, step+1, cfg.Iters, elapsed, loss)
 		}
-		if cfg.Logger != nil && ((step+1)%logEvery == 0 || step+1 == cfg.Iters) {
+		if cfg.Logger != nil && ((step+1)%logEvery == 0 || last) {
 			cfg.Logger.Info("train", "step", step+1, "iters", cfg.Iters, "loss", loss, "seconds", elapsed)
 		}
-		if cfg.Eval != nil && cfg.EvalEvery > 0 && ((step+1)%cfg.EvalEvery == 0 || step+1 == cfg.Iters) {
+		if cfg.Eval != nil && cfg.EvalEvery > 0 && ((step+1)%cfg.EvalEvery == 0 || last) {
 			t0 := time.Now()
 			mets, err := cfg.Eval(step + 1)
 			if err != nil {
+				res.StopReason = StopError
 				return res, fmt.Errorf("train: evaluation after step %d: %w", step+1, err)
 			}
 			res.Evals = append(res.Evals, Eval{Step: step + 1, Seconds: clock0 + elapsed, Metrics: mets})
 			start = start.Add(time.Since(t0)) // evaluations do not count as training time
 		}
-		if ckpt != nil && ((cfg.Checkpoint.Every > 0 && (step+1)%cfg.Checkpoint.Every == 0) || step+1 == cfg.Iters) {
+		if ckpt != nil && ((cfg.Checkpoint.Every > 0 && (step+1)%cfg.Checkpoint.Every == 0) || last) {
 			if err := ckpt.save(step+1, res); err != nil {
+				res.StopReason = StopError
 				return res, fmt.Errorf("train: after step %d: %w", step+1, err)
 			}
+		}
+		if converged {
+			res.StopReason = StopConverged
+			if cfg.Logger != nil {
+				cfg.Logger.Info("train: converged", "step", step+1, "iters", cfg.Iters)
+			}
+			break
 		}
 	}
 	if cfg.Progress != nil {
