@@ -42,6 +42,7 @@ var commands = []command{
 	{"run", "[ENTRY] [flags]", "train ENTRY and report its test metrics (no ENTRY: the showcase, see below)", runEntry},
 	{"report", "[--out FILE.md] RESULT.json...", "Markdown table of JSON results against the published numbers", report},
 	{"data", "list|verify|fetch [NAME...] [--data DIR]", "the benchmark data: list, verify checksums, download (gpzoo data help)", dataCmd},
+	{"synth", "--rows N --inputs D --out FILE.csv [--seed S]", "write a seeded synthetic regression CSV to try train on (gpzoo synth --help)", synthCmd},
 	{"advgp", "local|serve|work [flags]", "distributed ADVGP training over NATS: one machine, or a server and workers (gpzoo advgp help)", advgpCmd},
 	{"vbks", "--data DATA [--kernels K12|K144|EXPRS] [flags]", "variational Bayesian kernel selection over composite kernels, with BMA (gpzoo vbks --help)", vbksCmd},
 	{"illustrate", "[ringnorm] [flags]", "short for gpzoo run " + zoo.IllustrationEntry + " (see below)", illustrate},

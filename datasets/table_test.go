@@ -13,11 +13,11 @@ import (
 func TestReadTableRegression(t *testing.T) {
 	t.Parallel()
 	in := "\uFEFFid, a ,y,b\nx1,1,10,2\n\nx2,3,20,4\n"
-	tb, err := ReadTable(strings.NewReader(in), TableOptions{Target: " y "})
+	_, err := ReadTable(strings.NewReader(in), TableOptions{Target: " y "})
 	if err == nil {
 		t.Fatal("text column id accepted when all columns are features")
 	}
-	tb, err = ReadTable(strings.NewReader(in), TableOptions{Target: "y", Features: []string{"b", "a"}})
+	tb, err := ReadTable(strings.NewReader(in), TableOptions{Target: "y", Features: []string{"b", "a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
