@@ -20,6 +20,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/modelfile"
 	"github.com/gpzoo/gpzoo/plots"
+	"github.com/gpzoo/gpzoo/train"
 	"github.com/gpzoo/gpzoo/zoo"
 	"gonum.org/v1/gonum/mat"
 )
@@ -28,17 +29,29 @@ const trainUsage = `gpzoo train: train a model on your own CSV file.
 
 Usage:
   gpzoo train --csv FILE --target COLUMN [flags]
+  gpzoo train --dataset NAME [--split K] [--data DIR] [flags]
 
 The CSV needs a header row; fields are separated by commas, semicolons or tabs (detected from the header and
 named in the first line printed). Every used column must be numeric (categorical columns are refused, by name).
 Inputs (and a real-valued target, not counts or labels) are standardised on the training rows; a random test
 fraction is held out and scored; the model is saved (--save) for gpzoo predict.
 
+The Adam-trained families (svgp, decoupled, hybrid, orth, orthnat, dgp) train until the training objective has
+converged: the loss is averaged over windows of %[4]d steps, and training stops when the best window mean has
+not improved by more than %[5]g nats per training point for %[6]d windows in a row, or after %[7]d steps at
+the latest. --max-iters N sets that cap; --iters N instead runs exactly N steps. The summary says why training
+stopped and after how many steps.
+
 Flags:
-  --csv FILE          the data (required)
-  --target COLUMN     the column to predict (required)
+  --csv FILE          the data (required, or --dataset)
+  --target COLUMN     the column to predict (required with --csv)
   --features A,B,...  the input columns (default: every other column)
-  --model FAMILY      %s (default svgp)
+  --dataset NAME      instead of --csv: a benchmark data set (below), trained on the training rows of split
+                      --split K of its protocol and scored on that split's test rows (the UCI sets of
+                      uci-regression-dropout: the 20 standard splits, protein 5); --test-fraction does not apply
+  --split K           the split of --dataset (default 0)
+  --data DIR          the benchmark data directory of --dataset (default $%[9]s)
+  --model FAMILY      %[1]s (default svgp)
   --kernel EXPR       the kernel of every layer: one of the kernels below (matern52) or an expression of them
                       with + and * and parentheses (se+per*lin; case-insensitive, * binds tighter than +);
                       ARD: one length-scale per input, one variance per input for linear (default se, SE-ARD);
@@ -50,7 +63,12 @@ Flags:
   --mean-bases K      extra mean bases of decoupled, hybrid, orth, orthnat (default 2M)
   --layers W1,W2,...  hidden-layer widths of a dgp (default one layer of width min(D, 10))
   --layer-family F    coupled or decoupled layers of a dgp (default coupled)
-  --iters N           training steps (default 2000; gpr and sgpr: 200 L-BFGS iterations)
+  --iters N           exactly N training steps, no convergence criterion (gpr and sgpr: at most N L-BFGS
+                      iterations, default 200)
+  --max-iters N       train until converged, at most N steps (the default, with N = %[7]d; not with --iters;
+                      not for gpr and sgpr)
+  --max-train-rows N  train on at most N training rows, drawn without replacement by --seed's generator
+                      (after the held-out split; the test rows are kept)
   --batch B           minibatch size (default min(N, 1024))
   --lr R              Adam learning rate (default 0.01)
   --test-fraction F   share of rows held out and scored (default 0.1; 0: none)
@@ -67,15 +85,20 @@ Flags:
   --quiet             no progress output
 
 Kernels (every registered kernel family; per, lin are short for periodic, linear):
-%s
+%[2]s
 Likelihoods (every registered likelihood family):
-%s`
+%[3]s
+Benchmark data sets (--dataset; gpzoo data list shows which are present in DIR):
+%[8]s
+`
 
 func trainCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, trainUsage, strings.Join(zoo.Families, ", "), kernelHelp(), likelihoodHelp())
+		cc := train.DefaultConverge
+		fmt.Fprintf(stderr, trainUsage, strings.Join(zoo.Families, ", "), kernelHelp(), likelihoodHelp(),
+			cc.Window, cc.Tol, cc.Patience, zoo.DefaultMaxIters, wrapList(zoo.DataSets(), "  ", 110), datasets.EnvDataDir)
 	}
 	csvPath := fs.String("csv", "", "CSV file")
 	target := fs.String("target", "", "target column")
@@ -89,6 +112,11 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	hidden := fs.String("layers", "", "hidden widths")
 	layerFamily := fs.String("layer-family", "", "dgp layer family")
 	iters := fs.Int("iters", 0, "steps")
+	maxIters := fs.Int("max-iters", 0, "cap on the steps of a run that stops when converged")
+	maxRows := fs.Int("max-train-rows", 0, "subsample the training rows")
+	dataset := fs.String("dataset", "", "benchmark data set")
+	split := fs.Int("split", 0, "split of the benchmark data set")
+	dataDir := fs.String("data", datasets.DefaultDir(), "benchmark data directory")
 	batch := fs.Int("batch", 0, "minibatch size")
 	lr := fs.Float64("lr", 0, "learning rate")
 	testFrac := fs.Float64("test-fraction", 0.1, "held-out share")
@@ -108,12 +136,15 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("train: unexpected arguments %q (see gpzoo train --help)", fs.Args())
 	}
-	if *csvPath == "" || *target == "" {
-		return errors.New("train: --csv FILE and --target COLUMN are required (see gpzoo train --help)")
-	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := checkSource(set, *csvPath, *target, *dataset, *split); err != nil {
+		return err
+	}
 	if err := checkTrainFlags(set, *family, *iters, *inducing, *meanBases, *batch, *ckEvery, *lr, *testFrac); err != nil {
+		return err
+	}
+	if err := checkLength(set, *family, *maxIters, *maxRows); err != nil {
 		return err
 	}
 	*lik = strings.ToLower(strings.TrimSpace(*lik))
@@ -128,7 +159,7 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	if *resume && *ckDir == "" {
 		return errors.New("train: --resume needs --checkpoint DIR (the folder of the checkpoint to continue from)")
 	}
-	if *save != "" && sameFile(*save, *csvPath) {
+	if *save != "" && *csvPath != "" && sameFile(*save, *csvPath) {
 		return fmt.Errorf("train: --save %s is the data file --csv %s: choose another model file", *save, *csvPath)
 	}
 	if *save != "" {
@@ -144,15 +175,13 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	savePath := *save
 	if savePath == "" {
 		savePath = strings.TrimSuffix(filepath.Base(*csvPath), filepath.Ext(*csvPath)) + ".gpz"
+		if *dataset != "" {
+			savePath = fmt.Sprintf("%s-split%d.gpz", *dataset, *split)
+		}
 		if err := refuseExisting(savePath, *force); err != nil {
 			return err
 		}
 	}
-	tbl, err := datasets.LoadTable(*csvPath, datasets.TableOptions{Target: *target, Features: splitList(*features), Classify: *classify})
-	if err != nil {
-		return err
-	}
-	tbl.Data.Name = filepath.Base(*csvPath)
 	if *testFrac <= 0 {
 		*testFrac = -1 // CustomConfig: negative means none, 0 the default
 	}
@@ -161,8 +190,8 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("train: --layers: %w", err)
 	}
 	c := zoo.CustomConfig{Family: *family, Likelihood: *lik, Kernel: kexpr.String(), Inducing: *inducing, MeanBases: *meanBases, Hidden: widths,
-		LayerFamily: *layerFamily, Iters: *iters, BatchSize: *batch, LR: *lr, TestFraction: *testFrac, Seed: *seed,
-		NatGrad: *natgrad, CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume, Target: tbl.Target}
+		LayerFamily: *layerFamily, Iters: *iters, MaxIters: *maxIters, MaxTrainRows: *maxRows, BatchSize: *batch, LR: *lr,
+		TestFraction: *testFrac, Seed: *seed, NatGrad: *natgrad, CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume}
 	// SIGINT/SIGTERM end training after the current step (checkpointing it with --checkpoint).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -173,25 +202,41 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 			c.Progress = stderr
 		}
 	}
-	kind := "regression"
-	if likFam.RawTargets {
-		kind = "regression, " + likFam.Name + ": not standardised"
-	}
-	if tbl.Data.NumClasses > 0 {
-		kind = fmt.Sprintf("classification, %d classes", tbl.Data.NumClasses)
-	}
-	fmt.Fprintf(stdout, "gpzoo train %s: %d rows, %d features, target %q (%s), %s-separated, model %s, kernel %s\n", *csvPath, tbl.Data.N(),
-		tbl.Data.D(), *target, kind, datasets.DelimiterName(tbl.Delimiter), *family, kexpr)
-	run, err := zoo.TrainCustom(tbl.Data, c)
-	if err != nil {
-		return err
+	var (
+		run  *zoo.Custom
+		data *datasets.Dataset // the CSV's rows (for the 1-D plot)
+	)
+	if *dataset != "" {
+		fmt.Fprintf(stdout, "gpzoo train --dataset %s --split %d (data %s): model %s, kernel %s\n", *dataset, *split, *dataDir, *family, kexpr)
+		if run, err = zoo.TrainSplit(*dataset, *dataDir, *split, c); err != nil {
+			return err
+		}
+	} else {
+		tbl, err := datasets.LoadTable(*csvPath, datasets.TableOptions{Target: *target, Features: splitList(*features), Classify: *classify})
+		if err != nil {
+			return err
+		}
+		tbl.Data.Name = filepath.Base(*csvPath)
+		c.Target, data = tbl.Target, tbl.Data
+		kind := "regression"
+		if likFam.RawTargets {
+			kind = "regression, " + likFam.Name + ": not standardised"
+		}
+		if tbl.Data.NumClasses > 0 {
+			kind = fmt.Sprintf("classification, %d classes", tbl.Data.NumClasses)
+		}
+		fmt.Fprintf(stdout, "gpzoo train %s: %d rows, %d features, target %q (%s), %s-separated, model %s, kernel %s\n", *csvPath, tbl.Data.N(),
+			tbl.Data.D(), *target, kind, datasets.DelimiterName(tbl.Delimiter), *family, kexpr)
+		if run, err = zoo.TrainCustom(tbl.Data, c); err != nil {
+			return err
+		}
+		run.File.Meta["target"] = tbl.Target
+		if len(tbl.Labels) > 0 {
+			labels, _ := json.Marshal(tbl.Labels)
+			run.File.Meta["labels"] = string(labels)
+		}
 	}
 	f := run.File
-	f.Meta["target"] = tbl.Target
-	if len(tbl.Labels) > 0 {
-		labels, _ := json.Marshal(tbl.Labels)
-		f.Meta["labels"] = string(labels)
-	}
 	if *save == "" { // checked again: the file may have appeared while training
 		if err := refuseExisting(savePath, *force); err != nil {
 			return err
@@ -208,8 +253,8 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if tbl.Data.D() == 1 && tbl.Data.NumClasses == 0 {
-			more, err := plotPredictive1D(*plotDir, f, tbl.Data)
+		if data != nil && data.D() == 1 && data.NumClasses == 0 {
+			more, err := plotPredictive1D(*plotDir, f, data)
 			if err != nil {
 				return err
 			}
@@ -254,6 +299,69 @@ func checkTrainFlags(set map[string]bool, family string, iters, inducing, meanBa
 	return nil
 }
 
+// checkSource checks that exactly one data source is named: --csv FILE with --target COLUMN, or --dataset NAME
+// (with --split K ≥ 0 and --data DIR; --csv's flags --target, --features and --test-fraction do not apply).
+func checkSource(set map[string]bool, csvPath, target, dataset string, split int) error {
+	switch {
+	case csvPath != "" && dataset != "":
+		return errors.New("train: --csv and --dataset exclude each other: train on your CSV or on a benchmark data set")
+	case dataset != "":
+		for _, name := range []string{"target", "features", "test-fraction", "classify"} {
+			if set[name] {
+				return fmt.Errorf("train: --%s does not apply to --dataset (a benchmark set has its target and its test split)", name)
+			}
+		}
+		if split < 0 {
+			return fmt.Errorf("train: --split %d: want a split index ≥ 0", split)
+		}
+		return nil
+	case set["split"] || set["data"]:
+		return errors.New("train: --split and --data select a split of a benchmark data set: use them with --dataset NAME")
+	case csvPath == "" || target == "":
+		return errors.New("train: --csv FILE and --target COLUMN are required, or --dataset NAME (see gpzoo train --help)")
+	}
+	return nil
+}
+
+// checkLength checks the training-length flags: --max-iters (a cap on a run that stops when converged; not for
+// gpr and sgpr, whose L-BFGS takes --iters) excludes --iters (exactly N steps), and --max-train-rows needs at
+// least 2 rows.
+func checkLength(set map[string]bool, family string, maxIters, maxRows int) error {
+	if set["max-iters"] {
+		if set["iters"] {
+			return errors.New("train: --iters N (exactly N steps) and --max-iters N (at most N, stopping when converged) exclude each other")
+		}
+		if maxIters < 1 {
+			return fmt.Errorf("train: --max-iters %d: want a count of at least 1", maxIters)
+		}
+		if f := strings.ToLower(family); f == "gpr" || f == "sgpr" {
+			return fmt.Errorf("train: --max-iters does not apply to --model %s (L-BFGS stops when it converges, within --iters iterations)", family)
+		}
+	}
+	if set["max-train-rows"] && maxRows < 2 {
+		return fmt.Errorf("train: --max-train-rows %d: want at least 2 rows", maxRows)
+	}
+	return nil
+}
+
+// wrapList joins items with ", " into lines of at most width characters, each starting with indent.
+func wrapList(items []string, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for i, it := range items {
+		sep := ", "
+		if i == len(items)-1 {
+			sep = ""
+		}
+		if len(line) > len(indent) && len(line)+len(it)+len(sep) > width {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line = indent
+		}
+		line += it + sep
+	}
+	return b.String() + line
+}
+
 // kernelHelp lists the registered kernel families, one a line with its Doc, for train's help.
 func kernelHelp() string {
 	var b strings.Builder
@@ -285,7 +393,7 @@ func refuseExisting(path string, force bool) error {
 		return nil
 	}
 	if _, err := os.Lstat(path); err == nil {
-		return fmt.Errorf("train: %s exists (the default model file for this CSV): pass --save FILE to write another file, or --force to replace it", path)
+		return fmt.Errorf("train: %s exists (the default model file for this data): pass --save FILE to write another file, or --force to replace it", path)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("train: checking the default model file: %w", err)
 	}

@@ -4,9 +4,14 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 
+	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/modelfile"
+	"github.com/gpzoo/gpzoo/ops"
 )
 
 // configuredEntry returns the entry that runs c (a configuration of gpzoo train: CustomConfig) on data set data
@@ -68,4 +73,44 @@ func runConfigured(e *Entry, o Options) (*Result, error) {
 // entrySource is the random source of a configured entry's run: the inducing inputs, the minibatches.
 func entrySource(e *Entry, o Options) *rand.PCG {
 	return rand.NewPCG(o.Seed, uint64(o.Split)+cmp.Or(e.stream, 0x5eed))
+}
+
+// DataSets returns the names of the benchmark data sets TrainSplit (and the zoo's entries) load, sorted.
+func DataSets() []string {
+	return slices.Sorted(maps.Keys(sources))
+}
+
+// TrainSplit trains c (a configuration of gpzoo train: CustomConfig; its TestFraction is ignored) on split k of
+// the benchmark data set name (DataSets; its split protocol, the data in dir, the layout of shared/data): the
+// split's training rows (subsampled to c.MaxTrainRows when set), standardised on themselves as the entries'
+// are, and scored on the split's test rows in original units, through fit, the path of TrainCustom and of the
+// zoo's entries. It lets gpzoo train's defaults be checked on the benchmark sets' fixed splits.
+func TrainSplit(name, dir string, k int, c CustomConfig) (*Custom, error) {
+	spl, err := loadSplit(name, dir, k)
+	if err != nil {
+		return nil, err
+	}
+	if spl.train, err = subsampleRows(spl.train, c.MaxTrainRows, c.Seed); err != nil {
+		return nil, err
+	}
+	tr, _, std, err := spl.standardised(false)
+	if err != nil {
+		return nil, err
+	}
+	c.stream = uint64(k)
+	if c, err = c.withDefaults(tr); err != nil {
+		return nil, err
+	}
+	fam, _ := gp.LookupLikelihood(c.Likelihood) // withDefaults checked it
+	if err := checkTargets(spl.train, fam, c.Target); err != nil {
+		return nil, err
+	}
+	res := &Result{Entry: "custom/" + c.Family, Dataset: name, Model: c.Family, Split: k, Seed: c.Seed, NTrain: tr.N(),
+		NTest: spl.test.N(), DataSource: spl.source, Build: ops.Build, BLAS: ops.BLAS(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	meta := map[string]string{"data": name, "split": fmt.Sprint(k)}
+	if len(tr.FeatureNames) > 0 {
+		names, _ := json.Marshal(tr.FeatureNames)
+		meta["features"] = string(names)
+	}
+	return fit(tr, spl.test, std, c, rand.NewPCG(c.Seed, 0xc5f), res, meta)
 }

@@ -55,10 +55,15 @@ type CustomConfig struct {
 	// layers' family: "coupled" (default) or "decoupled" (Havasi et al.'s μ_GPcent + S-form).
 	Hidden      []int
 	LayerFamily string
-	// Iters (default 2000; 200 L-BFGS iterations for gpr and sgpr), BatchSize (default min(N, 1024); full
-	// batch for gpr and sgpr) and LR (Adam, default 0.01).
-	Iters, BatchSize int
-	LR               float64
+	// Iters is an exact number of training steps (Adam) or the L-BFGS iterations' bound (gpr and sgpr, default
+	// 200). MaxIters caps Adam training that stops when the convergence criterion Converge is met (train.Config's
+	// Converge; nil: train.DefaultConverge). Given neither, the Adam-trained families (svgp, decoupled, hybrid,
+	// orth, orthnat, dgp) converge with the cap DefaultMaxIters; Iters and MaxIters exclude each other, and
+	// L-BFGS takes no MaxIters. BatchSize (default min(N, 1024); full batch for gpr and sgpr) and LR (Adam,
+	// default 0.01).
+	Iters, MaxIters, BatchSize int
+	Converge                   *train.ConvergeConfig
+	LR                         float64
 	// Optimizer is "lbfgs" (full batch; gpr and sgpr only, their default) or "adam" (the other families'
 	// default; gpr and sgpr then take full-batch Adam steps).
 	Optimizer string
@@ -75,6 +80,9 @@ type CustomConfig struct {
 	stream uint64
 	// TestFraction is the held-out share of the rows (default 0.1; negative: none).
 	TestFraction float64
+	// MaxTrainRows > 0 subsamples the training rows (after the held-out split) to at most MaxTrainRows, drawn
+	// without replacement by a generator seeded by Seed (its own stream: the other random draws do not change).
+	MaxTrainRows int
 	// Seed seeds the split, the inducing inputs, the minibatches and the deep GP's noise.
 	Seed uint64
 	// Samples (S) and TestSamples of a deep GP (defaults 1 and dgp.DefaultTestSamples).
@@ -135,6 +143,9 @@ func trainCustom(d *datasets.Dataset, c CustomConfig, src *rand.PCG) (*Custom, e
 			return nil, err
 		}
 	}
+	if trRaw, err = subsampleRows(trRaw, c.MaxTrainRows, c.Seed); err != nil {
+		return nil, err
+	}
 	// Class labels and a family's raw targets (counts) stay in their units: the standardizer saved in the model
 	// file then has target mean 0 and deviation 1, so predictions come back in those units.
 	std, err := datasets.FitStandardizer(trRaw, d.NumClasses == 0 && !fam.RawTargets)
@@ -183,8 +194,17 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	var tres *train.Result
 	if c.Optimizer == "lbfgs" {
 		tres, err = train.TrainLBFGS(b.model, tr.X, tr.Y, train.LBFGSConfig{Iters: c.Iters})
+		res.MaxIters = c.Iters // L-BFGS stops early when it converges
 	} else {
-		cfg := train.Config{Iters: c.Iters, BatchSize: c.BatchSize, Hooks: b.hooks, Optimizer: &train.Adam{LR: c.LR},
+		iters, conv := c.Iters, (*train.ConvergeConfig)(nil)
+		if c.MaxIters > 0 {
+			cc := train.DefaultConverge
+			if c.Converge != nil {
+				cc = *c.Converge
+			}
+			iters, conv, res.MaxIters = c.MaxIters, &cc, c.MaxIters
+		}
+		cfg := train.Config{Iters: iters, Converge: conv, BatchSize: c.BatchSize, Hooks: b.hooks, Optimizer: &train.Adam{LR: c.LR},
 			Logger: c.Logger, Progress: c.Progress, Stop: c.Stop,
 			Checkpoint: checkpointConfig(c.CheckpointDir, c.CheckpointEvery, c.Resume, append([]*rand.PCG{src}, b.sources...))}
 		if c.EvalEvery > 0 && te != nil {
@@ -293,8 +313,8 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"Inducing", c.Inducing}, {"MeanBases", c.MeanBases}, {"Iters", c.Iters}, {"BatchSize", c.BatchSize},
-		{"Samples", c.Samples}, {"TestSamples", c.TestSamples}, {"CheckpointEvery", c.CheckpointEvery}} {
+	}{{"Inducing", c.Inducing}, {"MeanBases", c.MeanBases}, {"Iters", c.Iters}, {"MaxIters", c.MaxIters}, {"BatchSize", c.BatchSize},
+		{"Samples", c.Samples}, {"TestSamples", c.TestSamples}, {"CheckpointEvery", c.CheckpointEvery}, {"MaxTrainRows", c.MaxTrainRows}} {
 		if f.v < 0 {
 			return c, fmt.Errorf("%w: %s %d is negative (0 means the default)", ErrBadCustom, f.name, f.v)
 		}
@@ -322,11 +342,29 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 			return c, fmt.Errorf("%w: hidden width %d", ErrBadCustom, w)
 		}
 	}
-	if c.Iters <= 0 {
-		c.Iters = 2000
+	if c.Iters > 0 && c.MaxIters > 0 {
+		return c, fmt.Errorf("%w: Iters %d (exactly that many steps) and MaxIters %d (a cap on training that stops when converged) exclude each other", ErrBadCustom, c.Iters, c.MaxIters)
+	}
+	if c.MaxIters > 0 && c.Optimizer == "lbfgs" {
+		return c, fmt.Errorf("%w: MaxIters is for Adam training; %s's L-BFGS stops when it converges, within Iters iterations", ErrBadCustom, c.Family)
+	}
+	if c.Iters <= 0 && c.MaxIters <= 0 {
 		if c.Family == "gpr" || c.Family == "sgpr" {
 			c.Iters = 200
+		} else {
+			c.MaxIters = DefaultMaxIters
 		}
+	}
+	if c.Converge != nil && c.MaxIters == 0 {
+		return c, fmt.Errorf("%w: a convergence criterion needs MaxIters (Iters %d runs exactly that many steps)", ErrBadCustom, c.Iters)
+	}
+	if c.Converge != nil {
+		if _, err := train.ConvergedAt(*c.Converge, nil, 1); err != nil {
+			return c, fmt.Errorf("%w: %w", ErrBadCustom, err)
+		}
+	}
+	if c.MaxTrainRows == 1 {
+		return c, fmt.Errorf("%w: MaxTrainRows 1: training needs at least 2 rows", ErrBadCustom)
 	}
 	if c.LR <= 0 {
 		c.LR = 0.01
@@ -449,7 +487,7 @@ func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 			if !ok {
 				return nil, fmt.Errorf("%w: --natgrad needs a coupled last layer", ErrBadCustom)
 			}
-			h, err := natGradHook(q, conjugate, c.Iters)
+			h, err := natGradHook(q, conjugate, c.rampBudget())
 			if err != nil {
 				return nil, err
 			}
@@ -486,13 +524,42 @@ func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 		if ol.q == nil {
 			return nil, fmt.Errorf("%w: natural gradients apply to svgp, orth and orthnat", ErrBadCustom)
 		}
-		h, err := natGradHook(ol.q, conjugate, c.Iters)
+		h, err := natGradHook(ol.q, conjugate, c.rampBudget())
 		if err != nil {
 			return nil, err
 		}
 		b.hooks, b.describe = []train.Hook{h}, "natgrad on q(u) + "+b.describe
 	}
 	return b, nil
+}
+
+// DefaultMaxIters caps the training of the Adam-trained families when neither Iters nor MaxIters is given: they
+// stop when the convergence criterion (train.DefaultConverge) is met, and at the latest after DefaultMaxIters
+// steps. The criterion stops most fits well before it (see the README's "Training length").
+const DefaultMaxIters = 10000
+
+// formerDefaultIters is the fixed step count of the Adam-trained families before they converged by default.
+const formerDefaultIters = 2000
+
+// rampBudget is the step count a natural-gradient ramp (non-conjugate likelihoods: γ ramped over a tenth of
+// it) is laid out for: Iters, or with the convergence criterion the former default of 2000 steps within the
+// cap, so that a raised cap does not stretch the ramp.
+func (c CustomConfig) rampBudget() int {
+	if c.Iters > 0 {
+		return c.Iters
+	}
+	return min(c.MaxIters, formerDefaultIters)
+}
+
+// subsampleRows returns d's rows subsampled to at most limit, without replacement, by a generator seeded by seed
+// (rows kept in their order); d itself when limit ≤ 0 or d has no more rows.
+func subsampleRows(d *datasets.Dataset, limit int, seed uint64) (*datasets.Dataset, error) {
+	if limit <= 0 || d.N() <= limit {
+		return d, nil
+	}
+	idx := rand.New(rand.NewPCG(seed, 0x5ab5a)).Perm(d.N())[:limit]
+	slices.Sort(idx)
+	return d.Subset(idx)
 }
 
 // fullBatch describes gpr's or sgpr's optimiser (lbfgs, or full-batch Adam) followed by what.

@@ -5,12 +5,18 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 
 	"github.com/gpzoo/gpzoo/ops"
 	"github.com/gpzoo/gpzoo/train"
 )
 
 // Result is the outcome of one run of an entry. Its JSON keys are stable: later releases add keys, never rename.
+//
+// StopReason is train.StopReason: "iterations" (a fixed step count), "converged" (the convergence criterion, or
+// L-BFGS's tolerances), "iteration cap" (MaxIters reached first), "no progress" (L-BFGS's line search); it is
+// absent for entries that train otherwise. MaxIters is the cap of a run that stops when it converges (gpzoo
+// train's default) or of L-BFGS.
 //
 // Entries without a test evaluation (ringnorm/odvgp-illustration, which reports training curves) have NTest 0,
 // nil TestRMSE and TestAccuracy, and test_ll null in the JSON (TestLL is 0 in Go and meaningless).
@@ -22,7 +28,9 @@ type Result struct {
 	Seed           uint64   `json:"seed"`
 	NTrain         int      `json:"n_train"`
 	NTest          int      `json:"n_test"`
-	Iters          int      `json:"iters"`
+	Iters          int      `json:"iters"`                 // the steps (L-BFGS iterations) taken
+	StopReason     string   `json:"stop_reason,omitempty"` // why training ended (see above)
+	MaxIters       int      `json:"max_iters,omitempty"`   // the cap of a run that may stop early (absent: a fixed count)
 	TrainSeconds   float64  `json:"train_seconds"`
 	SecondsPerIter float64  `json:"seconds_per_iter"`
 	TestRMSE       *float64 `json:"test_rmse"`     // regression, original units; null for classification
@@ -121,6 +129,9 @@ func (r *Result) Summary() string {
 		kind = " (mean of the last minibatch estimates)"
 	}
 	s += fmt.Sprintf("  train: %d iters (%s) in %.2fs (%.4fs/iter), objective/N = %.4f%s\n", r.Iters, r.Optimizer, r.TrainSeconds, r.SecondsPerIter, r.ELBOPerPoint, kind)
+	if line := r.StopLine(); line != "" {
+		s += "  " + line + "\n"
+	}
 	if r.TestRMSE != nil {
 		s += fmt.Sprintf("  test RMSE = %.5g   test LL = %.5g\n", *r.TestRMSE, r.TestLL)
 	}
@@ -160,6 +171,32 @@ func (r *Result) Summary() string {
 		}
 	}
 	return s + "  " + r.Compare() + "\n"
+}
+
+// StopLine says why training stopped and after how many steps, e.g. "stopped: converged after 1800 steps
+// (cap 10000)" ("" when the run has no StopReason).
+func (r *Result) StopLine() string {
+	unit := "steps"
+	if strings.HasPrefix(r.Optimizer, "lbfgs") {
+		unit = "L-BFGS iterations"
+	}
+	limit := ""
+	if r.MaxIters > 0 {
+		limit = fmt.Sprintf(" (cap %d)", r.MaxIters)
+	}
+	switch train.StopReason(r.StopReason) {
+	case "":
+		return ""
+	case train.StopIterations:
+		return fmt.Sprintf("stopped: after the fixed %d %s (no convergence criterion)", r.Iters, unit)
+	case train.StopConverged:
+		return fmt.Sprintf("stopped: converged after %d %s%s", r.Iters, unit, limit)
+	case train.StopIterationCap:
+		return fmt.Sprintf("stopped: iteration cap reached after %d %s (not converged)", r.Iters, unit)
+	case train.StopNoProgress:
+		return fmt.Sprintf("stopped: no further progress after %d %s%s", r.Iters, unit, limit)
+	}
+	return fmt.Sprintf("stopped: %s after %d %s%s", r.StopReason, r.Iters, unit, limit)
 }
 
 // Line returns a one-line summary of r: its split, test metrics and training time.

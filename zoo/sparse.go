@@ -150,7 +150,7 @@ func scoreSVGP(res *Result, model *models.SVGP, te *datasets.Dataset, std *datas
 // A full-batch fit then calls fillFinal.
 func fillTraining(res *Result, t *train.Result, n int) {
 	res.losses, res.times, res.evals = t.Losses, t.Times, t.Evals
-	res.Iters = t.Steps
+	res.Iters, res.StopReason = t.Steps, string(t.StopReason)
 	res.TrainSeconds, res.SecondsPerIter, res.BuildSeconds = t.Seconds, t.SecondsPerIter, t.BuildSeconds
 	res.CholeskyRetries = t.Cholesky.Retries
 	k := min(100, len(t.Losses))
