@@ -21,8 +21,8 @@ const tileGroup = 4
 // tile's rows stay in the caches across the sweep, and the copies in and out cost more than the reads at B's
 // stride. Measured single-threaded (in-process, paired): a forward solve (lower triangle, or upper transposed),
 // whose panels are then solved where they are with no copy at all, 1.15-1.4x at orders 50-200 (a 500-row sweep in
-// place was 0.8x: packing pays there); a solve sweeping from the last row, which needs a scratch tile per panel
-// anyway, gained nothing and packs; a product, which writes each panel from a scratch tile, 1.1-1.3x while the
+// place was 0.8x: packing pays there), and so a solve sweeping from the last row (its panels' rows at a negative
+// stride, with the assembly kernels); a product, which writes each panel from a scratch tile, 1.1-1.3x while the
 // rows it reads span at most stridedSpan values of B (order × stride) and 0.94x beyond (200 rows of 1024). The
 // same products in the same order either way: the same bits (TestTriangularStridedSameBits).
 var stridedOrder = 256 // a variable for the tests, which force either path
@@ -227,10 +227,15 @@ func trsmLeftTo(tr tri, n int, b []float64, ldb int, x []float64, ldx int) {
 		}
 	}
 	mPad := panels * panelRows
-	nIn := 0 // columns [0, nIn): full tiles solved in x in place, B's rows read by the strided kernel
-	if m <= stridedOrder && !tr.reverse && kern.fnS != nil {
+	// Columns [0, nIn): full tiles solved in x itself, the solved rows read by the strided kernel. A sweep from
+	// the last row has its panels' rows at a negative stride, which only the assembly kernels take (the Go
+	// kernels index slices): with the generic kernel it packs.
+	negStride := kern.diagS != nil
+	nIn := 0
+	if m <= stridedOrder && kern.fnS != nil && (!tr.reverse || negStride) {
 		nIn = n / nr * nr
 	}
+	inPlace := m > 0 && n > 0 && &x[0] == &b[0] && ldx == ldb
 	b0, bs := tr.row(0)*ldx, ldx // processing row p of x at b0 + p·bs
 	if tr.reverse {
 		bs = -ldx
@@ -238,7 +243,8 @@ func trsmLeftTo(tr tri, n int, b []float64, ldb int, x []float64, ldx int) {
 	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), func(j0, j1 int) {
 		var tile [panelRows * 16]float64
 		// In place: up to tileGroup tiles at a time, panel by panel (each panel of the triangle read once per
-		// group); the panel's rows of a tile solved where they are (forward sweep, x = b) or in a scratch tile.
+		// group); a whole panel of a tile solved in x (its rows copied from b first unless x is b), the last,
+		// partial one in a scratch tile.
 		for jg := j0; jg < min(j1, nIn); jg += tileGroup * nr {
 			tiles := min(tileGroup, (min(j1, nIn)-jg)/nr)
 			for P := 0; P < panels; P++ {
@@ -246,25 +252,33 @@ func trsmLeftTo(tr tri, n int, b []float64, ldb int, x []float64, ldx int) {
 				mv := min(panelRows, m-p0)
 				for g := 0; g < tiles; g++ {
 					jr := jg + g*nr
-					c, ldc := tile[:panelRows*nr], nr
-					if mv == panelRows && !tr.reverse {
-						c, ldc = x[p0*ldx+jr:], ldx
+					inX := mv == panelRows
+					c, ldc := tile[:panelRows*nr], nr // C's row r at c[r·ldc:] (in x: x[row(p0+r)·ldx + jr:])
+					if inX {
+						c, ldc = x[tr.row(p0)*ldx+jr:], bs
+						if !inPlace {
+							for r := 0; r < mv; r++ {
+								copy(x[tr.row(p0+r)*ldx+jr:][:nr], b[tr.row(p0+r)*ldb+jr:])
+							}
+						}
 					} else {
 						clear(c)
-					}
-					if &c[0] != &b[p0*ldb+jr] || ldc != ldb {
 						for r := 0; r < mv; r++ {
-							copy(c[r*ldc:r*ldc+nr], b[tr.row(p0+r)*ldb+jr:])
+							copy(c[r*nr:(r+1)*nr], b[tr.row(p0+r)*ldb+jr:])
 						}
 					}
 					if p0 > 0 { // C −= L'[panel, :p0]·X[:p0]
 						k := p0 + panelRows
 						for s := 0; s < panelRows/mr; s++ {
-							kern.fnS(p0, -1, packed[offsets[P]+s*mr*k:], 0, mr, x, b0+jr, bs, c[s*mr*ldc:], ldc)
+							cs := c[s*mr*nr:]
+							if inX {
+								cs = x[tr.row(p0+s*mr)*ldx+jr:]
+							}
+							kern.fnS(p0, -1, packed[offsets[P]+s*mr*k:], 0, mr, x, b0+jr, bs, cs, ldc)
 						}
 					}
 					diagSolveS(kern, lbs[P*panelRows*panelRows:], dbs[P*panelRows:], c, ldc)
-					if ldc == nr {
+					if !inX {
 						for r := 0; r < mv; r++ {
 							copy(x[tr.row(p0+r)*ldx+jr:][:nr], c[r*nr:])
 						}
