@@ -26,12 +26,24 @@
 // results do not depend on the CPU. They differ from gonum's reference in the last bits (fused multiply-adds,
 // another summation order).
 //
+// A row-major operand whose micro-panels are its transpose (A of C = A·B, B of C = A·Bᵀ) is packed by
+// transposing blocks of 8 × 8 (AVX-512) or 4 × 4 (AVX2) values in registers (pack_amd64.s), the rest in Go.
+//
 // Triangular solves and products (Dtrsm, Dtrmm) run on the same micro-kernel: the triangle is packed in
 // micro-panels of mr rows; for each panel the micro-kernel applies the already-computed rows (a GEMM update
 // with k up to the panel) and a small kernel finishes the mr × mr diagonal block by substitution (multiplying by
-// the reciprocals of the diagonal, as OpenBLAS does; never an inverse matrix). Right-side cases transpose B.
-// Dgemmt (one triangle of a product; Dsyrk is Dgemmt with B = A) skips the micro-tiles outside the triangle and
-// computes those across the diagonal in a scratch tile.
+// the reciprocals of the diagonal, as OpenBLAS does; never an inverse matrix). Up to order 256 B's rows are read
+// where they are through the strided kernel, whole tiles of nr columns (a solve's panels solved in place, at a
+// negative stride when the sweep runs from the last row; a product's through a scratch tile); above, and for
+// the last partial tile, each tile of B is packed first. DtrsmLeftTo solves from one matrix into another
+// without a copy. Right-side cases transpose B. Dgemmt (one triangle of a product; Dsyrk is Dgemmt with B = A)
+// skips the micro-tiles outside the triangle and computes those across the diagonal in a scratch tile.
+//
+// TriQuad is the batched form of ops.TriQuadCols' P triangular products, which all multiply the same A: each
+// column tile of A is packed once and every factor applied to it while it is in cache (the column sums of squares
+// taken from each tile of L_qᵀA as it leaves the kernel, ∂A = Σ L_q·G_q accumulated in the kernel), and the
+// operands of the lower-triangle products tril(A·G_qᵀ) are written in the kernel's packed layout as their tiles
+// are made, block of kc columns by block.
 //
 // Dpotrf (lower) and CholeskyBackward (the factorisation's backward pass by Murray's blocked reverse mode, about
 // 2n³/3 flops) are blocked by 48 and call the micro-kernel themselves (chol.go, cholrev.go), at the orders GP
