@@ -1,6 +1,8 @@
 package blas
 
 import (
+	pool "github.com/gpzoo/gpzoo/ops/internal/parallel"
+
 	"runtime"
 	"sync"
 )
@@ -160,24 +162,12 @@ func parallelTriangle(m, n, k int, kern *microKernel, pt part, f func(i0, i1, j0
 		}
 	}
 	bounds = append(bounds, m)
-	var wg sync.WaitGroup
-	for s := 0; s+1 < len(bounds); s++ {
-		lo, hi := bounds[s], bounds[s+1]
-		if s+2 == len(bounds) {
-			span(lo, hi)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			span(lo, hi)
-		}()
-	}
-	wg.Wait()
+	pool.Do(len(bounds)-1, func(s int) { span(bounds[s], bounds[s+1]) })
 }
 
 // parallel splits the [m,n] output into stripes along its longer side, aligned to the kernel's tile, and calls
-// f(i0, i1, j0, j1) on each, on up to GOMAXPROCS goroutines when the call's work (flops) is large enough.
+// f(i0, i1, j0, j1) on each, on the caller and the pool of ops/internal/parallel (up to GOMAXPROCS stripes) when the call's work (flops) is
+// large enough.
 func parallel(m, n int, flops float64, kern *microKernel, f func(i0, i1, j0, j1 int)) {
 	w := min(runtime.GOMAXPROCS(0), int(flops/parallelFlops))
 	byRows := m >= n
@@ -195,27 +185,14 @@ func parallel(m, n int, flops float64, kern *microKernel, f func(i0, i1, j0, j1 
 		return
 	}
 	tiles := (long + step - 1) / step
-	var wg sync.WaitGroup
-	for s := 0; s < w; s++ {
+	pool.Do(w, func(s int) {
 		lo, hi := s*tiles/w*step, min((s+1)*tiles/w*step, long)
-		run := func() {
-			if byRows {
-				f(lo, hi, 0, n)
-			} else {
-				f(0, m, lo, hi)
-			}
+		if byRows {
+			f(lo, hi, 0, n)
+		} else {
+			f(0, m, lo, hi)
 		}
-		if s == w-1 {
-			run()
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run()
-		}()
-	}
-	wg.Wait()
+	})
 }
 
 // buffers recycles packing buffers.

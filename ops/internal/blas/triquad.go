@@ -1,9 +1,10 @@
 package blas
 
 import (
+	pool "github.com/gpzoo/gpzoo/ops/internal/parallel"
+
 	"math"
 	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/blas"
 )
@@ -78,17 +79,11 @@ func packTris(ls [][]float64, m int, trans bool, mr int, flops float64) (packed 
 			one(q)
 		}
 	} else {
-		var wg sync.WaitGroup
-		for s := 0; s < w; s++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for q := s; q < len(ls); q += w {
-					one(q)
-				}
-			}()
-		}
-		wg.Wait()
+		pool.Do(w, func(s int) {
+			for q := s; q < len(ls); q += w {
+				one(q)
+			}
+		})
 	}
 	return packed, offs[0], func() {
 		for _, b := range bufs {

@@ -1,9 +1,10 @@
 package blas
 
 import (
+	pool "github.com/gpzoo/gpzoo/ops/internal/parallel"
+
 	"math"
 	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/blas"
 )
@@ -171,20 +172,7 @@ func rhsTiles(n, nr int, flops float64, f func(j0, j1 int)) {
 		f(0, n)
 		return
 	}
-	var wg sync.WaitGroup
-	for s := 0; s < w; s++ {
-		lo, hi := s*tiles/w*nr, min((s+1)*tiles/w*nr, n)
-		if s == w-1 {
-			f(lo, hi)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
-	}
-	wg.Wait()
+	pool.Do(w, func(s int) { f(s*tiles/w*nr, min((s+1)*tiles/w*nr, n)) })
 }
 
 // trsmLeft solves op(T)·X = alpha·B for X in place in B (order × n, stride ldb).
