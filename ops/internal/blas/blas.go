@@ -108,7 +108,7 @@ func gemmRank1(m, n int, alpha float64, a, b matrix, beta float64, c []float64, 
 		return
 	}
 	row := b.data[:n]
-	if b.t { // op(B) = Bᵀ, B [n,1]: gather the column
+	if b.t && b.ld != 1 { // op(B) = Bᵀ, B [n,1] with a stride: gather the column
 		row = make([]float64, n)
 		for j := range row {
 			row[j] = b.data[j*b.ld]

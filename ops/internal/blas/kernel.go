@@ -46,33 +46,14 @@ var (
 // generic is the portable micro-kernel: 4 × 4, one fused multiply-add per k.
 var generic = &microKernel{name: "generic", mr: 4, nr: 4, mc: 96, nc: 1024, fn: gemmGeneric4x4, fnS: gemmGeneric4x4S}
 
+// gemmGeneric4x4 reads packed micro-panels: the strided kernel at unit panel strides (the same operations).
 func gemmGeneric4x4(k int, alpha float64, a, b, c []float64, ldc int) {
-	// Sixteen scalar accumulators (an array would live in memory): registers on amd64 and arm64.
-	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 float64
-	a, b = a[:4*k], b[:4*k]
-	for p := 0; p+3 < len(a); p += 4 {
-		ap, bp := a[p:p+4:p+4], b[p:p+4:p+4]
-		b0, b1, b2, b3 := bp[0], bp[1], bp[2], bp[3]
-		a0 := ap[0]
-		c00, c01, c02, c03 = math.FMA(a0, b0, c00), math.FMA(a0, b1, c01), math.FMA(a0, b2, c02), math.FMA(a0, b3, c03)
-		a1 := ap[1]
-		c10, c11, c12, c13 = math.FMA(a1, b0, c10), math.FMA(a1, b1, c11), math.FMA(a1, b2, c12), math.FMA(a1, b3, c13)
-		a2 := ap[2]
-		c20, c21, c22, c23 = math.FMA(a2, b0, c20), math.FMA(a2, b1, c21), math.FMA(a2, b2, c22), math.FMA(a2, b3, c23)
-		a3 := ap[3]
-		c30, c31, c32, c33 = math.FMA(a3, b0, c30), math.FMA(a3, b1, c31), math.FMA(a3, b2, c32), math.FMA(a3, b3, c33)
-	}
-	store := func(row []float64, v0, v1, v2, v3 float64) {
-		row = row[:4:4]
-		row[0], row[1], row[2], row[3] = math.FMA(alpha, v0, row[0]), math.FMA(alpha, v1, row[1]), math.FMA(alpha, v2, row[2]), math.FMA(alpha, v3, row[3])
-	}
-	store(c[0:], c00, c01, c02, c03)
-	store(c[ldc:], c10, c11, c12, c13)
-	store(c[2*ldc:], c20, c21, c22, c23)
-	store(c[3*ldc:], c30, c31, c32, c33)
+	gemmGeneric4x4S(k, alpha, a, 0, 4, b, 0, 4, c, ldc)
 }
 
-// gemmGeneric4x4S is gemmGeneric4x4 on strided operands (microKernel.fnS).
+// gemmGeneric4x4S is the portable kernel on strided operands (microKernel.fnS): row p of the A panel at
+// a[a0+p·as:], of the B panel at b[b0+p·bs:]. Sixteen scalar accumulators (an array would live in memory):
+// registers on amd64 and arm64.
 func gemmGeneric4x4S(k int, alpha float64, a []float64, a0, as int, b []float64, b0, bs int, c []float64, ldc int) {
 	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 float64
 	for p := 0; p < k; p++ {
