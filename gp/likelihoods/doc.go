@@ -11,6 +11,8 @@
 //     predictive moments, predictive log density by quadrature.
 //   - RobustMax and Softmax: multiclass classification with K latent functions and one label column (see their
 //     own documentation).
+//   - Heteroscedastic: Gaussian noise whose log variance is a second latent function per column (2P latent
+//     columns for P targets); closed-form expectations, predictive log density by quadrature over the log noise.
 //
 // Every quadrature goes through one fused op, ops.QuadratureVE (graph.Graph.QuadratureVE), which takes a plain-Go
 // scalar log-likelihood (ops.ScalarLogLik) and computes the expectation and its gradients with respect to the

@@ -18,7 +18,7 @@ func init() {
 	gp.RegisterLikelihood(gp.LikelihoodFamily{
 		Name: "heteroscedastic",
 		Kind: KindHeteroscedastic,
-		Doc:  "real targets with input-dependent Gaussian noise: two latent GPs per target, the mean and the log noise variance (closed form)",
+		Doc:  "real targets with input-dependent Gaussian noise: 2 latents per target (mean, log variance)",
 		New: func(gp.LikelihoodOptions) (gp.Likelihood, error) {
 			return asLikelihood(NewHeteroscedastic(HeteroscedasticConfig{}))
 		},
