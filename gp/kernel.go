@@ -58,6 +58,8 @@ type KernelConfig struct {
 	Period float64
 	// Variances are the Linear kernel's per-dimension variances: nil means one shared variance (Variance).
 	Variances []float64
+	// Components is the spectral mixture's number of components Q (0: its default).
+	Components int
 }
 
 // Stationary is a kernel computed by one fused op (ops.CovMatrix) from its covariance function, a variance,

@@ -1,0 +1,669 @@
+package gp
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/ops"
+	"gonum.org/v1/gonum/mat"
+)
+
+// KindSpectralMixture is the Spec kind of the spectral mixture kernel.
+const KindSpectralMixture = "kernel/spectralmixture"
+
+// DefaultComponents is the spectral mixture's number of components Q when KernelConfig.Components is 0.
+const DefaultComponents = 4
+
+// maxComponents bounds Q (one fused op per component).
+const maxComponents = 256
+
+// SpectralMixtureCov is the covariance function of one component of the spectral mixture kernel (see smCov).
+var SpectralMixtureCov ops.CovFunc = smCov{}
+
+// SpectralMixture is the spectral mixture kernel of Wilson & Adams (2013, "Gaussian Process Kernels for Pattern
+// Discovery and Extrapolation", eq. 12) for D-dimensional inputs, with Q components:
+//
+//	k(τ) = Σ_q w_q Π_d exp(−2π² τ_d² v_qd) cos(2π τ_d μ_qd),   τ = x − x′,
+//
+// a mixture of Q Gaussians in the spectral domain (weights w_q, means μ_q [D], diagonal variances v_q [D]).
+// The spectral variances are held as length-scales ℓ_qd = 1/(2π √v_qd), so that each component reads
+// w_q exp(−½ Σ_d τ_d²/ℓ_qd²) Π_d cos(2π μ_qd τ_d): an SE-ARD kernel (variance w_q, length-scales ℓ_q) times
+// cosines; a component at frequency 0 is exactly an SE kernel. Weights and length-scales are positive; the
+// frequencies are unconstrained (k is even in each μ_qd; a frequency at exactly 0 has zero gradient and stays
+// there, an SE trend term). Each component is one fused op (ops.CovMatrix of SpectralMixtureCov, analytic
+// gradients with respect to both inputs and its three hyperparameters); K is their sum.
+type SpectralMixture struct {
+	dim, q       int
+	Weights      *graph.Param // [Q]
+	Frequencies  *graph.Param // [Q,D], cycles per input unit
+	Lengthscales *graph.Param // [Q,D]
+}
+
+// NewSpectralMixture returns a spectral mixture kernel with c.Components components (default
+// DefaultComponents). Initial values: weights Variance/Q each (default Variance 1), length-scales from
+// c.Lengthscales (none: 1; one value or D values, the same for every component), frequencies μ_qd = q/Q
+// (component 0 at 0, an SE term). InitSpectralMixture computes data-driven initial values, which SetInit sets
+// (InitFromData does both).
+func NewSpectralMixture(c KernelConfig) (*SpectralMixture, error) {
+	if c.InputDim <= 0 {
+		return nil, configErr("SpectralMixture kernel: InputDim must be positive, got %d", c.InputDim)
+	}
+	q := c.Components
+	if q == 0 {
+		q = DefaultComponents
+	}
+	if q < 0 || q > maxComponents {
+		return nil, configErr("SpectralMixture kernel: Components must be in 1..%d, got %d", maxComponents, c.Components)
+	}
+	d := c.InputDim
+	ls := make([]float64, d)
+	switch len(c.Lengthscales) {
+	case 0:
+		for i := range ls {
+			ls[i] = DefaultLengthscale
+		}
+	case 1:
+		for i := range ls {
+			ls[i] = c.Lengthscales[0]
+		}
+	case d:
+		copy(ls, c.Lengthscales)
+	default:
+		return nil, configErr("SpectralMixture kernel: %d length-scales for InputDim %d (want 1 or %d)", len(c.Lengthscales), d, d)
+	}
+	name := c.Name
+	if name == "" {
+		name = "sm"
+	}
+	v := orDefault(c.Variance, DefaultVariance)
+	w, mu, ell := make([]float64, q), make([]float64, q*d), make([]float64, q*d)
+	for i := 0; i < q; i++ {
+		w[i] = v / float64(q)
+		for k := 0; k < d; k++ {
+			mu[i*d+k] = float64(i) / float64(q)
+			ell[i*d+k] = ls[k]
+		}
+	}
+	k := &SpectralMixture{dim: d, q: q}
+	var err error
+	if k.Weights, err = graph.NewParam(name+".weights", w, graph.Positive{}, q); err != nil {
+		return nil, err
+	}
+	if k.Frequencies, err = graph.NewParam(name+".frequencies", mu, graph.Identity{}, q, d); err != nil {
+		return nil, err
+	}
+	if k.Lengthscales, err = graph.NewParam(name+".lengthscales", ell, graph.Positive{}, q, d); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// hyper returns component q's hyperparameter nodes (weight [1], frequencies [D], length-scales [D]), built once
+// per graph.
+func (k *SpectralMixture) hyper(g *graph.Graph, q int) []*graph.Node {
+	type key struct {
+		k *SpectralMixture
+		q int
+	}
+	return []*graph.Node{
+		g.Memo(key{k, 3 * q}, func() *graph.Node { return g.SliceRows(g.Param(k.Weights), q, q+1) }),
+		g.Memo(key{k, 3*q + 1}, func() *graph.Node { return g.Reshape(g.SliceRows(g.Param(k.Frequencies), q, q+1), k.dim) }),
+		g.Memo(key{k, 3*q + 2}, func() *graph.Node { return g.Reshape(g.SliceRows(g.Param(k.Lengthscales), q, q+1), k.dim) }),
+	}
+}
+
+// K returns Σ_q K_q(x1, x2) [N,M].
+func (k *SpectralMixture) K(x1, x2 *graph.Node) *graph.Node {
+	g := x1.Graph()
+	var sum *graph.Node
+	for q := 0; q < k.q; q++ {
+		kq := g.CovMatrix(SpectralMixtureCov, x1, x2, k.hyper(g, q)...)
+		if sum == nil {
+			sum = kq
+		} else {
+			sum = g.Add(sum, kq)
+		}
+	}
+	return sum
+}
+
+// KDiag returns Σ_q w_q for every row [N].
+func (k *SpectralMixture) KDiag(x *graph.Node) *graph.Node {
+	g := x.Graph()
+	var sum *graph.Node
+	for q := 0; q < k.q; q++ {
+		kq := g.CovDiag(SpectralMixtureCov, x, k.hyper(g, q)...)
+		if sum == nil {
+			sum = kq
+		} else {
+			sum = g.Add(sum, kq)
+		}
+	}
+	return sum
+}
+
+// InputDim returns D.
+func (k *SpectralMixture) InputDim() int { return k.dim }
+
+// Components returns Q.
+func (k *SpectralMixture) Components() int { return k.q }
+
+// Cov returns the covariance function of each component (SpectralMixtureCov).
+func (k *SpectralMixture) Cov() ops.CovFunc { return SpectralMixtureCov }
+
+// Params returns the weights, the frequencies and the length-scales.
+func (k *SpectralMixture) Params() []*graph.Param {
+	return []*graph.Param{k.Weights, k.Frequencies, k.Lengthscales}
+}
+
+func (k *SpectralMixture) String() string {
+	return fmt.Sprintf("SpectralMixture(Q=%d, weights=%.4g, frequencies=%.4g, lengthscales=%.4g)", k.q,
+		k.Weights.Value(), k.Frequencies.Value(), k.Lengthscales.Value())
+}
+
+// smSpec is the Config of SpectralMixture: the Params' name prefix, D and Q.
+type smSpec struct {
+	Name       string `json:"name"`
+	InputDim   int    `json:"input_dim"`
+	Components int    `json:"components"`
+}
+
+// Spec describes the kernel: the Params' name prefix, D and Q.
+func (k *SpectralMixture) Spec() (Spec, error) {
+	name, err := paramPrefix(k.Weights, ".weights")
+	if err != nil {
+		return Spec{}, err
+	}
+	return NewSpec(KindSpectralMixture, smSpec{Name: name, InputDim: k.dim, Components: k.q})
+}
+
+func init() {
+	RegisterKind(KindSpectralMixture, func(raw json.RawMessage, children []any, _ BuildOptions) (any, error) {
+		var c smSpec
+		if err := decodeLeaf(KindSpectralMixture, raw, children, &c); err != nil {
+			return nil, err
+		}
+		if err := CheckSpecDims(KindSpectralMixture, c.InputDim, c.Components); err != nil {
+			return nil, err
+		}
+		return NewSpectralMixture(KernelConfig{Name: c.Name, InputDim: c.InputDim, Components: c.Components})
+	})
+	RegisterKernel(KernelFamily{Name: "sm", Kind: KindSpectralMixture,
+		Doc: fmt.Sprintf("spectral mixture Σ_q w_q Π_d exp(−2π²τ_d²v_qd) cos(2πτ_dμ_qd), Q = %d, ARD; initialised from the targets' periodogram", DefaultComponents),
+		New: func(o KernelOptions) (Kernel, error) {
+			return NewSpectralMixture(KernelConfig{Name: o.Name, InputDim: o.InputDim})
+		}})
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Data-driven initialisation.
+
+// SpectralMixtureInit holds initial hyperparameters of a spectral mixture: Weights [Q], Frequencies and
+// Lengthscales [Q,D] row-major.
+type SpectralMixtureInit struct {
+	Weights, Frequencies, Lengthscales []float64
+}
+
+// smInitMaxRows bounds the rows the periodogram reads (a random subset beyond).
+const smInitMaxRows = 4000
+
+// smInitMaxFreqs bounds the frequency grid of each periodogram.
+const smInitMaxFreqs = 4000
+
+// InitSpectralMixture returns initial hyperparameters of a Q-component spectral mixture for inputs x [N,D] and
+// targets y [N,P] (column 0), from the empirical spectral density of the standardised targets, the
+// initialisation Wilson & Adams (2013) suggest for the SM kernel. For each input dimension d:
+//
+//  1. the Lomb–Scargle periodogram (Lomb 1976; Scargle 1982, eq. 10: unevenly spaced inputs) of y against x_d on
+//     the grid f = j·Δf, Δf = 1/(4T) (T the range of x_d: 4× oversampled), up to the Nyquist frequency
+//     1/(2·median spacing of the sorted distinct x_d) (at most smInitMaxFreqs frequencies; beyond, the top
+//     frequency is lowered);
+//  2. its local maxima, largest first; component q takes the q-th largest (fewer peaks than Q: the remaining
+//     components repeat them at 2, 3, … times their width, so every component has a distinct start);
+//  3. μ_qd = the peak's frequency, its spectral standard deviation s = the peak's half width at half maximum
+//     / √(2 ln 2) (at least Δf), ℓ_qd = 1/(2π s).
+//
+// Weights are w_q = var(y)·P_q/Σ_r P_r with P_q the peaks' powers averaged over the dimensions (equal weights
+// var(y)/Q when all powers vanish). For D > 1 the per-dimension spectra are marginal ones (as GPyTorch's
+// empirical-spectrum initialisation reads each dimension apart): component q pairs the q-th peaks of the
+// dimensions. At most smInitMaxRows rows are read, a random subset drawn from rng beyond (rng is not used
+// otherwise; nil: the first rows). Errors: shapes, non-finite values, q outside 1..maxComponents, fewer than
+// 2 rows.
+func InitSpectralMixture(x, y *mat.Dense, q int, rng *rand.Rand) (SpectralMixtureInit, error) {
+	if x == nil || y == nil {
+		return SpectralMixtureInit{}, configErr("InitSpectralMixture needs inputs and targets")
+	}
+	n, d := x.Dims()
+	ny, py := y.Dims()
+	if ny != n || py < 1 || n < 2 {
+		return SpectralMixtureInit{}, &ops.ShapeError{Op: "gp.InitSpectralMixture", Want: "x [N,D] and y [N,P] with N ≥ 2", Got: fmt.Sprintf("x %dx%d, y %dx%d", n, d, ny, py)}
+	}
+	if q < 1 || q > maxComponents {
+		return SpectralMixtureInit{}, configErr("InitSpectralMixture: q must be in 1..%d, got %d", maxComponents, q)
+	}
+	if err := ops.CheckFinite("InitSpectralMixture inputs", mat.DenseCopyOf(x).RawMatrix().Data, d); err != nil {
+		return SpectralMixtureInit{}, err
+	}
+	if err := ops.CheckFinite("InitSpectralMixture targets", mat.DenseCopyOf(y).RawMatrix().Data, py); err != nil {
+		return SpectralMixtureInit{}, err
+	}
+	rows := make([]int, n)
+	for i := range rows {
+		rows[i] = i
+	}
+	if n > smInitMaxRows {
+		if rng != nil {
+			rng.Shuffle(n, func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+		}
+		rows = rows[:smInitMaxRows]
+		slices.Sort(rows)
+	}
+	ys := make([]float64, len(rows))
+	mean := 0.0
+	for i, r := range rows {
+		ys[i] = y.At(r, 0)
+		mean += ys[i]
+	}
+	mean /= float64(len(ys))
+	vy := 0.0
+	for _, v := range ys {
+		vy += (v - mean) * (v - mean)
+	}
+	vy /= float64(len(ys))
+	if math.IsInf(vy, 0) {
+		return SpectralMixtureInit{}, configErr("InitSpectralMixture: the targets' variance overflows")
+	}
+	for i := range ys {
+		if vy > 0 {
+			ys[i] = (ys[i] - mean) / math.Sqrt(vy)
+		} else {
+			ys[i] = 0
+		}
+	}
+	out := SpectralMixtureInit{Weights: make([]float64, q), Frequencies: make([]float64, q*d), Lengthscales: make([]float64, q*d)}
+	power := make([]float64, q)
+	xs := make([]float64, len(rows))
+	for k := 0; k < d; k++ {
+		for i, r := range rows {
+			xs[i] = x.At(r, k)
+		}
+		peaks := smPeaks(xs, ys)
+		for c := 0; c < q; c++ {
+			p := peaks[c%len(peaks)]
+			widen := float64(1 + c/len(peaks))
+			out.Frequencies[c*d+k] = p.freq
+			out.Lengthscales[c*d+k] = 1 / (2 * math.Pi * p.sd * widen)
+			power[c] += p.power / widen
+		}
+	}
+	if vy == 0 {
+		vy = 1
+	}
+	total := 0.0
+	for _, p := range power {
+		total += p
+	}
+	for c := range out.Weights {
+		if total > 0 {
+			out.Weights[c] = vy * power[c] / total
+		} else {
+			out.Weights[c] = vy / float64(q)
+		}
+		out.Weights[c] = math.Max(out.Weights[c], 1e-3*vy/float64(q)) // keep every component trainable
+	}
+	return out, nil
+}
+
+// smPeak is a local maximum of a periodogram: its frequency, power and spectral standard deviation.
+type smPeak struct{ freq, power, sd float64 }
+
+// smPeaks returns the local maxima of the Lomb–Scargle periodogram of ys against xs (see InitSpectralMixture),
+// largest first; at least one (a flat or degenerate spectrum gives one peak at the lowest frequency).
+func smPeaks(xs, ys []float64) []smPeak {
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	span := sorted[len(sorted)-1] - sorted[0]
+	var gaps []float64
+	for i := 1; i < len(sorted); i++ {
+		if g := sorted[i] - sorted[i-1]; g > 0 {
+			gaps = append(gaps, g)
+		}
+	}
+	if span <= 0 || len(gaps) == 0 { // one distinct input value: no spectrum
+		return []smPeak{{freq: 0, power: 1, sd: 1}}
+	}
+	slices.Sort(gaps)
+	df := 1 / (4 * span)
+	fmax := 1 / (2 * gaps[len(gaps)/2])
+	nf := min(int(fmax/df), smInitMaxFreqs)
+	if nf < 2 {
+		nf = 2
+	}
+	pw := make([]float64, nf+1) // pw[j]: power at j·df; pw[0] (f = 0) stays 0 for centred targets
+	for j := 1; j <= nf; j++ {
+		pw[j] = lombScargle(xs, ys, 2*math.Pi*float64(j)*df)
+	}
+	var peaks []smPeak
+	for j := 1; j <= nf; j++ {
+		if pw[j] <= 0 || pw[j] < pw[j-1] || j < nf && pw[j] < pw[j+1] {
+			continue
+		}
+		// half width at half maximum, interpolated linearly on each side
+		half := pw[j] / 2
+		lo, hi := float64(j), float64(j)
+		for i := j; i > 0; i-- {
+			if pw[i-1] < half {
+				lo = float64(i) - (pw[i]-half)/(pw[i]-pw[i-1])
+				break
+			}
+			lo = float64(i - 1)
+		}
+		for i := j; i < nf; i++ {
+			if pw[i+1] < half {
+				hi = float64(i) + (pw[i]-half)/(pw[i]-pw[i+1])
+				break
+			}
+			hi = float64(i + 1)
+		}
+		hwhm := math.Max((hi-lo)/2, 1) * df
+		peaks = append(peaks, smPeak{freq: float64(j) * df, power: pw[j], sd: hwhm / math.Sqrt(2*math.Ln2)})
+	}
+	if len(peaks) == 0 {
+		return []smPeak{{freq: df, power: 0, sd: df}}
+	}
+	sort.SliceStable(peaks, func(a, b int) bool { return peaks[a].power > peaks[b].power })
+	return peaks
+}
+
+// lombScargle returns the Lomb–Scargle power (Scargle 1982, eq. 10, without the 1/(2σ²) normalisation) of the
+// centred ys at angular frequency w: with tan(2wt₀) = Σ sin 2wx / Σ cos 2wx,
+// ½[(Σ y cos w(x−t₀))²/Σ cos² w(x−t₀) + (Σ y sin w(x−t₀))²/Σ sin² w(x−t₀)].
+func lombScargle(xs, ys []float64, w float64) float64 {
+	s2, c2 := 0.0, 0.0
+	for _, x := range xs {
+		s, c := math.Sincos(2 * w * x)
+		s2 += s
+		c2 += c
+	}
+	t0 := math.Atan2(s2, c2) / (2 * w)
+	yc, ys2, cc, ss := 0.0, 0.0, 0.0, 0.0
+	for i, x := range xs {
+		s, c := math.Sincos(w * (x - t0))
+		yc += ys[i] * c
+		ys2 += ys[i] * s
+		cc += c * c
+		ss += s * s
+	}
+	p := 0.0
+	if cc > 0 {
+		p += yc * yc / cc
+	}
+	if ss > 0 {
+		p += ys2 * ys2 / ss
+	}
+	return p / 2
+}
+
+// SetInit sets the kernel's hyperparameters to in (sizes Q and Q·D; positive weights and length-scales).
+func (k *SpectralMixture) SetInit(in SpectralMixtureInit) error {
+	if len(in.Weights) != k.q || len(in.Frequencies) != k.q*k.dim || len(in.Lengthscales) != k.q*k.dim {
+		return &ops.ShapeError{Op: "gp.SpectralMixture.SetInit", Want: fmt.Sprintf("Q = %d weights and Q·D = %d frequencies and length-scales", k.q, k.q*k.dim),
+			Got: fmt.Sprintf("%d, %d, %d", len(in.Weights), len(in.Frequencies), len(in.Lengthscales))}
+	}
+	for _, s := range []struct {
+		p *graph.Param
+		v []float64
+	}{{k.Weights, in.Weights}, {k.Frequencies, in.Frequencies}, {k.Lengthscales, in.Lengthscales}} {
+		if err := s.p.Set(s.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// InitFromData sets the kernel's hyperparameters from the data (InitSpectralMixture with its Q, then SetInit).
+func (k *SpectralMixture) InitFromData(x, y *mat.Dense, rng *rand.Rand) error {
+	if x != nil {
+		if _, d := x.Dims(); d != k.dim {
+			return &ops.ShapeError{Op: "gp.SpectralMixture.InitFromData", Want: fmt.Sprintf("inputs with %d columns", k.dim), Got: fmt.Sprint(d)}
+		}
+	}
+	in, err := InitSpectralMixture(x, y, k.q, rng)
+	if err != nil {
+		return err
+	}
+	return k.SetInit(in)
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// One component: k = w exp(E) P, E = −½ Σ_d τ_d²/ℓ_d², P = Π_d C_d, C_d = cos(2π μ_d τ_d), S_d = sin(2π μ_d τ_d),
+// τ = x1_i − x2_j. With the features c = cos(2π μ_d x̃), s = sin(2π μ_d x̃) of the centred inputs (x̃ = x − x̄1,
+// ops.CovCentred), C_d = c1 c2 + s1 s2 and S_d = s1 c2 − c1 s2: no trigonometric call per pair. Per pair, with
+// P₋d = Π_{e≠d} C_e (prefix and suffix products: no division by a cosine that may vanish),
+//
+//	∂k/∂τ_d = w exp(E) (−(τ_d/ℓ_d²) P − 2π μ_d S_d P₋d),   ∂k/∂μ_d = −2π w exp(E) τ_d S_d P₋d,
+//	∂k/∂ℓ_d = k τ_d²/ℓ_d³,   ∂k/∂w = k/w,
+//
+// and dX1_i = Σ_j G_ij ∂k/∂τ, dX2_j = −Σ_i G_ij ∂k/∂τ, the hyperparameters' gradients Σ_ij G_ij ∂k/∂θ.
+
+// smCov is the covariance function of one spectral-mixture component: hyperparameters weight w (scalar),
+// frequencies μ [D], lengthscales ℓ [D]; k = w exp(−½ Σ_d τ_d²/ℓ_d²) Π_d cos(2π μ_d τ_d) (Wilson & Adams 2013,
+// eq. 12 with v_d = 1/(4π² ℓ_d²)).
+type smCov struct{}
+
+// Name returns "SpectralMixture".
+func (smCov) Name() string { return "SpectralMixture" }
+
+// Hypers returns weight, frequencies [D], lengthscales [D].
+func (smCov) Hypers() []ops.CovHyper {
+	return []ops.CovHyper{{Name: "weight"}, {Name: "frequencies", Vec: true}, {Name: "lengthscales", Vec: true}}
+}
+
+// smFeatures returns the row-major [n,d] features cos(2π μ_k x̃_ik) and sin(2π μ_k x̃_ik) of the transposed
+// centred inputs xt [d,n] (pooled: give them back with ops.CovRelease).
+func smFeatures(xt []float64, n, d int, mu []float64) (cs, sn []float64) {
+	cs, sn = ops.CovScratch(n*d), ops.CovScratch(n*d)
+	for k := 0; k < d; k++ {
+		f := 2 * math.Pi * mu[k]
+		for i, x := range xt[k*n : (k+1)*n] {
+			sn[i*d+k], cs[i*d+k] = math.Sincos(f * x)
+		}
+	}
+	return cs, sn
+}
+
+// smSetup holds what both passes need: the features and 1/ℓ².
+type smSetup struct {
+	n, m, d        int
+	c1, s1, c2, s2 []float64
+	inv2           []float64
+}
+
+func newSMSetup(x1, x2 ops.CovInput, h []ops.CovInput) smSetup {
+	n, m, d := x1.Rows(), x2.Rows(), x1.Cols()
+	at, bt := ops.CovCentred(x1, x2)
+	defer ops.CovRelease(at, bt)
+	s := smSetup{n: n, m: m, d: d, inv2: ops.CovScratch(d)}
+	s.c1, s.s1 = smFeatures(at, n, d, h[1].Data)
+	s.c2, s.s2 = smFeatures(bt, m, d, h[1].Data)
+	for k, l := range h[2].Data {
+		s.inv2[k] = 1 / (l * l)
+	}
+	return s
+}
+
+func (s smSetup) release() { ops.CovRelease(s.c1, s.s1, s.c2, s.s2, s.inv2) }
+
+// exps writes exp(−½ Σ_d τ_d²/ℓ_d²) of row i of xa against every row of xb into e (one per row of xb).
+func (s smSetup) exps(xa, xb []float64, i int, e []float64) {
+	d := s.d
+	xi := xa[i*d : (i+1)*d]
+	for j := range e {
+		xj := xb[j*d : (j+1)*d]
+		r := 0.0
+		for k, v := range xi {
+			t := v - xj[k]
+			r += t * t * s.inv2[k]
+		}
+		e[j] = -0.5 * r
+	}
+	ops.VecExp(e, e)
+}
+
+func (c smCov) eval(x1, x2 ops.CovInput, h []ops.CovInput, w float64, out []float64) {
+	s := newSMSetup(x1, x2, h)
+	defer s.release()
+	n, m, d := s.n, s.m, s.d
+	ops.CovForRows(ops.CovChunks(n, m), n, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := out[i*m : (i+1)*m]
+			s.exps(x1.Data, x2.Data, i, row)
+			ci, si := s.c1[i*d:(i+1)*d], s.s1[i*d:(i+1)*d]
+			for j := range row {
+				cj, sj := s.c2[j*d:(j+1)*d], s.s2[j*d:(j+1)*d]
+				p := 1.0
+				for k, v := range ci {
+					p *= v*cj[k] + si[k]*sj[k]
+				}
+				row[j] = w * row[j] * p
+			}
+		}
+	})
+}
+
+func (c smCov) Matrix(x1, x2 ops.CovInput, h []ops.CovInput, out []float64) {
+	c.eval(x1, x2, h, h[0].Scalar(), out)
+}
+
+// smBlock is the number of rows of x1 whose hyperparameter gradients are summed together before the blocks are
+// added in order: the same bits for every GOMAXPROCS.
+const smBlock = 16
+
+// smScratch is one goroutine's per-pair scratch.
+type smScratch struct{ pre, tau, sd, cd []float64 }
+
+func newSMScratch(d int) smScratch {
+	return smScratch{ops.CovScratch(d + 1), ops.CovScratch(d), ops.CovScratch(d), ops.CovScratch(d)}
+}
+
+func (sc smScratch) release() { ops.CovRelease(sc.pre, sc.tau, sc.sd, sc.cd) }
+
+// pair adds G_ij ∂k_ij/∂(operand wrt) to out [d] (x2: the negated τ derivative), given gw = G_ij w exp(E_ij).
+func (s smSetup) pair(wrt int, x1, x2, mu, ell []float64, i, j int, gw float64, sc smScratch, out []float64) {
+	d := s.d
+	xi, xj := x1[i*d:(i+1)*d], x2[j*d:(j+1)*d]
+	ci, si := s.c1[i*d:(i+1)*d], s.s1[i*d:(i+1)*d]
+	cj, sj := s.c2[j*d:(j+1)*d], s.s2[j*d:(j+1)*d]
+	pre, tau, sd, cd := sc.pre, sc.tau, sc.sd, sc.cd
+	pre[0] = 1
+	for k := 0; k < d; k++ {
+		tau[k] = xi[k] - xj[k]
+		cd[k] = ci[k]*cj[k] + si[k]*sj[k]
+		sd[k] = si[k]*cj[k] - ci[k]*sj[k]
+		pre[k+1] = pre[k] * cd[k]
+	}
+	p, suf := pre[d], 1.0
+	for k := d - 1; k >= 0; k-- {
+		pm := pre[k] * suf // P₋d
+		switch wrt {
+		case ops.CovWrtX1:
+			out[k] += gw * (-tau[k]*s.inv2[k]*p - 2*math.Pi*mu[k]*sd[k]*pm)
+		case ops.CovWrtX2:
+			out[k] -= gw * (-tau[k]*s.inv2[k]*p - 2*math.Pi*mu[k]*sd[k]*pm)
+		case ops.CovWrtH0 + 1:
+			out[k] -= gw * 2 * math.Pi * tau[k] * sd[k] * pm
+		default:
+			out[k] += gw * p * tau[k] * tau[k] * s.inv2[k] / ell[k]
+		}
+		suf *= cd[k]
+	}
+}
+
+func (c smCov) MatrixGrad(wrt int, x1, x2 ops.CovInput, h []ops.CovInput, k, g []float64, dst []float64) {
+	w := h[0].Scalar()
+	if wrt == ops.CovWrtH0 {
+		dst[0] = ops.CovVarianceGrad(g, k, w, func(u []float64) { c.eval(x1, x2, h, 1, u) })
+		return
+	}
+	s := newSMSetup(x1, x2, h)
+	defer s.release()
+	n, m, d := s.n, s.m, s.d
+	mu, ell := h[1].Data, h[2].Data
+	switch wrt {
+	case ops.CovWrtX1: // row i of dX1 sums over j, in order
+		ops.CovForRows(ops.CovChunks(n, m), n, func(_, lo, hi int) {
+			e, sc := ops.CovScratch(m), newSMScratch(d)
+			defer ops.CovRelease(e)
+			defer sc.release()
+			for i := lo; i < hi; i++ {
+				out := dst[i*d : (i+1)*d]
+				clear(out)
+				s.exps(x1.Data, x2.Data, i, e)
+				for j, ev := range e {
+					if gw := g[i*m+j] * w * ev; gw != 0 {
+						s.pair(wrt, x1.Data, x2.Data, mu, ell, i, j, gw, sc, out)
+					}
+				}
+			}
+		})
+	case ops.CovWrtX2: // row j of dX2 sums over i, in order
+		ops.CovForRows(ops.CovChunks(m, n), m, func(_, lo, hi int) {
+			e, sc := ops.CovScratch(n), newSMScratch(d)
+			defer ops.CovRelease(e)
+			defer sc.release()
+			for j := lo; j < hi; j++ {
+				out := dst[j*d : (j+1)*d]
+				clear(out)
+				s.exps(x2.Data, x1.Data, j, e)
+				for i, ev := range e {
+					if gw := g[i*m+j] * w * ev; gw != 0 {
+						s.pair(wrt, x1.Data, x2.Data, mu, ell, i, j, gw, sc, out)
+					}
+				}
+			}
+		})
+	default: // frequencies, length-scales: per block of smBlock rows, the blocks summed in order
+		nb := (n + smBlock - 1) / smBlock
+		acc := ops.CovScratch(nb * d)
+		defer ops.CovRelease(acc)
+		clear(acc)
+		ops.CovForRows(min(ops.CovChunks(n, m), nb), nb, func(_, lo, hi int) {
+			e, sc := ops.CovScratch(m), newSMScratch(d)
+			defer ops.CovRelease(e)
+			defer sc.release()
+			for b := lo; b < hi; b++ {
+				out := acc[b*d : (b+1)*d]
+				for i := b * smBlock; i < min(n, (b+1)*smBlock); i++ {
+					s.exps(x1.Data, x2.Data, i, e)
+					for j, ev := range e {
+						if gw := g[i*m+j] * w * ev; gw != 0 {
+							s.pair(wrt, x1.Data, x2.Data, mu, ell, i, j, gw, sc, out)
+						}
+					}
+				}
+			}
+		})
+		copy(dst, acc[:d])
+		for b := 1; b < nb; b++ {
+			for k, v := range acc[b*d : (b+1)*d] {
+				dst[k] += v
+			}
+		}
+	}
+}
+
+func (smCov) Diag(_ ops.CovInput, h []ops.CovInput, out []float64) {
+	w := h[0].Scalar()
+	for i := range out {
+		out[i] = w
+	}
+}
+
+func (smCov) DiagGrad(wrt int, _ ops.CovInput, _ []ops.CovInput, _, g []float64, dst []float64) {
+	ops.CovConstDiagGrad(wrt, g, dst)
+}
