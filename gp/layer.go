@@ -34,3 +34,24 @@ func UniqueParams(ps ...[]*graph.Param) []*graph.Param {
 	}
 	return out
 }
+
+// CorrelatedLayer is implemented by layers whose outputs are correlated a posteriori at each input, such as the
+// linear model of coregionalisation f(x) = W g(x) + μ(x) over independent latent processes g (layers.LMC). Its
+// Predict and PredictFull still give each output's marginals; the methods below give what the marginals miss.
+// Consumers check for it with a type assertion and treat other layers as having independent outputs.
+type CorrelatedLayer interface {
+	Layer
+	// PredictOutputCov returns the marginal means [N,Dout] and, at each row of x [N,Din], the Dout×Dout
+	// covariance between the outputs, row-major as [N, Dout·Dout] (row n holds Σ_n's entries (p, p') at
+	// p·Dout + p'; its diagonal is Predict's variances).
+	PredictOutputCov(x *graph.Node) (mean, cov *graph.Node)
+	// NoiseDim returns the number of standard normal numbers per row that Sample and SampleJoint read.
+	NoiseDim() int
+	// Sample returns f(x) [N,Dout] drawn at each row from q's joint distribution over the outputs at that row
+	// (independently across rows, as a deep GP propagates samples) by reparameterisation, given eps [N,NoiseDim]
+	// of independent standard normal numbers: differentiable in the parameters and in x.
+	Sample(x, eps *graph.Node) *graph.Node
+	// SampleJoint returns one draw of f(x) [N,Dout] from q's joint distribution across the rows and the outputs,
+	// given eps [N,NoiseDim] of independent standard normal numbers (O(N²) memory, as PredictFull).
+	SampleJoint(x, eps *graph.Node) *graph.Node
+}

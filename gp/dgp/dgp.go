@@ -13,7 +13,8 @@ import (
 // ErrConfig is the sentinel of invalid deep-GP configurations.
 var ErrConfig = errors.New("dgp: invalid configuration")
 
-// Noise returns the reparameterisation noise ε [rows,cols] of hidden layer `layer` (0-based) in g. The default
+// Noise returns the reparameterisation noise ε [rows,cols] of hidden layer `layer` (0-based) in g: cols is the
+// layer's OutputDim, or its NoiseDim for a gp.CorrelatedLayer. The default
 // (StandardNormalNoise) redraws it from a seeded generator at every run; tests inject fixed noise.
 type Noise func(g *graph.Graph, layer, rows, cols int) *graph.Node
 
@@ -49,7 +50,8 @@ type Config struct {
 //
 //	F^ℓ = μ_ℓ(F^{ℓ−1}) + √σ²_ℓ(F^{ℓ−1}) ⊙ ε,  ε ~ N(0, I)   (eq. 7; μ_ℓ includes the layer's mean function),
 //
-// using only the marginals of each layer (eq. 6), and the minibatch ELBO (eq. 8) is
+// using only the marginals of each layer (eq. 6; a gp.CorrelatedLayer, such as an LMC, draws its outputs jointly at
+// each point from its own NoiseDim numbers per row: Sample), and the minibatch ELBO (eq. 8) is
 //
 //	ELBO = (N/B)(1/S) Σ_s Σ_b E_{q(f^L_{b,s})}[log p(y_b | f^L_{b,s})] − Σ_ℓ KL_ℓ,
 //
@@ -133,16 +135,22 @@ func (d *DGP) propagate(x *graph.Node, s int, noise Noise) (mean, variance *grap
 }
 
 // sample tiles x s times and pushes it through the first n layers, drawing each layer's output from its
-// marginals (eq. 7) with noise; each, if set, sees every layer's sample [s·B, D_ℓ].
+// marginals (eq. 7) with noise (a gp.CorrelatedLayer jointly over its outputs, from NoiseDim numbers per row);
+// each, if set, sees every layer's sample [s·B, D_ℓ].
 func (d *DGP) sample(x *graph.Node, s int, noise Noise, n int, each func(layer int, f *graph.Node)) *graph.Node {
 	g := x.Graph()
 	f := tile(x, s)
 	b := rowsOf(f)
 	for i, l := range d.Layers[:n] {
-		m, v := l.Predict(f)
-		eps := noise(g, i, b, l.OutputDim())
-		// The clamp keeps √· defined where round-off leaves a variance just below zero.
-		f = g.Add(m, g.Mul(g.Sqrt(g.ClampMin(v, 0)), eps))
+		if c, ok := l.(gp.CorrelatedLayer); ok {
+			// Outputs correlated at each point (an LMC): the layer draws them jointly from its NoiseDim numbers.
+			f = c.Sample(f, noise(g, i, b, c.NoiseDim()))
+		} else {
+			m, v := l.Predict(f)
+			eps := noise(g, i, b, l.OutputDim())
+			// The clamp keeps √· defined where round-off leaves a variance just below zero.
+			f = g.Add(m, g.Mul(g.Sqrt(g.ClampMin(v, 0)), eps))
+		}
 		if each != nil {
 			each(i, f)
 		}

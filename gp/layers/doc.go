@@ -5,7 +5,9 @@
 //     (Cheng & Boots 2017, eqs. 7–9), with an unbiased minibatch estimate of the mean-basis KL term;
 //   - Hybrid: a coupled SVGP on β plus extra mean bases γ (Cheng & Boots App. A.3);
 //   - Orth: orthogonally decoupled bases (Salimbeni et al. 2018, eq. 12); ORTHNAT is train.NatGrad on
-//     Orth.BetaQ() with Adam on the rest.
+//     Orth.BetaQ() with Adam on the rest;
+//   - LMC: correlated outputs, a linear model of coregionalisation f = W g + μ over latent layers g (typically
+//     SVGPs, each with its own kernel and Z or sharing them), or separate-independent outputs (W = I).
 //
 // Given inputs [N,Din] a layer
 // returns marginal means and variances [N,Dout] (full covariances through PredictFull), its KL divergence and
