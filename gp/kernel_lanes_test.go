@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
 )
 
@@ -35,6 +36,13 @@ func TestKernelColumnsIndependentOfOtherRows(t *testing.T) {
 					}
 					for i := range xv {
 						xv[i] = 3 + 2*rng.NormFloat64()
+					}
+					for _, cat := range gp.CategoricalInputs(k) { // category indices in a task column
+						for _, v := range [][]float64{zv, xv} {
+							for i := cat.Column; i < len(v); i += d {
+								v[i] = float64(rng.IntN(cat.Levels))
+							}
+						}
 					}
 					copy(prog.InputData("z"), zv)
 					run := func(shift int) (kzx, kd []float64) {

@@ -32,6 +32,10 @@ type KernelOptions struct {
 	// Name prefixes the hyperparameters' names, so that the parts of a composite kernel have unique Param names
 	// (empty: the family's default).
 	Name string
+	// Inputs are the training inputs the kernel will see, row-major [N, InputDim] (in the units it will see them,
+	// i.e. after any standardisation), when the caller knows them; nil otherwise. Families that size or
+	// initialise themselves from the data read them (coregion: its number of tasks).
+	Inputs []float64
 }
 
 var (

@@ -158,6 +158,9 @@ func TestSpecRoundTrip(t *testing.T) {
 				d = k.InputDim()
 			}
 			a, b := x1.Slice(0, 5, 0, d).(*mat.Dense), x2.Slice(0, 4, 0, d).(*mat.Dense)
+			if k, ok := c.v.(gp.Kernel); ok { // category indices in a coregion kernel's task column
+				a, b = withCategories(a, k), withCategories(b, k)
+			}
 			o1, o2 := outputs(t, c.v, a, b, x1), outputs(t, w, a, b, x1)
 			if again := outputs(t, c.v, a, b, x1); !slices.Equal(o1, again) {
 				t.Fatalf("%T computes different values on two runs: == would test nothing", c.v)
@@ -172,6 +175,19 @@ func TestSpecRoundTrip(t *testing.T) {
 			t.Errorf("registered kind %q is not tested", k)
 		}
 	}
+}
+
+// withCategories returns a copy of x whose categorical columns (gp.CategoricalInputs(k)) hold valid category
+// indices (row i: i mod Levels).
+func withCategories(x *mat.Dense, k gp.Kernel) *mat.Dense {
+	x = mat.DenseCopyOf(x)
+	r, _ := x.Dims()
+	for _, c := range gp.CategoricalInputs(k) {
+		for i := range r {
+			x.Set(i, c.Column, float64(i%c.Levels))
+		}
+	}
+	return x
 }
 
 // outputs evaluates a kernel (K(a, b), K(a, a)), a mean function (m(a)) or a GPR (predictions at b after

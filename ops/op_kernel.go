@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -78,6 +79,16 @@ type CovHyper struct {
 	Vec bool
 	// ScalarOK: a vector hyperparameter that may also be given as a scalar (shared by all dimensions).
 	ScalarOK bool
+	// Shape, when non-nil, is the hyperparameter's fixed shape, independent of D (a coregion kernel's [P,R]
+	// mixing matrix); Vec and ScalarOK are then ignored.
+	Shape []int
+}
+
+// CovChecker is implemented by covariance functions that accept only some input values (a coregion kernel's task
+// column holds category indices): CovMatrix and CovDiag call CheckInputs on each input operand before every
+// forward pass, and its error (typed by the function) ends the run before Matrix or Diag sees the values.
+type CovChecker interface {
+	CheckInputs(x CovInput, h []CovInput) error
 }
 
 // CovHyperNames returns the names of f's hyperparameters in order.
@@ -124,6 +135,8 @@ func covLookup(op string, f CovFunc, nhyper int) error {
 // runs on every execution.
 func (h CovHyper) want(d int) string {
 	switch {
+	case h.Shape != nil:
+		return fmt.Sprintf("shape %v", h.Shape)
 	case h.Vec && h.ScalarOK:
 		return fmt.Sprintf("a scalar or a vector [%d]", d)
 	case h.Vec:
@@ -187,6 +200,9 @@ func (k covMatrixK) forward(in []arg, out []float64) error {
 	if err := covRecheck(k, in, len(out), k.shapes()...); err != nil {
 		return err
 	}
+	if err := covCheckInputs(k.f, in[2:], in[0], in[1]); err != nil {
+		return err
+	}
 	if fu, ok := k.f.(covFused); ok && k.ws != nil {
 		k.ws.runs++
 		fu.matrixWS(k.ws, covIn(in[0]), covIn(in[1]), k.ws.hypers(in[2:]), out)
@@ -235,6 +251,9 @@ func (k covDiagK) forward(in []arg, out []float64) error {
 	if err := covRecheck(k, in, len(out)); err != nil {
 		return err
 	}
+	if err := covCheckInputs(k.f, in[1:], in[0]); err != nil {
+		return err
+	}
 	k.f.Diag(covIn(in[0]), covIns(in[1:]), out)
 	return nil
 }
@@ -247,6 +266,21 @@ func (k covDiagK) backward(wrt int, in []arg, out arg, g arg, dst []float64) err
 		return &ShapeError{Op: k.label(), Want: fmt.Sprintf("an output gradient of shape %v", out.shape), Got: fmt.Sprintf("%v", g.shape)}
 	}
 	k.f.DiagGrad(wrt, covIn(in[0]), covIns(in[1:]), out.data, g.data, dst)
+	return nil
+}
+
+// covCheckInputs runs f's input check (CovChecker) on each of xs, if f has one.
+func covCheckInputs(f CovFunc, hyper []arg, xs ...arg) error {
+	c, ok := f.(CovChecker)
+	if !ok {
+		return nil
+	}
+	h := covIns(hyper)
+	for _, x := range xs {
+		if err := c.CheckInputs(covIn(x), h); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -269,7 +303,10 @@ func covCheckHyper(f CovFunc, in []tensor.Shape, d int) *ShapeError {
 		s := in[j]
 		scalar := len(s) == 0 || len(s) == 1 && s[0] == 1
 		ok := scalar
-		if h.Vec {
+		switch {
+		case h.Shape != nil:
+			ok = slices.Equal(s, h.Shape) || len(h.Shape) == 0 && scalar
+		case h.Vec:
 			ok = len(s) == 1 && s[0] == d || h.ScalarOK && scalar
 		}
 		if !ok {

@@ -53,13 +53,16 @@ func evalKernel(t testing.TB, k gp.Kernel, x1, x2 []float64, n, m, d int) (k12, 
 // CheckKernel runs the kernel conformance suite on k with random inputs from rng:
 // shapes; K(X,X) symmetric and positive semi-definite (a Cholesky of K + 1e-8·I succeeds); KDiag equal to the
 // diagonal of K(X,X); K(X1,X2) equal to the transpose of K(X2,X1); and central finite-difference checks of the
-// gradient with respect to every hyperparameter and to both inputs (X1 and X2 are made Params for that).
+// gradient with respect to every hyperparameter and to both inputs (X1 and X2 are made Params for that). The
+// kernel's categorical columns (gp.CategoricalInputs: a coregion kernel's task column) get random category indices
+// and stay fixed: the inputs' gradient is checked in the continuous columns.
 func CheckKernel(t *testing.T, k gp.Kernel, rng *rand.Rand) {
 	t.Helper()
 	const n, m = 6, 4
 	d := k.InputDim()
-	x1 := RandomMatrix(rng, n, d, -1.5, 1.5)
-	x2 := RandomMatrix(rng, m, d, -1.5, 1.5)
+	cats := gp.CategoricalInputs(k)
+	x1 := kernelInputs(rng, n, d, cats)
+	x2 := kernelInputs(rng, m, d, cats)
 	k12, k11, kd := evalKernel(t, k, x1, x2, n, m, d)
 	if len(k12) != n*m || len(k11) != n*n || len(kd) != n {
 		t.Fatalf("%v: output sizes %d, %d, %d; want %d, %d, %d", k, len(k12), len(k11), len(kd), n*m, n*n, n)
@@ -94,28 +97,84 @@ func CheckKernel(t *testing.T, k gp.Kernel, rng *rand.Rand) {
 	if !ch.Factorize(sym) {
 		t.Errorf("%v: K(X,X) + 1e-8 I is not positive definite", k)
 	}
-	checkKernelGrads(t, k, x1, x2, n, m, d, rng)
+	checkKernelGrads(t, k, x1, x2, n, m, d, rng, cats)
 }
 
-func checkKernelGrads(t *testing.T, k gp.Kernel, x1, x2 []float64, n, m, d int, rng *rand.Rand) {
+// kernelInputs returns r random inputs [r,d] uniform in [−1.5, 1.5), with category indices drawn uniformly in the
+// kernel's categorical columns (gp.CategoricalInputs: a coregion kernel's task column).
+func kernelInputs(rng *rand.Rand, r, d int, cats []gp.CategoricalInput) []float64 {
+	x := RandomMatrix(rng, r, d, -1.5, 1.5)
+	for _, c := range cats {
+		for i := 0; i < r && c.Column < d && c.Levels > 0; i++ {
+			x[i*d+c.Column] = float64(rng.IntN(c.Levels))
+		}
+	}
+	return x
+}
+
+// inputNode returns the input x [r,d] as a node whose continuous columns are the Param p ([r, dc], nil when every
+// column is categorical) and whose categorical columns are constants: p·E + C with E the [dc,d] 0/1 embedding
+// of the continuous columns and C the categorical values (exact: each entry is one product by 1 plus zeros), so
+// that the finite differences never move a category index.
+func inputNode(t *testing.T, g *graph.Graph, name string, x []float64, r, d int, cats []gp.CategoricalInput) (*graph.Node, *graph.Param) {
 	t.Helper()
-	p1, err := graph.NewParam("X1", x1, nil, n, d)
+	isCat := make([]bool, d)
+	for _, c := range cats {
+		if c.Column >= 0 && c.Column < d {
+			isCat[c.Column] = true
+		}
+	}
+	var cont []int
+	base := make([]float64, r*d)
+	for j := 0; j < d; j++ {
+		if !isCat[j] {
+			cont = append(cont, j)
+			continue
+		}
+		for i := 0; i < r; i++ {
+			base[i*d+j] = x[i*d+j]
+		}
+	}
+	if len(cats) == 0 {
+		p, err := graph.NewParam(name, x, nil, r, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g.Param(p), p
+	}
+	c := g.Const(name+".categorical", base, r, d)
+	if len(cont) == 0 {
+		return c, nil
+	}
+	xc, emb := make([]float64, r*len(cont)), make([]float64, len(cont)*d)
+	for q, j := range cont {
+		emb[q*d+j] = 1
+		for i := 0; i < r; i++ {
+			xc[i*len(cont)+q] = x[i*d+j]
+		}
+	}
+	p, err := graph.NewParam(name, xc, nil, r, len(cont))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := graph.NewParam("X2", x2, nil, m, d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return g.Add(g.MatMul(g.Param(p), g.Const(name+".embed", emb, len(cont), d), false, false), c), p
+}
+
+func checkKernelGrads(t *testing.T, k gp.Kernel, x1, x2 []float64, n, m, d int, rng *rand.Rand, cats []gp.CategoricalInput) {
+	t.Helper()
 	g := graph.New(graph.Options{})
-	a, b := g.Param(p1), g.Param(p2)
+	a, p1 := inputNode(t, g, "X1", x1, n, d, cats)
+	b, p2 := inputNode(t, g, "X2", x2, m, d, cats)
 	w12 := g.Const("w12", RandomMatrix(rng, n, m, -1, 1), n, m)
 	w11 := g.Const("w11", RandomMatrix(rng, n, n, -1, 1), n, n)
 	wd := g.Const("wd", RandomMatrix(rng, n, 1, -1, 1), n)
 	loss := g.Add(g.Add(g.Dot(w12, k.K(a, b)), g.Dot(w11, k.K(a, a))), g.Dot(wd, k.KDiag(a)))
 	prog, err := g.Compile(loss, nil)
 	want := len(k.Params()) + 2
-	if errors.Is(err, graph.ErrNotInLoss) {
+	if p1 == nil { // every column categorical: no input to differentiate
+		want -= 2
+	}
+	if errors.Is(err, graph.ErrNotInLoss) && p1 != nil {
 		// A kernel that ignores its inputs' values (White, Constant): check the hyperparameters only.
 		p1.SetTrainable(false)
 		p2.SetTrainable(false)
