@@ -252,7 +252,9 @@ func init() {
 		bad: []func() (gp.Kernel, error){
 			func() (gp.Kernel, error) { return gp.NewSpectralMixture(gp.KernelConfig{}) },
 			func() (gp.Kernel, error) { return gp.NewSpectralMixture(gp.KernelConfig{InputDim: 2, Components: -1}) },
-			func() (gp.Kernel, error) { return gp.NewSpectralMixture(gp.KernelConfig{InputDim: 2, Components: 100000}) },
+			func() (gp.Kernel, error) {
+				return gp.NewSpectralMixture(gp.KernelConfig{InputDim: 2, Components: 100000})
+			},
 			func() (gp.Kernel, error) {
 				return gp.NewSpectralMixture(gp.KernelConfig{InputDim: 3, Lengthscales: []float64{1, 2}})
 			},
