@@ -30,6 +30,9 @@ type BuildConfig struct {
 	Alpha float64
 	// ARDLinear gives LIN one variance per dimension instead of one shared variance.
 	ARDLinear bool
+	// Inputs are the training inputs [N, InputDim] row-major (as the kernel will see them), or nil: families that
+	// size themselves from the data read them (gp.KernelOptions.Inputs; a leaf with columns gets those columns).
+	Inputs []float64
 }
 
 // builder carries the validated configuration and the running leaf index.
@@ -43,7 +46,8 @@ type builder struct {
 // (a base kernel through families periodic, linear, rq and se, as gp.NewPeriodic, gp.NewLinear,
 // gp.NewRationalQuadratic and gp.NewSquaredExp would: the forms of Teng et al. 2020, App. E.1; an error
 // wrapping gp.ErrConfig if its family is not registered), a sum becomes gp.NewSum of its operands' kernels and
-// a product gp.NewProduct.
+// a product gp.NewProduct; a leaf with input columns is its kernel built at the number of its columns (with
+// the length-scales and Inputs of those columns) inside gp.NewActive.
 //
 // Initial variances follow build(e, v) with v = c.Variance: a leaf gets signal variance v (LIN: every variance
 // v); a sum of n operands builds each with v/n; a product builds its first operand (canonical order) with v and
@@ -123,10 +127,20 @@ func (b *builder) build(e *Expr, v float64, fixed bool) (gp.Kernel, error) {
 	}
 	switch e.op {
 	case Leaf:
-		if e.fam != "" {
-			return b.familyKernel(e.fam, fixed)
+		cols, err := b.columns(e)
+		if err != nil {
+			return nil, err
 		}
-		return b.leafKernel(e.base, v, fixed)
+		var k gp.Kernel
+		if e.fam != "" {
+			k, err = b.familyKernel(e.fam, fixed, cols)
+		} else {
+			k, err = b.leafKernel(e.base, v, fixed, cols)
+		}
+		if err != nil || e.dims == nil {
+			return k, err
+		}
+		return gp.NewActive(k, b.c.InputDim, e.dims)
 	case Add:
 		ks := make([]gp.Kernel, len(e.terms))
 		for i, t := range e.terms {
@@ -154,17 +168,49 @@ func (b *builder) build(e *Expr, v float64, fixed bool) (gp.Kernel, error) {
 	}
 }
 
+// leafCols is what a leaf's kernel is built for: its input dimension, length-scales and training inputs (the
+// leaf's columns when it has them, else all).
+type leafCols struct {
+	dim    int
+	ls     []float64
+	inputs []float64
+}
+
+// columns returns e's leafCols, or an error for a column outside [0, InputDim).
+func (b *builder) columns(e *Expr) (leafCols, error) {
+	d := b.c.InputDim
+	if e.dims == nil {
+		return leafCols{dim: d, ls: b.ls, inputs: b.c.Inputs}, nil
+	}
+	c := leafCols{dim: len(e.dims), ls: make([]float64, len(e.dims))}
+	for i, j := range e.dims {
+		if j >= d {
+			return c, configErr("%v: column %d outside the %d input columns", e, j, d)
+		}
+		c.ls[i] = b.ls[j]
+	}
+	if n := len(b.c.Inputs); n > 0 && n%d == 0 {
+		c.inputs = make([]float64, 0, n/d*len(e.dims))
+		for r := 0; r < n; r += d {
+			for _, j := range e.dims {
+				c.inputs = append(c.inputs, b.c.Inputs[r+j])
+			}
+		}
+	}
+	return c, nil
+}
+
 // familyKernel builds a leaf outside the base set through its registered family (ARD, the family's initial
 // values; Params "<Name>.<leaf>.<name>.…"). fixed freezes its variance Params (names ending in ".variance" or
 // ".variances").
-func (b *builder) familyKernel(name string, fixed bool) (gp.Kernel, error) {
+func (b *builder) familyKernel(name string, fixed bool, cols leafCols) (gp.Kernel, error) {
 	f, ok := gp.LookupKernel(name)
 	if !ok {
 		return nil, configErr("kernel %q is not registered", name)
 	}
 	pname := fmt.Sprintf("%s.%d.%s", b.c.Name, b.leaf, name)
 	b.leaf++
-	k, err := f.New(gp.KernelOptions{InputDim: b.c.InputDim, ARD: true, Name: pname})
+	k, err := f.New(gp.KernelOptions{InputDim: cols.dim, ARD: true, Name: pname, Inputs: cols.inputs})
 	if err != nil {
 		return nil, leafErr(pname, err)
 	}
@@ -184,7 +230,7 @@ var baseFamily = map[Base]string{SE: "se", RQ: "rq", PER: "periodic", LIN: "line
 // leafKernel builds a base-kernel leaf through its registered family (baseFamily; an error if it is not
 // registered) and sets its initial values: signal variance v (LIN: every variance v, one per dimension if
 // ARDLinear), the length-scales, period and α of the configuration. fixed freezes its variance.
-func (b *builder) leafKernel(base Base, v float64, fixed bool) (gp.Kernel, error) {
+func (b *builder) leafKernel(base Base, v float64, fixed bool, cols leafCols) (gp.Kernel, error) {
 	name := fmt.Sprintf("%s.%d.%s", b.c.Name, b.leaf, strings.ToLower(base.String()))
 	b.leaf++
 	fam := baseFamily[base]
@@ -192,7 +238,7 @@ func (b *builder) leafKernel(base Base, v float64, fixed bool) (gp.Kernel, error
 	if !ok {
 		return nil, configErr("base kernel %v: kernel family %q is not registered", base, fam)
 	}
-	k, err := f.New(gp.KernelOptions{InputDim: b.c.InputDim, ARD: base != LIN || b.c.ARDLinear, Name: name})
+	k, err := f.New(gp.KernelOptions{InputDim: cols.dim, ARD: base != LIN || b.c.ARDLinear, Name: name, Inputs: cols.inputs})
 	if err != nil {
 		return nil, leafErr(name, err)
 	}
@@ -205,7 +251,7 @@ func (b *builder) leafKernel(base Base, v float64, fixed bool) (gp.Kernel, error
 				q.SetTrainable(false)
 			}
 		case "lengthscales":
-			val = append([]float64(nil), b.ls...)
+			val = append([]float64(nil), cols.ls...)
 		case "period":
 			val = fill(q.Size(), b.c.Period)
 		case "alpha":

@@ -17,6 +17,10 @@
 //   - Printing is ASCII without spaces and with minimal parentheses: a sum inside a product is parenthesised,
 //     nothing else is ("(PER+RQ)*LIN", "LIN*RQ+PER"). Parsing accepts any case, spaces, "*" or "×", and
 //     redundant parentheses; * binds tighter than +.
+//   - A leaf may be followed by input columns, "SE[0,2]": the kernel acts on those columns only (gp.Active,
+//     GPflow's active_dims), e.g. "se[0,1]*coregion[2]". Columns after a parenthesised expression go to each of
+//     its leaves ("(SE+PER)[0]" is "PER[0]+SE[0]"; a leaf's own columns index into them). They print after the
+//     leaf's name; among leaves of the same kernel, one on every column comes first, then by column list.
 //   - The level of an expression is its number of base-kernel occurrences (leaves): PER+PER+SE has level 3.
 //   - A built kernel (Expr.Kernel) names each leaf's hyperparameters "<Name>.<i>.<base>" with i the leaf's
 //     index in canonical print order, and gives a product a single overall scale: the leaf operands of a

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -60,6 +61,7 @@ type Expr struct {
 	op    Op
 	base  Base    // for Leaf (numBases for a registered kernel outside the base set)
 	fam   string  // for a Leaf outside the base set: the gp.KernelFamily name (lower case)
+	dims  []int   // for a Leaf: the input columns it acts on (nil: all of them), gp.Active
 	terms []*Expr // for Add and Mul: ≥ 2, canonical order, none with the parent's op
 	str   string  // canonical string, computed at construction
 	level int     // number of leaves
@@ -76,6 +78,64 @@ func NewBase(b Base) *Expr {
 func newFamilyLeaf(name string) *Expr {
 	name = strings.ToLower(name)
 	return &Expr{op: Leaf, base: numBases, fam: name, str: strings.ToUpper(name), level: 1}
+}
+
+// withDims returns e acting on input columns dims (nil: e itself): a leaf gets dims (a leaf that already has
+// columns gets dims[j] for each of its columns j: the columns of its operand), a sum or product distributes them
+// over its operands ((SE+PER)[0] is SE[0]+PER[0]). It fails on a column index outside dims.
+func (e *Expr) withDims(dims []int) (*Expr, error) {
+	if dims == nil {
+		return e, nil
+	}
+	if e.op == Leaf {
+		nd := slices.Clone(dims)
+		if e.dims != nil {
+			nd = make([]int, len(e.dims))
+			for i, j := range e.dims {
+				if j >= len(dims) {
+					return nil, fmt.Errorf("column %d of %v is outside the %d columns %v", j, e, len(dims), dims)
+				}
+				nd[i] = dims[j]
+			}
+		}
+		l := *e
+		l.dims = nd
+		l.str = leafString(l.base, l.fam, nd)
+		return &l, nil
+	}
+	terms := make([]*Expr, len(e.terms))
+	for i, t := range e.terms {
+		nt, err := t.withDims(dims)
+		if err != nil {
+			return nil, err
+		}
+		terms[i] = nt
+	}
+	return newNode(e.op, terms), nil
+}
+
+// leafString prints a leaf: the base kernel's or the family's upper-case name, then its columns, e.g. "SE[0,2]".
+func leafString(b Base, fam string, dims []int) string {
+	s := b.String()
+	if fam != "" {
+		s = strings.ToUpper(fam)
+	}
+	if dims == nil {
+		return s
+	}
+	parts := make([]string, len(dims))
+	for i, d := range dims {
+		parts[i] = strconv.Itoa(d)
+	}
+	return s + "[" + strings.Join(parts, ",") + "]"
+}
+
+// Dims returns the input columns a leaf acts on (nil: all of them, or a non-leaf).
+func (e *Expr) Dims() []int {
+	if e == nil || e.op != Leaf {
+		return nil
+	}
+	return slices.Clone(e.dims)
 }
 
 // Family returns the registered kernel family name of a leaf outside the base set ("" for a base kernel or a
@@ -184,7 +244,16 @@ func compare(a, b *Expr) int {
 		if a.base != b.base {
 			return int(a.base) - int(b.base)
 		}
-		return strings.Compare(a.fam, b.fam)
+		if c := strings.Compare(a.fam, b.fam); c != 0 {
+			return c
+		}
+		if (a.dims == nil) != (b.dims == nil) { // a leaf on every column first
+			if a.dims == nil {
+				return -1
+			}
+			return 1
+		}
+		return slices.Compare(a.dims, b.dims)
 	}
 	return strings.Compare(a.String(), b.String())
 }

@@ -3,6 +3,8 @@ package grammar
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -55,6 +57,9 @@ const (
 	tokTimes
 	tokLParen
 	tokRParen
+	tokLBracket
+	tokRBracket
+	tokComma
 )
 
 type token struct {
@@ -101,6 +106,15 @@ func (p *parser) lex() error {
 		case c == ')':
 			p.toks = append(p.toks, token{tokRParen, i, ")"})
 			i++
+		case c == '[':
+			p.toks = append(p.toks, token{tokLBracket, i, "["})
+			i++
+		case c == ']':
+			p.toks = append(p.toks, token{tokRBracket, i, "]"})
+			i++
+		case c == ',':
+			p.toks = append(p.toks, token{tokComma, i, ","})
+			i++
 		case isNameByte(c):
 			j := i
 			for j < len(s) && isNameByte(s[j]) {
@@ -118,7 +132,7 @@ func (p *parser) lex() error {
 			if r == utf8.RuneError && n <= 1 {
 				return p.errAt(i, "invalid UTF-8 byte %#02x", c)
 			}
-			return p.errAt(i, "unexpected character %q (want a kernel name, '+', '*', '×', '(' or ')')", r)
+			return p.errAt(i, "unexpected character %q (want a kernel name, '+', '*', '×', '(', ')' or input columns [i,j,…])", r)
 		}
 	}
 	p.toks = append(p.toks, token{kind: tokEOF, pos: len(s)})
@@ -133,8 +147,9 @@ func (p *parser) peek() token { return p.toks[p.i] }
 func (p *parser) next() token { t := p.toks[p.i]; p.i++; return t }
 
 // Parse reads a kernel expression and returns it in canonical form. Base-kernel names are case-insensitive
-// (PER, LIN, RQ, SE), spaces are allowed, products are written "*" or "×", * binds tighter than +, and
-// parentheses group. Every failure is a *SyntaxError whose Pos is the byte offset of the problem: empty
+// (PER, LIN, RQ, SE), spaces are allowed, products are written "*" or "×", * binds tighter than +,
+// parentheses group, and a kernel or a parenthesised expression followed by "[i,j,…]" acts on those input
+// columns (0-based, distinct). Every failure is a *SyntaxError whose Pos is the byte offset of the problem: empty
 // input, an unknown kernel name, unbalanced parentheses, an operator without an operand, trailing input after
 // a complete expression, empty parentheses, an unexpected character, or nesting deeper than 1000.
 func Parse(s string) (*Expr, error) {
@@ -199,8 +214,61 @@ func (p *parser) needOperand(op token) error {
 	}
 }
 
-// atom := NAME | '(' sum ')'
+// atom := (NAME | '(' sum ')') ['[' INT (',' INT)* ']']
 func (p *parser) atom(depth int) (*Expr, error) {
+	start := p.peek()
+	e, err := p.operand(depth)
+	if err != nil || p.peek().kind != tokLBracket {
+		return e, err
+	}
+	dims, err := p.dims()
+	if err != nil {
+		return nil, err
+	}
+	e, err = e.withDims(dims)
+	if err != nil {
+		return nil, p.errAt(start.pos, "%v", err)
+	}
+	return e, nil
+}
+
+// maxColumn bounds a column index, so that a hostile index cannot ask for a huge input.
+const maxColumn = 1 << 20
+
+// dims := '[' INT (',' INT)* ']': the input columns (0-based, distinct) a kernel acts on (gp.Active).
+func (p *parser) dims() ([]int, error) {
+	open := p.next() // '['
+	var dims []int
+	for {
+		t := p.next()
+		if t.kind != tokName {
+			if t.kind == tokRBracket && len(dims) == 0 {
+				return nil, p.errAt(open.pos, "empty column list []")
+			}
+			return nil, p.errAt(t.pos, "want a column index (0, 1, …) in [ ], found %s", t.describe())
+		}
+		d, err := strconv.Atoi(t.text)
+		if err != nil || d < 0 || d > maxColumn || strings.TrimLeft(t.text, "0123456789") != "" {
+			return nil, p.errAt(t.pos, "column %q is not an index 0 … %d", t.text, maxColumn)
+		}
+		if slices.Contains(dims, d) {
+			return nil, p.errAt(t.pos, "column %d given twice", d)
+		}
+		dims = append(dims, d)
+		switch c := p.next(); c.kind {
+		case tokComma:
+		case tokRBracket:
+			return dims, nil
+		case tokEOF:
+			return nil, p.errAt(open.pos, "'[' is never closed")
+		default:
+			return nil, p.errAt(c.pos, "unexpected %s in a column list (want ',' or ']')", c.describe())
+		}
+	}
+}
+
+// operand := NAME | '(' sum ')'
+func (p *parser) operand(depth int) (*Expr, error) {
 	t := p.next()
 	switch t.kind {
 	case tokName:
@@ -244,6 +312,8 @@ func (p *parser) atom(depth int) (*Expr, error) {
 		return nil, p.errAt(t.pos, "operator %q has no left operand", t.text)
 	case tokRParen:
 		return nil, p.errAt(t.pos, "unbalanced parentheses: ')' without a matching '('")
+	case tokLBracket, tokRBracket, tokComma:
+		return nil, p.errAt(t.pos, "unexpected %q (columns follow a kernel: se[0,1])", t.text)
 	default: // tokEOF: unreachable (needOperand and the '(' case look ahead), kept for safety
 		return nil, p.errAt(t.pos, "unexpected end of input (want a kernel name or '(')")
 	}
@@ -266,7 +336,7 @@ func ParseList(s string) ([]*Expr, error) {
 		items []string
 		start int
 	)
-	for i, item := range strings.Split(s, ",") {
+	for i, item := range splitItems(s) {
 		pos := start + leadingSpace(item)
 		start += len(item) + 1
 		items = append(items, strings.TrimSpace(item))
@@ -288,6 +358,26 @@ func ParseList(s string) ([]*Expr, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// splitItems splits a kernel list at the commas outside brackets (a column list se[0,1] holds commas).
+func splitItems(s string) []string {
+	var items []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			depth = max(0, depth-1)
+		case ',':
+			if depth == 0 {
+				items = append(items, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(items, s[start:])
 }
 
 // leadingSpace returns the number of leading space bytes of s (as skipped by the lexer).
