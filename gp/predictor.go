@@ -65,6 +65,12 @@ type PredictOptions struct {
 	// in one run over all rows: memory is O(N²). Gaussian predictives only (GPR, SGPR, SVGP, ADVGP, and the VBKS
 	// average as a mixture); a deep GP returns ErrUnsupported.
 	Full bool
+	// OutputCov asks for the covariance between the latent functions at each test row (Prediction.OutputCov, one
+	// L×L matrix per row): Σ_l W_pl W_p'l v_l(x) for a layer with correlated outputs (gp.CorrelatedLayer: an LMC),
+	// diagonal (FVar's row) for independent outputs, the mixture's covariance for a mixture predictive (a deep
+	// GP's samples, whose outputs co-vary through the shared hidden samples). Unlike Full, it is computed row by
+	// row: memory O(N·L²).
+	OutputCov bool
 	// Draws is the number of joint samples of the latent functions at the test rows to return
 	// (Prediction.Draws): from the full Gaussian predictive for GPR, SGPR, SVGP and ADVGP (O(N²) memory, as
 	// Full), by propagating samples through every layer for a deep GP (each row drawn given the previous layer's
@@ -122,6 +128,9 @@ type Prediction struct {
 	// FCov holds, when PredictOptions.Full is set, the full covariance [N,N] of each latent function (L
 	// entries; GPR's outputs share one kernel and one matrix). nil otherwise.
 	FCov []*mat.SymDense
+	// OutputCov holds, when PredictOptions.OutputCov is set, the covariance [L,L] between the latent functions at
+	// each test row (N entries): its diagonal is the row of FVar. nil otherwise.
+	OutputCov []*mat.SymDense
 	// Draws holds PredictOptions.Draws joint samples of the latent functions, each [N,L]. nil otherwise.
 	Draws []*mat.Dense
 	// Components are the components of a mixture predictive, nil for a single Gaussian one: a deep GP's S
@@ -262,4 +271,52 @@ func SymFromRowMajor(a []float64, n int) *mat.SymDense {
 		}
 	}
 	return sym
+}
+
+// DiagonalOutputCov returns the covariances between the outputs of a predictive whose outputs are independent:
+// at each row of fvar [N,L], diag(fvar's row) (Prediction.OutputCov).
+func DiagonalOutputCov(fvar *mat.Dense) []*mat.SymDense {
+	n, l := fvar.Dims()
+	out := make([]*mat.SymDense, n)
+	for i := range out {
+		out[i] = mat.NewSymDense(l, nil)
+		for j := 0; j < l; j++ {
+			out[i].SetSym(j, j, fvar.At(i, j))
+		}
+	}
+	return out
+}
+
+// OutputCovFromRows returns the covariances between the outputs from their row-major [N, L·L] values (a
+// CorrelatedLayer's PredictOutputCov), each symmetrised as (a + aᵀ)/2.
+func OutputCovFromRows(vals []float64, n, l int) []*mat.SymDense {
+	out := make([]*mat.SymDense, n)
+	for i := range out {
+		out[i] = SymFromRowMajor(vals[i*l*l:(i+1)*l*l], l)
+	}
+	return out
+}
+
+// MixtureOutputCov returns the covariance between the outputs at each row of a mixture of predictives with
+// weights w, means means[k] [N,L] and covariances covs[k] (one [L,L] per row): Σ_k w_k (C_k + (μ_k − μ)(μ_k −
+// μ)ᵀ) with μ = mean [N,L], the mixture's (the law of total covariance).
+func MixtureOutputCov(w []float64, means []*mat.Dense, covs [][]*mat.SymDense, mean *mat.Dense) []*mat.SymDense {
+	n, l := mean.Dims()
+	out := make([]*mat.SymDense, n)
+	d := make([]float64, l)
+	for i := range out {
+		c := mat.NewSymDense(l, nil)
+		for k, wk := range w {
+			for a := range d {
+				d[a] = means[k].At(i, a) - mean.At(i, a)
+			}
+			for a := 0; a < l; a++ {
+				for b := a; b < l; b++ {
+					c.SetSym(a, b, c.At(a, b)+wk*(covs[k][i].At(a, b)+d[a]*d[b]))
+				}
+			}
+		}
+		out[i] = c
+	}
+	return out
 }

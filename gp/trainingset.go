@@ -77,6 +77,9 @@ func GaussianPrediction(op string, mean *mat.Dense, latent []float64, noise floa
 			fv[j], yv[j] = latent[i], latent[i]+noise
 		}
 	}
+	if o.OutputCov { // the outputs are independent
+		out.OutputCov = DiagonalOutputCov(out.FVar)
+	}
 	if !o.Full && o.Draws == 0 {
 		return out, nil
 	}

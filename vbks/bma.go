@@ -36,7 +36,7 @@ func (r *Result) Predict(x *mat.Dense, o gp.PredictOptions) (*gp.Prediction, err
 		draws[i]++
 	}
 	cs := make([]gp.Component, len(r.Top))
-	var fcov [][]*mat.SymDense
+	var fcov, ocov [][]*mat.SymDense
 	var samples []*mat.Dense
 	for j, i := range r.Top {
 		cd := r.Candidates[i]
@@ -48,11 +48,24 @@ func (r *Result) Predict(x *mat.Dense, o gp.PredictOptions) (*gp.Prediction, err
 		}
 		cs[j] = gp.Component{Weight: w[j], Label: cd.Expr.String(), FMean: p.FMean, FVar: p.FVar, YMean: p.YMean, YVar: p.YVar}
 		fcov = append(fcov, p.FCov)
+		ocov = append(ocov, p.OutputCov)
 		samples = append(samples, p.Draws...)
 	}
 	out := Mixture(cs)
 	if o.Full {
 		out.FCov = mixtureCov(cs, fcov, out.FMean)
+	}
+	if o.OutputCov { // the law of total covariance over the kernels, row by row; its diagonal is FVar's
+		ws, ms := make([]float64, len(cs)), make([]*mat.Dense, len(cs))
+		for j, c := range cs {
+			ws[j], ms[j] = c.Weight, c.FMean
+		}
+		out.OutputCov = gp.MixtureOutputCov(ws, ms, ocov, out.FMean)
+		for i, c := range out.OutputCov {
+			for j := 0; j < c.SymmetricDim(); j++ {
+				c.SetSym(j, j, out.FVar.At(i, j))
+			}
+		}
 	}
 	out.Draws = samples
 	return out, nil

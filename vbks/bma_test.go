@@ -19,7 +19,7 @@ func TestResultPredictor(t *testing.T) {
 		t.Fatal(err)
 	}
 	xt := mat.DenseCopyOf(x.Slice(0, 12, 0, 1))
-	p := gptest.CheckPredictor(t, r, xt, gp.PredictOptions{Full: true, Draws: 3})
+	p := gptest.CheckPredictor(t, r, xt, gp.PredictOptions{Full: true, Draws: 3, OutputCov: true})
 	if len(p.Components) != len(r.Top) {
 		t.Fatalf("%d components, want the %d pruned kernels", len(p.Components), len(r.Top))
 	}

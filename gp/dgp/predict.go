@@ -47,7 +47,8 @@ func mixtureMoments(ms, vs [][]float64) (mean, variance []float64) {
 // YMean and YVar the mixture's in y (the same law of total variance over the per-sample predictives; for
 // classifiers YMean is the mixture's class probabilities, and Probs follow from it). o.Draws adds samples of f^L
 // propagated through every layer (each row given the previous layer's sample of that row: not joint across rows).
-// o.Full returns ErrUnsupported: the predictive is not Gaussian.
+// o.OutputCov adds the mixture's covariance between the outputs at each row (outputCov). o.Full returns
+// ErrUnsupported: the predictive is not Gaussian.
 func (d *DGP) Predict(x *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error) {
 	return d.PredictWithNoise(x, o, nil)
 }
@@ -78,7 +79,7 @@ func (d *DGP) PredictWithNoise(x *mat.Dense, o gp.PredictOptions, noise Noise) (
 	if err != nil {
 		return nil, err
 	}
-	sm, sv, err := d.sampleMarginals(x, s, noise, rng, o)
+	sm, sv, sc, err := d.sampleMarginals(x, s, noise, rng, o)
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +102,9 @@ func (d *DGP) PredictWithNoise(x *mat.Dense, o gp.PredictOptions, noise Noise) (
 	out.YMean, out.YVar = mat.NewDense(n, c, ym), mat.NewDense(n, c, yv)
 	if cl, ok := lik.(gp.ClassLikelihood); ok {
 		out.Probs = cl.ClassProbs(out.YMean)
+	}
+	if o.OutputCov {
+		out.OutputCov = outputCov(sm, sv, sc, out.FMean, out.FVar)
 	}
 	for k := range out.Components {
 		out.Components[k] = gp.Component{Weight: 1 / float64(s), FMean: sm[k], FVar: sv[k],
@@ -133,11 +137,45 @@ func (d *DGP) OutputDim() int {
 	return d.Layers[len(d.Layers)-1].OutputDim()
 }
 
+// outputCov returns the covariance between the outputs at each row of the equally weighted mixture of the samples'
+// predictives (means sm, variances sv [N,L] and, for a correlated last layer, covariances between the outputs sc,
+// row-major [N·L·L], per sample; diagonal otherwise): (1/S) Σ_s (C_s + (μ_s − μ)(μ_s − μ)ᵀ), the law of total
+// covariance, which couples the outputs through the shared hidden samples even when the last layer's are
+// independent. The diagonal is set to fvar, the mixture's variances (the same quantity).
+func outputCov(sm, sv []*mat.Dense, sc [][]float64, fmean, fvar *mat.Dense) []*mat.SymDense {
+	n, l := fmean.Dims()
+	w := make([]float64, len(sm))
+	covs := make([][]*mat.SymDense, len(sm))
+	for k := range sm {
+		w[k] = 1 / float64(len(sm))
+		if sc != nil {
+			covs[k] = gp.OutputCovFromRows(sc[k], n, l)
+			for i, c := range covs[k] {
+				for j := 0; j < l; j++ {
+					c.SetSym(j, j, sv[k].At(i, j))
+				}
+			}
+		} else {
+			covs[k] = gp.DiagonalOutputCov(sv[k])
+		}
+	}
+	out := gp.MixtureOutputCov(w, sm, covs, fmean)
+	for i, c := range out {
+		for j := 0; j < l; j++ {
+			c.SetSym(j, j, fvar.At(i, j))
+		}
+	}
+	return out
+}
+
 // sampleMarginals propagates s samples of every row of x through the hidden layers and returns the last layer's
-// marginals per sample, [N,L] each. The propagation noise comes from noise, or (nil) is drawn from rng: then a
+// marginals per sample, [N,L] each, and, when o.OutputCov is set and the last layer is a gp.CorrelatedLayer, its
+// covariances between the outputs per sample (row-major [N·L·L] each; nil otherwise). The propagation noise comes from noise, or (nil) is drawn from rng: then a
 // program kept in o.Programs draws through a switchable source set to rng for this call, so that a cached
 // program gives the bits a fresh one would.
-func (d *DGP) sampleMarginals(x *mat.Dense, s int, noise Noise, rng *rand.Rand, o gp.PredictOptions) (means, variances []*mat.Dense, err error) {
+func (d *DGP) sampleMarginals(x *mat.Dense, s int, noise Noise, rng *rand.Rand, o gp.PredictOptions) (means, variances []*mat.Dense, covs [][]float64, err error) {
+	corr, withCov := d.Layers[len(d.Layers)-1].(gp.CorrelatedLayer)
+	withCov = withCov && o.OutputCov
 	n, dim := x.Dims()
 	budget := o.ChunkRows
 	if budget <= 0 {
@@ -162,8 +200,13 @@ func (d *DGP) sampleMarginals(x *mat.Dense, s int, noise Noise, rng *rand.Rand, 
 		}
 		g := graph.New(o.Graph)
 		xs := g.Input("xs", chunk, dim)
-		fm, fv := d.propagate(xs, s, nz)
-		prog, err := g.CompileForward(map[string]*graph.Node{"mean": fm, "var": fv})
+		f := d.sample(xs, s, nz, len(d.Layers)-1, nil)
+		fm, fv := d.Layers[len(d.Layers)-1].Predict(f) // propagate's
+		outs := map[string]*graph.Node{"mean": fm, "var": fv}
+		if withCov {
+			_, outs["cov"] = corr.PredictOutputCov(f)
+		}
+		prog, err := g.CompileForward(outs)
 		if err != nil {
 			return nil, nil, fmt.Errorf("dgp: prediction graph: %w", err)
 		}
@@ -178,7 +221,16 @@ func (d *DGP) sampleMarginals(x *mat.Dense, s int, noise Noise, rng *rand.Rand, 
 	for k := range means {
 		means[k], variances[k] = mat.NewDense(n, l, nil), mat.NewDense(n, l, nil)
 	}
+	if withCov {
+		covs = make([][]float64, s)
+		for k := range covs {
+			covs[k] = make([]float64, n*l*l)
+		}
+	}
 	key := fmt.Sprintf("dgp.marginals/%d,%d,%d", s, chunk, dim)
+	if withCov {
+		key += "/outputcov"
+	}
 	var rows []*rand.Rand
 	if noise == nil && o.RowRand != nil {
 		key += "/rows"
@@ -216,15 +268,18 @@ func (d *DGP) sampleMarginals(x *mat.Dense, s int, noise Noise, rng *rand.Rand, 
 					for j := range vr {
 						vr[j] = math.Max(variance[r+j], 0) // round-off can make a tiny variance negative
 					}
+					if withCov {
+						copy(covs[k][i*l*l:(i+1)*l*l], prog.Output("cov")[r*l:(r+l)*l])
+					}
 				}
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return means, variances, nil
+	return means, variances, covs, nil
 }
 
 // noiseInput is the input node of one hidden layer's propagation noise [s·chunk, cols].

@@ -18,7 +18,9 @@ import (
 //     set, rows of probabilities summing to 1; Components' weights summing to 1, each of the same shapes;
 //   - determinism: a second call with the same options gives the same bits;
 //   - o.Full (unless the family returns gp.ErrUnsupported): one symmetric [N,N] covariance per output whose
-//     diagonal is FVar (1e-8, relative to the variance scale); o.Draws: that many samples [N,OutputDim];
+//     diagonal is FVar (1e-8, relative to the variance scale); o.OutputCov: one symmetric [L,L] covariance
+//     between the outputs per row whose diagonal is FVar's row (1e-8) and whose correlations lie in [−1, 1];
+//     o.Draws: that many samples [N,OutputDim];
 //   - errors: nil inputs, empty inputs and a wrong width are *ops.ShapeError; a NaN or ±Inf input is a
 //     *ops.NonFiniteError naming its row and column.
 func CheckPredictor(t *testing.T, p gp.Predictor, x *mat.Dense, o gp.PredictOptions) *gp.Prediction {
@@ -100,6 +102,29 @@ func CheckPredictor(t *testing.T, p gp.Predictor, x *mat.Dense, o gp.PredictOpti
 	} else if pr.FCov != nil {
 		t.Error("FCov set without Full")
 	}
+	if o.OutputCov {
+		if len(pr.OutputCov) != n {
+			t.Fatalf("%d output covariances, want one per row (%d)", len(pr.OutputCov), n)
+		}
+		for i, c := range pr.OutputCov {
+			if c == nil || c.SymmetricDim() != l {
+				t.Fatalf("output covariance of row %d is %v, want [%d,%d]", i, c, l, l)
+			}
+			for a := 0; a < l; a++ {
+				v := pr.FVar.At(i, a)
+				if math.Abs(c.At(a, a)-v) > 1e-8*math.Max(1, v) {
+					t.Errorf("output covariance of row %d: diagonal %d = %v, FVar %v", i, a, c.At(a, a), v)
+				}
+				for b := 0; b < l; b++ {
+					if cv := c.At(a, b); math.IsNaN(cv) || math.IsInf(cv, 0) || math.Abs(cv) > math.Sqrt(c.At(a, a)*c.At(b, b))*(1+1e-8)+1e-12 {
+						t.Errorf("output covariance of row %d: (%d,%d) = %v with variances %v, %v", i, a, b, cv, c.At(a, a), c.At(b, b))
+					}
+				}
+			}
+		}
+	} else if pr.OutputCov != nil {
+		t.Error("OutputCov set without OutputCov")
+	}
 	if len(pr.Draws) != o.Draws {
 		t.Errorf("%d draws, want %d", len(pr.Draws), o.Draws)
 	}
@@ -117,6 +142,11 @@ func CheckPredictor(t *testing.T, p gp.Predictor, x *mat.Dense, o gp.PredictOpti
 		"YMean": {pr.YMean, again.YMean}, "YVar": {pr.YVar, again.YVar}} {
 		if !sameBits(ab[0], ab[1]) {
 			t.Errorf("%s differs between two calls with the same options", name)
+		}
+	}
+	for i := range pr.OutputCov {
+		if !sameBits(mat.DenseCopyOf(pr.OutputCov[i]), mat.DenseCopyOf(again.OutputCov[i])) {
+			t.Errorf("output covariance of row %d differs between two calls with the same options", i)
 		}
 	}
 	for k := range pr.Draws {

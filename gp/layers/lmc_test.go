@@ -1,17 +1,20 @@
 package layers_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/dgp"
 	"github.com/gpzoo/gpzoo/gp/gptest"
 	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/gp/likelihoods"
+	"github.com/gpzoo/gpzoo/gp/modelfile"
 	"github.com/gpzoo/gpzoo/gp/models"
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/internal/gradcheck"
@@ -753,4 +756,186 @@ func TestLMCDeepGPHiddenLayer(t *testing.T) {
 		}
 		t.Logf("hidden outputs' covariance: samples %v, layer %v", c, want)
 	})
+}
+
+// lmSVGP returns a single-layer SVGP model on the "mixed" test LMC (2 inputs, 3 latents in 2 blocks, 2 outputs)
+// with a Gaussian likelihood.
+func lmSVGP(t testing.TB, rng *rand.Rand) (*models.SVGP, *layers.LMC) {
+	t.Helper()
+	l := lmCases(t, rng)[0].layer(t, rng)
+	m, err := models.NewSVGP(models.SVGPConfig{Layer: l, Likelihood: lmGaussian(t, 0.1), NumData: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, l
+}
+
+// lmEmpiricalCov returns the covariance of the pairs (a[k], b[k]).
+func lmEmpiricalCov(a, b []float64) float64 {
+	var ma, mb, c float64
+	for k := range a {
+		ma += a[k] / float64(len(a))
+		mb += b[k] / float64(len(b))
+	}
+	for k := range a {
+		c += (a[k] - ma) * (b[k] - mb) / float64(len(a)-1)
+	}
+	return c
+}
+
+// Predictions of models with correlated outputs: the Predictor contract with every option (OutputCov
+// included), the SVGP model's output covariances equal to the layer's, a one-layer deep GP's equal to the SVGP
+// model's, and joint draws whose covariances across outputs and rows are OutputCov's and FCov's.
+func TestLMCPredictions(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(32, 20))
+	m, l := lmSVGP(t, rng)
+	x := mat.NewDense(7, 2, gptest.RandomMatrix(rng, 7, 2, -2, 2))
+	opts := gp.PredictOptions{ChunkRows: 3, Full: true, Draws: 2, OutputCov: true}
+	pr := gptest.CheckPredictor(t, m, x, opts)
+	layer := lmRun(t, x, false, func(g *graph.Graph, xn *graph.Node) map[string]*graph.Node {
+		_, cov := l.PredictOutputCov(xn)
+		return map[string]*graph.Node{"cov": cov}
+	})["cov"]
+	for i, c := range pr.OutputCov {
+		for a := 0; a < 2; a++ {
+			for b := 0; b < 2; b++ {
+				if !lmClose(c.At(a, b), layer[i*4+a*2+b], 1e-12) {
+					t.Errorf("row %d: OutputCov (%d,%d) = %v, the layer's %v", i, a, b, c.At(a, b), layer[i*4+a*2+b])
+				}
+			}
+		}
+		if math.Abs(c.At(0, 1)) < 1e-3 {
+			t.Errorf("row %d: outputs' covariance %v: the test wants correlated outputs", i, c.At(0, 1))
+		}
+	}
+
+	// A one-layer deep GP on the same layer: the same output covariances.
+	deep, err := dgp.New(dgp.Config{Layers: []gp.Layer{l}, Likelihood: m.Likelihood, NumData: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp := gptest.CheckPredictor(t, deep, x, gp.PredictOptions{OutputCov: true})
+	for i := range dp.OutputCov {
+		for a := 0; a < 2; a++ {
+			for b := 0; b < 2; b++ {
+				if !lmClose(dp.OutputCov[i].At(a, b), pr.OutputCov[i].At(a, b), 1e-12) {
+					t.Errorf("row %d: the one-layer deep GP's OutputCov (%d,%d) = %v, the SVGP model's %v", i, a, b, dp.OutputCov[i].At(a, b), pr.OutputCov[i].At(a, b))
+				}
+			}
+		}
+	}
+
+	// Joint draws at two rows: covariances across the outputs (OutputCov) and across the rows (FCov).
+	x2 := mat.NewDense(2, 2, []float64{0.2, -0.3, 0.6, 0.1})
+	const s = 3000
+	jp, err := m.Predict(x2, gp.PredictOptions{Full: true, OutputCov: true, Draws: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := func(r, c int) []float64 {
+		v := make([]float64, s)
+		for k, d := range jp.Draws {
+			v[k] = d.At(r, c)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		what           string
+		r1, c1, r2, c2 int
+		want, v1, v2   float64
+	}{
+		{"f0(x0), f1(x0)", 0, 0, 0, 1, jp.OutputCov[0].At(0, 1), jp.FVar.At(0, 0), jp.FVar.At(0, 1)},
+		{"f0(x1), f1(x1)", 1, 0, 1, 1, jp.OutputCov[1].At(0, 1), jp.FVar.At(1, 0), jp.FVar.At(1, 1)},
+		{"f0(x0), f0(x1)", 0, 0, 1, 0, jp.FCov[0].At(0, 1), jp.FVar.At(0, 0), jp.FVar.At(1, 0)},
+		{"f1(x0), f1(x1)", 0, 1, 1, 1, jp.FCov[1].At(0, 1), jp.FVar.At(0, 1), jp.FVar.At(1, 1)},
+		{"f0(x0), f0(x0)", 0, 0, 0, 0, jp.FVar.At(0, 0), jp.FVar.At(0, 0), jp.FVar.At(0, 0)},
+	} {
+		got := lmEmpiricalCov(col(c.r1, c.c1), col(c.r2, c.c2))
+		se := math.Sqrt((c.v1*c.v2 + c.want*c.want) / s)
+		if math.Abs(got-c.want) > 4.5*se {
+			t.Errorf("draws' covariance of %s = %v, the prediction's %v (standard error %v)", c.what, got, c.want, se)
+		}
+	}
+	if se := math.Sqrt((jp.FVar.At(0, 0)*jp.FVar.At(0, 1) + jp.OutputCov[0].At(0, 1)*jp.OutputCov[0].At(0, 1)) / s); math.Abs(jp.OutputCov[0].At(0, 1)) < 8*se {
+		t.Errorf("the outputs' covariance %v is too small for the draws to test it", jp.OutputCov[0].At(0, 1))
+	}
+}
+
+// Model files of LMC models (an SVGP model, and a deep GP with an LMC hidden and last layer) round-trip their
+// predictions bit for bit, the covariances between the outputs included, in original units: the standardised
+// covariance scaled by the targets' deviations, its diagonal the latent variance.
+func TestLMCModelFile(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(32, 21))
+	m, _ := lmSVGP(t, rng)
+	deepLast, err := layers.NewLMC(layers.LMCConfig{Name: "o", Latents: []gp.Layer{lmBlock(t, rng, "o0", 2, 4, 1, 1, false), lmBlock(t, rng, "o1", 2, 4, 1, 0.7, false)},
+		W: mat.NewDense(2, 2, []float64{1, 0.5, -0.4, 1})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep, _ := lmDeepGP(t, rng, []float64{1, 0.8, 0.5, 0.9, -0.2, 0.7}, nil)
+	deep.Layers[1] = deepLast
+	deep, err = dgp.New(dgp.Config{Layers: deep.Layers, Likelihood: lmGaussian(t, 0.2), NumData: 30, Samples: 2, Rand: rand.New(rand.NewPCG(7, 7))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	std := &datasets.Standardizer{XMean: []float64{0.5, -1}, XStd: []float64{2, 0.5}, YMean: []float64{3, -2}, YStd: []float64{4, 0.25}}
+	x := mat.NewDense(6, 2, gptest.RandomMatrix(rng, 6, 2, -3, 3))
+	for name, model := range map[string]modelfile.Model{"svgp": m, "dgp": deep} {
+		t.Run(name, func(t *testing.T) {
+			f := &modelfile.File{Model: model, Standardizer: std, Meta: map[string]string{"test_samples": "4"}}
+			var buf bytes.Buffer
+			if err := modelfile.Save(&buf, f); err != nil {
+				t.Fatal(err)
+			}
+			back, err := modelfile.Load(&buf, gp.BuildOptions{Rand: rand.New(rand.NewPCG(7, 7))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := modelfile.PredictOptions{OutputCov: true, Latent: true, Seed: 5}
+			p1, err := f.Predict(x, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p2, err := back.Predict(x, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p1.OutputCov) != 6 || len(p2.OutputCov) != 6 {
+				t.Fatalf("%d and %d output covariances, want 6", len(p1.OutputCov), len(p2.OutputCov))
+			}
+			xs, err := std.ApplyX(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mp, err := model.(gp.Predictor).Predict(xs, gp.PredictOptions{OutputCov: true, Samples: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range p1.OutputCov {
+				for a := 0; a < 2; a++ {
+					for b := 0; b < 2; b++ {
+						c1, c2 := p1.OutputCov[i].At(a, b), p2.OutputCov[i].At(a, b)
+						if math.Float64bits(c1) != math.Float64bits(c2) {
+							t.Errorf("row %d (%d,%d): %v from the saved model, %v from the loaded one", i, a, b, c1, c2)
+						}
+						if a == b && math.Float64bits(c1) != math.Float64bits(p1.Var.At(i, a)) {
+							t.Errorf("row %d: diagonal %d %v, latent variance %v", i, a, c1, p1.Var.At(i, a))
+						}
+						// The deep GP's mixture draws its own samples per row (keyed by the seed): compare the
+						// SVGP's only to the model's standardised prediction.
+						if name == "svgp" {
+							if want := mp.OutputCov[i].At(a, b) * std.YStd[a] * std.YStd[b]; !lmClose(c1, want, 1e-14) {
+								t.Errorf("row %d (%d,%d): %v in original units, want %v", i, a, b, c1, want)
+							}
+						}
+					}
+				}
+				if math.Abs(p1.OutputCov[i].At(0, 1)) < 1e-6 {
+					t.Errorf("row %d: the outputs' covariance %v: the test wants correlated outputs", i, p1.OutputCov[i].At(0, 1))
+				}
+			}
+		})
+	}
 }

@@ -65,6 +65,10 @@ type PredictOptions struct {
 	// target's units (Gaussian predictives: exact GP, SGPR, SVGP; an error wrapping gp.ErrUnsupported for a deep
 	// GP). Memory O(N²).
 	FullCov bool
+	// OutputCov asks for Prediction.OutputCov, the covariance between the latent functions at each row (one L×L
+	// matrix per row, in the targets' units; gp.PredictOptions.OutputCov): correlated outputs (an LMC layer) give
+	// their covariances, a deep GP its mixture's, independent outputs a diagonal. Row by row, like the marginals.
+	OutputCov bool
 	// Draws asks for that many samples of f at the rows (Prediction.Draws): joint across the rows from the full
 	// Gaussian predictive (as FullCov), or, for a deep GP, each row propagated through every layer (not joint
 	// across rows, as gp.PredictOptions.Draws documents).
@@ -120,6 +124,10 @@ type Prediction struct {
 	Labels []float64
 	// Cov holds, with FullCov, the covariance [N,N] of each latent function (one per output), in original units.
 	Cov []*mat.SymDense
+	// OutputCov holds, with OutputCov, the covariance [L,L] between the latent functions at each row (N entries),
+	// in original units: entry (p, p') of a standardised covariance c becomes c·YStd_p·YStd_p' (its diagonal is
+	// the latent variance, as Var with Latent).
+	OutputCov []*mat.SymDense
 	// Draws holds, with Draws, the samples of f [N,L] each, in original units.
 	Draws []*mat.Dense
 }
@@ -215,7 +223,7 @@ func (f *File) Predict(x *mat.Dense, o PredictOptions) (*Prediction, error) {
 	if samples == 0 {
 		samples, _ = strconv.Atoi(f.Meta["test_samples"])
 	}
-	base := gp.PredictOptions{Samples: samples, Programs: st.programs}
+	base := gp.PredictOptions{Samples: samples, Programs: st.programs, OutputCov: o.OutputCov}
 	var rows *rowPrediction
 	switch {
 	case prof.rowKeyed && (o.Draws == 0 || !prof.mixture):
@@ -235,7 +243,7 @@ func (f *File) Predict(x *mat.Dense, o PredictOptions) (*Prediction, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Prediction{}
+	out := &Prediction{OutputCov: rows.ocov}
 	switch {
 	case o.Latent:
 		out.Mean, out.Var = rows.fm, rows.fv
@@ -466,6 +474,7 @@ func (c *countingSource) Uint64() uint64 { c.n++; return c.src.Uint64() }
 type rowPrediction struct {
 	fm, fv, ym, yv, probs *mat.Dense
 	draws                 []*mat.Dense
+	ocov                  []*mat.SymDense // the covariances between the outputs per row, when asked for
 }
 
 // predictChunks predicts the rows of xs in calls of up to largest rows (runSize: the last one zero-padded to a
@@ -560,6 +569,13 @@ func stack(parts []*gp.Prediction, n int, span func(r int) (lo, cnt int)) *rowPr
 		yv:    rows(func(p *gp.Prediction) *mat.Dense { return p.YVar }),
 		probs: rows(func(p *gp.Prediction) *mat.Dense { return p.Probs }),
 	}
+	if parts[0].OutputCov != nil {
+		out.ocov = make([]*mat.SymDense, n)
+		for r, p := range parts {
+			lo, cnt := span(r)
+			copy(out.ocov[lo:lo+cnt], p.OutputCov[:cnt])
+		}
+	}
 	if k := len(parts[0].Draws); k > 0 {
 		out.draws = make([]*mat.Dense, k)
 		for s := range out.draws {
@@ -630,6 +646,17 @@ func (f *File) toOriginal(out *Prediction, prof profile) error {
 	for j, c := range out.Cov {
 		if j < len(s.YStd) {
 			c.ScaleSym(s.YStd[j]*s.YStd[j], c)
+		}
+	}
+	for _, c := range out.OutputCov {
+		l := c.SymmetricDim()
+		if l > len(s.YStd) {
+			return &ops.ShapeError{Op: "modelfile.Predict", Want: fmt.Sprintf("a standardizer of %d target columns (the model's outputs)", l), Got: fmt.Sprintf("%d deviations", len(s.YStd))}
+		}
+		for a := 0; a < l; a++ {
+			for b := a; b < l; b++ {
+				c.SetSym(a, b, c.At(a, b)*s.YStd[a]*s.YStd[b]) // the diagonal as InverseVar: v·s·s
+			}
 		}
 	}
 	for _, dr := range out.Draws {

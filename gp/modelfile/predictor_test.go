@@ -27,8 +27,8 @@ type goldenPredictor struct {
 
 // predictorOptions are the options of TestGoldenPredictor: chunks that split the 9 test rows unevenly, 5
 // samples of a deep GP, the full covariances (refused by deep GPs) and 2 joint draws, from the default
-// generator.
-var predictorOptions = gp.PredictOptions{ChunkRows: 4, Samples: 5, Full: true, Draws: 2}
+// generator, and the covariances between the outputs at each row.
+var predictorOptions = gp.PredictOptions{ChunkRows: 4, Samples: 5, Full: true, Draws: 2, OutputCov: true}
 
 // TestGoldenPredictor is the conformance test of the prediction contract over every model family of the
 // golden files (GPR, SGPR, SVGP with each likelihood, DECOUPLED, HYBRID, ORTH, ORTHNAT, coupled, decoupled and

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/gpzoo/gpzoo/gp"
@@ -164,20 +165,85 @@ func predictLayerModel(op string, l gp.Layer, lik gp.Likelihood, x *mat.Dense, o
 	if out.YMean, out.YVar, out.Probs, err = gp.LikelihoodPredictive(lik, fm, fv); err != nil {
 		return nil, err
 	}
+	if o.OutputCov {
+		if out.OutputCov, err = predictOutputCov(l, x, fv, o); err != nil {
+			return nil, err
+		}
+	}
 	if !o.Full && o.Draws == 0 {
 		return out, nil
 	}
-	_, covs, err := predictFull(l, x, o.Graph)
-	if err != nil {
-		return nil, err
+	corr, correlated := l.(gp.CorrelatedLayer)
+	var covs []*mat.SymDense
+	if o.Full || !correlated {
+		if _, covs, err = predictFull(l, x, o.Graph); err != nil {
+			return nil, err
+		}
 	}
 	if o.Full {
 		out.FCov = covs
 	}
 	if o.Draws > 0 {
-		if out.Draws, err = gp.DrawJoint(fm, covs, o.Draws, rng, o.Graph.Jitter); err != nil {
+		if correlated { // joint across the outputs too: through the layer's latents
+			out.Draws, err = drawCorrelated(corr, x, o.Draws, rng, o.Graph)
+		} else {
+			out.Draws, err = gp.DrawJoint(fm, covs, o.Draws, rng, o.Graph.Jitter)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("models: %s: %w", op, err)
 		}
+	}
+	return out, nil
+}
+
+// predictOutputCov returns the covariance between the outputs of layer l at each row of x (fv [N,Dout] its
+// marginal variances): a gp.CorrelatedLayer's PredictOutputCov in chunks, with the diagonal set to fv (the same
+// numbers, bit for bit), or diag(fv) for independent outputs.
+func predictOutputCov(l gp.Layer, x, fv *mat.Dense, o gp.PredictOptions) ([]*mat.SymDense, error) {
+	c, ok := l.(gp.CorrelatedLayer)
+	if !ok {
+		return gp.DiagonalOutputCov(fv), nil
+	}
+	res, _, err := chunked("PredictOutputCov", x, o, nil, func(g *graph.Graph, xs *graph.Node) map[string]*graph.Node {
+		_, cov := c.PredictOutputCov(xs)
+		return map[string]*graph.Node{"cov": cov}
+	})
+	if err != nil {
+		return nil, err
+	}
+	n, p := fv.Dims()
+	out := gp.OutputCovFromRows(res["cov"], n, p)
+	for i, s := range out {
+		for j := 0; j < p; j++ {
+			s.SetSym(j, j, fv.At(i, j))
+		}
+	}
+	return out, nil
+}
+
+// drawCorrelated returns s joint draws [N,Dout] of a correlated layer's outputs at the rows of x (SampleJoint),
+// each from NoiseDim standard normal numbers per row drawn from rng, row by row.
+func drawCorrelated(l gp.CorrelatedLayer, x *mat.Dense, s int, rng *rand.Rand, o graph.Options) ([]*mat.Dense, error) {
+	n, d := x.Dims()
+	k := l.NoiseDim()
+	g := graph.New(o)
+	f := l.SampleJoint(g.Input("xs", n, d), g.Input("eps", n, k))
+	prog, err := g.CompileForward(map[string]*graph.Node{"f": f})
+	if err != nil {
+		return nil, fmt.Errorf("models: joint sampling graph: %w", err)
+	}
+	defer prog.Close()
+	copy(prog.InputData("xs"), mat.DenseCopyOf(x).RawMatrix().Data)
+	eps := prog.InputData("eps")
+	out := make([]*mat.Dense, s)
+	for j := range out {
+		for i := range eps {
+			eps[i] = rng.NormFloat64()
+		}
+		if err := prog.Run(); err != nil {
+			return nil, fmt.Errorf("models: joint draws: %w", err)
+		}
+		out[j] = mat.NewDense(n, l.OutputDim(), append([]float64(nil), prog.Output("f")...))
 	}
 	return out, nil
 }

@@ -60,7 +60,9 @@ func (m *SVGP) Params() []*graph.Param {
 // Predict returns the predictive distribution at x [N,D] (gp.Predictor): the layer's marginals of f [N,L] in
 // chunks of o.ChunkRows (default DefaultChunk) and the likelihood's predictive mean and variance of y (class
 // probabilities for classifiers, with Probs), a Monte-Carlo likelihood drawing from o.Rand; o.Full adds the
-// layer's full covariance of each output and o.Draws joint samples of f from it.
+// layer's full covariance of each output and o.Draws joint samples of f from it (across the outputs too for a
+// gp.CorrelatedLayer, through its SampleJoint); o.OutputCov adds the covariance between the outputs at each row
+// (a correlated layer's PredictOutputCov, else diagonal).
 func (m *SVGP) Predict(x *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error) {
 	if m == nil {
 		return nil, fmt.Errorf("models: SVGP.Predict: nil model")
