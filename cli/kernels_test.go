@@ -20,9 +20,15 @@ import (
 // the predictions are finite.
 func trainKernel(t *testing.T, want string, args ...string) {
 	t.Helper()
+	content, _ := tableOf(60, targetGenerators[0].y, nil)
+	trainKernelOn(t, want, content, args...)
+}
+
+// trainKernelOn is trainKernel on the CSV content (60 rows: x1, x2, y).
+func trainKernelOn(t *testing.T, want string, content []byte, args ...string) {
+	t.Helper()
 	dir := t.TempDir()
 	const n = 60
-	content, _ := tableOf(n, targetGenerators[0].y, nil)
 	data, model, pred := filepath.Join(dir, "data.csv"), filepath.Join(dir, "m.gpz"), filepath.Join(dir, "pred.csv")
 	if err := os.WriteFile(data, content, 0o644); err != nil {
 		t.Fatal(err)
@@ -74,9 +80,31 @@ func TestTrainEveryKernel(t *testing.T) {
 			case gp.KindLinear:
 				want = "LIN"
 			}
-			trainKernel(t, want, "--kernel", fam.Name, "--iters", "3")
+			content, _ := tableOf(60, targetGenerators[0].y, nil)
+			k, err := fam.New(gp.KernelOptions{InputDim: 2, ARD: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			trainKernelOn(t, want, withCategories(content, gp.CategoricalInputs(k)), "--kernel", fam.Name, "--iters", "3")
 		})
 	}
+}
+
+// withCategories rewrites the CSV content's input columns that a kernel reads as category indices (a coregion
+// kernel's task column) to the indices 0, 1, …, Levels−1 in turn.
+func withCategories(content []byte, cats []gp.CategoricalInput) []byte {
+	if len(cats) == 0 {
+		return content
+	}
+	lines := strings.Split(strings.TrimSuffix(string(content), "\n"), "\n")
+	for i := 1; i < len(lines); i++ {
+		cells := strings.Split(lines[i], ",")
+		for _, c := range cats {
+			cells[c.Column] = strconv.Itoa((i - 1) % c.Levels)
+		}
+		lines[i] = strings.Join(cells, ",")
+	}
+	return []byte(strings.Join(lines, "\n") + "\n")
 }
 
 // TestTrainKernelExpressions: an expression, and a named kernel with the deep GP and the exact GP.

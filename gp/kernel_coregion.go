@@ -179,20 +179,22 @@ func init() {
 		}})
 }
 
-// countTasks returns 1 + the largest value of column col of o.Inputs when every value there is a non-negative
-// integer (at least 1 task), else DefaultTasks.
+// countTasks returns 1 + the largest task index (non-negative integer) in column col of o.Inputs, or DefaultTasks
+// if there is none. Other values are skipped: the kernel refuses them when it runs (and callers that validate
+// the data first, gp.CheckCategorical, then name the first of them).
 func countTasks(o KernelOptions, col int) int {
 	d := o.InputDim
-	if len(o.Inputs) < d || len(o.Inputs)%d != 0 {
+	if d <= 0 || len(o.Inputs) < d || len(o.Inputs)%d != 0 {
 		return DefaultTasks
 	}
 	top := -1.0
 	for i := col; i < len(o.Inputs); i += d {
-		v := o.Inputs[i]
-		if !(v >= 0 && v == math.Trunc(v) && v < MaxSpecEntries) {
-			return DefaultTasks
+		if v := o.Inputs[i]; v >= 0 && v == math.Trunc(v) && v < MaxSpecEntries {
+			top = max(top, v)
 		}
-		top = max(top, v)
+	}
+	if top < 0 {
+		return DefaultTasks
 	}
 	return int(top) + 1
 }

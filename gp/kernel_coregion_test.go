@@ -369,7 +369,8 @@ func TestCoregionFamily(t *testing.T) {
 	}{
 		{nil, gp.DefaultTasks},
 		{[]float64{0.5, 0, 1.5, 4, -2, 1}, 5},
-		{[]float64{0.5, 0, 1.5, 0.5}, gp.DefaultTasks}, // not indices: the default (the run will refuse them)
+		{[]float64{0.5, 0.5, 1.5, 2.25}, gp.DefaultTasks}, // no index: the default (the run will refuse them)
+		{[]float64{0.5, 3, 1.5, 7.5}, 4},                  // the indices only
 	} {
 		k, err := f.New(gp.KernelOptions{InputDim: 2, Name: "c", Inputs: c.inputs})
 		if err != nil {

@@ -152,6 +152,9 @@ func trainCustom(d *datasets.Dataset, c CustomConfig, src *rand.PCG) (*Custom, e
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %w", err)
 	}
+	if err := keepCategorical(c, trRaw.X, d.X, std); err != nil { // task columns stay category indices
+		return nil, err
+	}
 	tr, err := std.Apply(trRaw)
 	if err != nil {
 		return nil, err
@@ -401,7 +404,7 @@ func buildCustom(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 	if err != nil {
 		return nil, fmt.Errorf("%w: kernel: %w", ErrBadCustom, err)
 	}
-	kern, err := newKernel(expr, "", dim, c.KernelVariance, c.KernelLengthscale)
+	kern, err := newKernel(expr, "", dim, c.KernelVariance, c.KernelLengthscale, rawRows(tr.X))
 	if err != nil {
 		return nil, err
 	}

@@ -136,7 +136,7 @@ func init() {
 func dgpFactory(sp dgpSpec, m, ma, mb int) dgp.LayerFactory {
 	return func(s dgp.LayerSpec) (gp.Layer, error) {
 		name := fmt.Sprintf("layer%d", s.Index)
-		kern, err := newKernel(sp.kernel, name, s.InputDim, sp.kernelVar, sp.kernelLS)
+		kern, err := newKernel(sp.kernel, name, s.InputDim, sp.kernelVar, sp.kernelLS, nil)
 		if err != nil {
 			return nil, err
 		}

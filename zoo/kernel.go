@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/grammar"
 	"github.com/gpzoo/gpzoo/graph"
+	"gonum.org/v1/gonum/mat"
 )
 
 // DefaultKernel is the kernel of TrainCustom when CustomConfig.Kernel is empty: SE with one length-scale per
@@ -30,10 +32,12 @@ func ParseKernel(s string) (*grammar.Expr, error) {
 // "<prefix>.se.*", or the kernel's default names for prefix ""), so that default runs are unchanged; any other
 // expression goes through Expr.Kernel with Params "<prefix>.<leaf>.<name>.*" (prefix "" gives "k"), unique
 // when a kernel occurs twice. variance and ls are the initial signal variance and length-scale (0: 1), which
-// the grammar's base kernels take; other registered families start at their own defaults.
-func newKernel(e *grammar.Expr, prefix string, dim int, variance, ls float64) (gp.Kernel, error) {
+// the grammar's base kernels take; other registered families start at their own defaults. inputs are the
+// training inputs [N, dim] row-major as the kernel sees them (nil where unknown: a deep GP's inner layers), which
+// families that size themselves from the data read (coregion: its number of tasks).
+func newKernel(e *grammar.Expr, prefix string, dim int, variance, ls float64, inputs []float64) (gp.Kernel, error) {
 	variance, ls = orOne(variance), orOne(ls)
-	if e == nil || (e.Op() == grammar.Leaf && e.Family() == "" && e.Base() == grammar.SE) {
+	if e == nil || (e.Op() == grammar.Leaf && e.Family() == "" && e.Base() == grammar.SE && e.Dims() == nil) {
 		lss := make([]float64, dim)
 		for i := range lss {
 			lss[i] = ls
@@ -44,11 +48,48 @@ func newKernel(e *grammar.Expr, prefix string, dim int, variance, ls float64) (g
 		}
 		return gp.NewSquaredExp(gp.KernelConfig{Name: name, InputDim: dim, Variance: variance, Lengthscales: lss})
 	}
-	k, err := e.Kernel(grammar.BuildConfig{InputDim: dim, Name: prefix, Variance: variance, Lengthscales: []float64{ls}, ARDLinear: true})
+	k, err := e.Kernel(grammar.BuildConfig{InputDim: dim, Name: prefix, Variance: variance, Lengthscales: []float64{ls}, ARDLinear: true, Inputs: inputs})
 	if err != nil {
 		return nil, fmt.Errorf("%w: kernel %v: %w", ErrBadCustom, e, err)
 	}
 	return k, nil
+}
+
+// rawRows returns x's values row-major (its own storage when contiguous).
+func rawRows(x *mat.Dense) []float64 {
+	if x == nil {
+		return nil
+	}
+	r, c := x.Dims()
+	if raw := x.RawMatrix(); raw.Stride == c {
+		return raw.Data[:r*c]
+	}
+	return mat.DenseCopyOf(x).RawMatrix().Data
+}
+
+// keepCategorical leaves the categorical input columns of c's kernel (gp.CategoricalInputs: a coregion kernel's
+// task column) out of std's standardisation (mean 0, deviation 1: the category indices pass unchanged, in
+// training and in every prediction through the model file) after checking that all, every input row in its own
+// units (the test rows too), holds valid indices there for the kernel built on raw, the training rows (a
+// coregion kernel counts its tasks in them). A kernel without such columns leaves std as it is.
+func keepCategorical(c CustomConfig, raw, all *mat.Dense, std *datasets.Standardizer) error {
+	expr, err := ParseKernel(c.Kernel)
+	if err != nil {
+		return fmt.Errorf("%w: kernel: %w", ErrBadCustom, err)
+	}
+	_, dim := raw.Dims()
+	k, err := newKernel(expr, "", dim, c.KernelVariance, c.KernelLengthscale, rawRows(raw))
+	if err != nil {
+		return err
+	}
+	cats := gp.CategoricalInputs(k)
+	if err := gp.CheckCategorical("kernel "+expr.String(), rawRows(all), dim, cats); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadCustom, err)
+	}
+	for _, cat := range cats {
+		std.XMean[cat.Column], std.XStd[cat.Column] = 0, 1
+	}
+	return nil
 }
 
 // ignoresInputs reports whether k's covariances do not depend on the inputs' values (white, constant, sums and

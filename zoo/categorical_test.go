@@ -1,0 +1,87 @@
+package zoo_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/zoo"
+	"gonum.org/v1/gonum/mat"
+)
+
+// categoricalFamily returns a registered kernel family whose kernel at D = 1 reads its column as category indices
+// (coregion), found through the registry, or "" if none is registered.
+func categoricalFamily() string {
+	for _, f := range gp.KernelFamilies() {
+		if k, err := f.New(gp.KernelOptions{InputDim: 1}); err == nil && len(gp.CategoricalInputs(k)) > 0 {
+			return f.Name
+		}
+	}
+	return ""
+}
+
+// taskData has an input x and a task column t ∈ {0, 1, 2} (tasks share a sine shape with task-specific offsets
+// and scales).
+func taskData(n int) *datasets.Dataset {
+	rng := rand.New(rand.NewPCG(4, 4))
+	x, y := mat.NewDense(n, 2, nil), mat.NewDense(n, 1, nil)
+	for i := range n {
+		a, task := 6*rng.Float64()-3, i%3
+		x.Set(i, 0, 50+10*a)
+		x.Set(i, 1, float64(task))
+		y.Set(i, 0, float64(task)+(1+0.5*float64(task))*math.Sin(a)+0.05*rng.NormFloat64())
+	}
+	return &datasets.Dataset{Name: "tasks", X: x, Y: y, FeatureNames: []string{"x", "task"}}
+}
+
+// TestTrainCustomTaskColumn: with a kernel on a task column (se[0] * coregion[1]), TrainCustom leaves the task
+// column unstandardised (mean 0, deviation 1 in the model file's standardizer, so that predictions pass the
+// indices unchanged), counts the tasks in it, trains and predicts; a task column holding non-indices is refused
+// with ErrBadCustom and the kernel's *gp.CategoryError. A kernel without such a column standardises every column.
+func TestTrainCustomTaskColumn(t *testing.T) {
+	d := taskData(90)
+	fam := categoricalFamily()
+	if fam == "" { // no categorical kernel registered: every column is standardised
+		run, err := zoo.TrainCustom(d, zoo.CustomConfig{Family: "gpr", Iters: 5, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := run.File.Standardizer; s.XStd[1] == 1 || s.XMean[1] == 0 {
+			t.Errorf("task column standardised as %v, %v", s.XMean[1], s.XStd[1])
+		}
+		return
+	}
+	c := zoo.CustomConfig{Family: "gpr", Kernel: "se[0]*" + fam + "[1]", Iters: 60, Seed: 1}
+	run, err := zoo.TrainCustom(d, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := run.File.Standardizer
+	if s.XMean[1] != 0 || s.XStd[1] != 1 || s.XMean[0] == 0 || s.XStd[0] == 1 {
+		t.Errorf("standardizer means %v, deviations %v: want the task column (1) left as is and x standardised", s.XMean, s.XStd)
+	}
+	if !strings.Contains(run.Result.Kernel, "[1]") || run.Result.TestRMSE == nil || !(*run.Result.TestRMSE < 0.5) {
+		t.Errorf("kernel %q, test RMSE %v", run.Result.Kernel, run.Result.TestRMSE)
+	}
+	tasks := 0
+	for _, p := range run.File.Model.Params() {
+		if strings.HasSuffix(p.Name(), ".kappa") {
+			tasks = p.Size()
+		}
+	}
+	if tasks != 3 {
+		t.Errorf("%d tasks counted, want 3", tasks)
+	}
+	for _, row := range []int{0, 7, 33, 89} { // whether the row is drawn for training or for the test
+		bad := taskData(90)
+		bad.X.Set(row, 1, 0.5)
+		var ce *gp.CategoryError
+		if _, err := zoo.TrainCustom(bad, c); !errors.Is(err, zoo.ErrBadCustom) || !errors.As(err, &ce) || ce.Column != 1 || ce.Row != row {
+			t.Errorf("task 0.5 in row %d: %v (want ErrBadCustom with a *gp.CategoryError in row %d, column 1)", row, err, row)
+		}
+	}
+}
