@@ -2,9 +2,10 @@ package gp
 
 import "github.com/gpzoo/gpzoo/graph"
 
-// Layer is a (sparse) GP layer: D_out independent GPs sharing one kernel and one set of inducing inputs, with a
-// variational posterior q and an optional mean function. Coupled SVGP, decoupled and orthogonally decoupled
-// layers implement it; single-layer models and deep GPs compose it.
+// Layer is a (sparse) GP layer: D_out GPs (independent, sharing one kernel and one set of inducing inputs, unless
+// the layer is a CorrelatedLayer) with a variational posterior q and an optional mean function. Coupled SVGP,
+// decoupled and orthogonally decoupled layers and the LMC implement it; single-layer models and deep GPs compose
+// it.
 type Layer interface {
 	// Predict returns the marginal means and variances [N,Dout] of q(f(x)) at x [N,Din] (mean function
 	// included). Errors are recorded in x's graph.

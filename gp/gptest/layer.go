@@ -14,7 +14,8 @@ import (
 // non-negative variances; PredictFull's diagonals equal Predict's variances and its means equal Predict's;
 // KL ≥ 0, and KL = 0 after setPrior (which must set q to the prior; nil skips that check); central
 // finite-difference gradients of Σ W⊙mean + Σ V⊙var + KL with respect to every Param and the inputs; and a
-// non-zero gradient for every Param (a Param missing from Params() would be caught by the count).
+// non-zero gradient for every Param (a Param missing from Params() would be caught by the count). A
+// gp.CorrelatedLayer is also checked by checkCorrelated.
 func CheckLayer(t *testing.T, l gp.Layer, rng *rand.Rand, setPrior func() error) {
 	t.Helper()
 	const n = 5
@@ -84,6 +85,9 @@ func CheckLayer(t *testing.T, l gp.Layer, rng *rand.Rand, setPrior func() error)
 			t.Errorf("param %s gets an all-zero gradient", p.Name())
 		}
 	}
+	if c, ok := l.(gp.CorrelatedLayer); ok {
+		checkCorrelated(t, c, px, rng)
+	}
 	if setPrior != nil {
 		if err := setPrior(); err != nil {
 			t.Fatal(err)
@@ -95,4 +99,72 @@ func CheckLayer(t *testing.T, l gp.Layer, rng *rand.Rand, setPrior func() error)
 			t.Errorf("KL at q = prior is %v, want 0", k)
 		}
 	}
+}
+
+// checkCorrelated checks a gp.CorrelatedLayer at the inputs px: PredictOutputCov's means are Predict's, its
+// covariances [N,Dout²] are symmetric with Predict's variances on the diagonal and correlations in [−1, 1];
+// Sample and SampleJoint with ε = 0 give the means; and central finite differences of Σ C⊙cov + Σ S⊙Sample(ε)
+// + Σ J⊙SampleJoint(ε') for random weights and noise with respect to every Param and the inputs.
+func checkCorrelated(t *testing.T, l gp.CorrelatedLayer, px *graph.Param, rng *rand.Rand) {
+	t.Helper()
+	s := px.Shape()
+	n, dout, k := s[0], l.OutputDim(), l.NoiseDim()
+	if k <= 0 {
+		t.Fatalf("NoiseDim %d", k)
+	}
+	g := graph.New(graph.Options{})
+	x := g.Param(px)
+	mean, variance := l.Predict(x)
+	cm, cov := l.PredictOutputCov(x)
+	zero := g.Zeros("eps0", n, k)
+	eps := g.Const("eps", RandomMatrix(rng, n, k, -2, 2), n, k)
+	eps2 := g.Const("eps2", RandomMatrix(rng, n, k, -2, 2), n, k)
+	sample, joint := l.Sample(x, eps), l.SampleJoint(x, eps2)
+	outs := map[string]*graph.Node{"mean": mean, "var": variance, "cmean": cm, "cov": cov, "s0": l.Sample(x, zero),
+		"j0": l.SampleJoint(x, zero), "sample": sample, "joint": joint}
+	loss := g.Add(g.Add(g.Dot(g.Const("wc", RandomMatrix(rng, n, dout*dout, -1, 1), n, dout*dout), cov),
+		g.Dot(g.Const("ws", RandomMatrix(rng, n, dout, -1, 1), n, dout), sample)),
+		g.Dot(g.Const("wj", RandomMatrix(rng, n, dout, -1, 1), n, dout), joint))
+	prog, err := g.Compile(loss, outs)
+	if err != nil {
+		t.Fatalf("gptest: correlated layer: %v", err)
+	}
+	defer prog.Close()
+	if err := prog.Run(); err != nil {
+		t.Fatalf("gptest: correlated layer: %v", err)
+	}
+	if sh := prog.OutputShape("cov"); len(sh) != 2 || sh[0] != n || sh[1] != dout*dout {
+		t.Fatalf("PredictOutputCov covariance shape %v, want [%d %d]", sh, n, dout*dout)
+	}
+	for _, name := range []string{"sample", "joint", "s0", "j0"} {
+		if sh := prog.OutputShape(name); len(sh) != 2 || sh[0] != n || sh[1] != dout {
+			t.Fatalf("%s shape %v, want [%d %d]", name, sh, n, dout)
+		}
+	}
+	m, v, c := prog.Output("mean"), prog.Output("var"), prog.Output("cov")
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+	for i := 0; i < n; i++ {
+		for p := 0; p < dout; p++ {
+			if !near(prog.Output("cmean")[i*dout+p], m[i*dout+p]) {
+				t.Errorf("PredictOutputCov mean (%d,%d) = %v, Predict %v", i, p, prog.Output("cmean")[i*dout+p], m[i*dout+p])
+			}
+			if !near(prog.Output("s0")[i*dout+p], m[i*dout+p]) || !near(prog.Output("j0")[i*dout+p], m[i*dout+p]) {
+				t.Errorf("samples with zero noise (%d,%d) = %v, %v, mean %v", i, p, prog.Output("s0")[i*dout+p], prog.Output("j0")[i*dout+p], m[i*dout+p])
+			}
+			cpp := c[i*dout*dout+p*dout+p]
+			if !near(cpp, v[i*dout+p]) {
+				t.Errorf("output covariance of row %d: diagonal %d = %v, Predict variance %v", i, p, cpp, v[i*dout+p])
+			}
+			for q := 0; q < dout; q++ {
+				cpq, cqp, cqq := c[i*dout*dout+p*dout+q], c[i*dout*dout+q*dout+p], c[i*dout*dout+q*dout+q]
+				if !near(cpq, cqp) {
+					t.Errorf("output covariance of row %d not symmetric: (%d,%d) = %v, (%d,%d) = %v", i, p, q, cpq, q, p, cqp)
+				}
+				if math.Abs(cpq) > math.Sqrt(math.Max(cpp, 0)*math.Max(cqq, 0))*(1+1e-8)+1e-10 {
+					t.Errorf("output covariance of row %d: (%d,%d) = %v with variances %v, %v", i, p, q, cpq, cpp, cqq)
+				}
+			}
+		}
+	}
+	gradcheck.CheckProgram(t, prog)
 }
