@@ -23,7 +23,9 @@ type LMCConfig struct {
 	// Latents are the blocks of latent processes g (required): layers of the LMC's input width whose outputs are
 	// independent a posteriori (not a gp.CorrelatedLayer), each with its own Params. An SVGP block of
 	// OutputDim k gives k latents sharing its kernel and Z (GPflow's SharedIndependent); one single-output block
-	// per latent gives each its own kernel and Z (SeparateIndependent). L = Σ OutputDim, in block order.
+	// per latent gives each its own kernel and Z (SeparateIndependent). L = Σ OutputDim, in block order. Blocks
+	// share no Param: not q(u) (the latents would not be independent), and not a kernel either (each block's Spec
+	// holds its kernel, so a shared one would come back from a model file as two).
 	Latents []gp.Layer
 	// W is the initial mixing matrix [P,L] (required unless Identity; GPflow and GPyTorch draw it at random:
 	// draw it from a seeded generator). Its rows give P, the output width.
