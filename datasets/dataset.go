@@ -17,6 +17,10 @@ type Dataset struct {
 	Y            *mat.Dense
 	FeatureNames []string
 	NumClasses   int
+	// Observed, when non-nil, is [N, P]: 1 where Y's cell is observed, 0 where that target is missing on that
+	// row (an empty cell of a table read with several targets, TableOptions.Targets), Y holding 0 there
+	// (missing.go). nil: every cell observed.
+	Observed *mat.Dense
 }
 
 // N returns the number of points (rows of X), 0 for a nil dataset or nil X.
@@ -68,6 +72,10 @@ func (d *Dataset) Subset(idx []int) (*Dataset, error) {
 	GatherRows(x, d.X, idx)
 	GatherRows(y, d.Y, idx)
 	out := &Dataset{Name: d.Name, X: x, Y: y, NumClasses: d.NumClasses}
+	if d.Observed != nil {
+		out.Observed = mat.NewDense(len(idx), d.P(), nil)
+		GatherRows(out.Observed, d.Observed, idx)
+	}
 	if d.FeatureNames != nil {
 		out.FeatureNames = append([]string(nil), d.FeatureNames...)
 	}
@@ -92,7 +100,7 @@ func (d *Dataset) checkShapes() error {
 	if d.FeatureNames != nil && len(d.FeatureNames) != d.D() {
 		return fmt.Errorf("datasets: %d feature names for %d columns: %w", len(d.FeatureNames), d.D(), ErrShape)
 	}
-	return nil
+	return d.checkObservedShape()
 }
 
 // Validate checks that d is usable: X [N, D] and Y [N, P] non-empty with

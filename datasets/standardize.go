@@ -11,7 +11,8 @@ import (
 // (XMean, XStd, length D) and targets (YMean, YStd, length P). The standard
 // deviation is the population one (divisor N); a column whose standard
 // deviation is 0 (a constant column, or N = 1) gets std 1, so that it is only
-// centred. When targets are not standardised YMean is 0 and YStd 1.
+// centred. When targets are not standardised YMean is 0 and YStd 1. Missing
+// target cells (Dataset.Observed) are left out of the target statistics.
 type Standardizer struct {
 	XMean, XStd, YMean, YStd []float64
 }
@@ -29,9 +30,15 @@ func FitStandardizer(d *Dataset, standardizeY bool) (*Standardizer, error) {
 	}
 	s := &Standardizer{}
 	s.XMean, s.XStd = columnStats(d.X)
-	if standardizeY {
+	switch {
+	case standardizeY && d.Observed != nil: // the observed cells' statistics
+		var err error
+		if s.YMean, s.YStd, err = maskedColumnStats(d.Y, d.Observed); err != nil {
+			return nil, err
+		}
+	case standardizeY:
 		s.YMean, s.YStd = columnStats(d.Y)
-	} else {
+	default:
 		p := d.P()
 		s.YMean, s.YStd = make([]float64, p), make([]float64, p)
 		for j := range s.YStd {
@@ -138,6 +145,10 @@ func (s *Standardizer) Apply(d *Dataset) (*Dataset, error) {
 		X: affine(d.X, s.XMean, s.XStd), Y: affine(d.Y, s.YMean, s.YStd)}
 	if d.FeatureNames != nil {
 		out.FeatureNames = append([]string(nil), d.FeatureNames...)
+	}
+	if d.Observed != nil { // missing cells stay 0
+		out.Observed = mat.DenseCopyOf(d.Observed)
+		zeroMissing(out.Y, out.Observed)
 	}
 	return out, nil
 }

@@ -21,8 +21,14 @@ const maxListedColumns = 30
 // TableOptions says how ReadTable turns a user's CSV into a dataset.
 type TableOptions struct {
 	// Target is the header name of the column to predict (matched after
-	// trimming spaces). Required.
+	// trimming spaces). Required unless Targets is given.
 	Target string
+	// Targets, instead of Target, names several target columns (P ≥ 1, in
+	// the order they take in Y; regression only). An empty cell in one of
+	// them is a missing target: that output is unobserved on that row
+	// (Dataset.Observed is 0 there and Y holds 0); the row is kept for the
+	// other outputs. Empty cells elsewhere stay errors.
+	Targets []string
 	// Features are the header names of the input columns, in the order they
 	// take in X. nil means every column other than Target, in file order;
 	// columns not used are ignored entirely (they may hold anything).
@@ -39,8 +45,11 @@ type Table struct {
 	// Data.FeatureNames) and Y [N, 1]: the target values for regression,
 	// or the class indices 0..K-1 for classification (Data.NumClasses = K).
 	Data *Dataset
-	// Target is the target column's name.
+	// Target is the target column's name (the first of Targets).
 	Target string
+	// Targets are the target columns' names, in Y's column order (one for
+	// a table read with Target).
+	Targets []string
 	// Labels, for classification, holds the original label of each class:
 	// class k stands for the value Labels[k] (ascending). nil for regression.
 	Labels []float64
@@ -73,17 +82,22 @@ func (t *Table) LabelValues(classes []int) ([]float64, error) {
 // column to predict and o.Features the inputs (nil: all other columns); only
 // these columns are parsed, so other columns may hold text.
 //
+// With o.Targets, several target columns are read into Y [N, P], and an
+// empty cell in a target column is a missing target (Dataset.Observed).
+//
 // Errors (row numbers are 1-based data rows, header excluded; lines are
 // 1-based file lines):
-//   - ErrInvalid: empty Target, empty (non-nil) Features, a feature listed
-//     twice or equal to the target.
+//   - ErrInvalid: empty Target (and no Targets), both Target and Targets,
+//     a target listed twice, Targets with Classify, empty (non-nil)
+//     Features, a feature listed twice or equal to a target.
 //   - ErrEmpty: nil reader, no header, no data rows.
 //   - *FormatError (line 1): target or features not in the header (the
 //     message lists the header's names), a used column whose name is empty
 //     or appears twice in the header; malformed CSV.
 //   - *NonNumericError (ErrCategorical): every used column holding text that
 //     is not a number, all named in one error with their first bad value.
-//   - *TableError: a ragged row (ErrRagged), an empty cell (ErrFormat), a
+//   - *TableError: a ragged row (ErrRagged), an empty cell (ErrFormat; but
+//     see Targets), a
 //     NaN, ±Inf or overflowing value (ErrNonFinite), a classification label
 //     that is not an integer (ErrFormat); fewer than 2 distinct labels is a
 //     *FormatError.
@@ -135,7 +149,7 @@ func readInputs(r io.Reader, features []string, name string) (*mat.Dense, error)
 		return nil, fmt.Errorf("datasets: no feature names given: %w", ErrInvalid)
 	}
 	cols := 0
-	g, err := scanTable(r, name, func(header []string) ([]int, error) {
+	g, err := scanTable(r, name, nil, func(header []string) ([]int, error) {
 		use := want
 		if features == nil {
 			use = header
@@ -151,9 +165,9 @@ func readInputs(r io.Reader, features []string, name string) (*mat.Dense, error)
 }
 
 func readTable(r io.Reader, o TableOptions, name string) (*Table, error) {
-	target := strings.TrimSpace(o.Target)
-	if target == "" {
-		return nil, fmt.Errorf("datasets: no target column given: %w", ErrInvalid)
+	targets, err := tableTargets(o)
+	if err != nil {
+		return nil, err
 	}
 	var feats []string
 	if o.Features != nil {
@@ -164,44 +178,80 @@ func readTable(r io.Reader, o TableOptions, name string) (*Table, error) {
 		if len(feats) == 0 {
 			return nil, fmt.Errorf("datasets: empty feature list: %w", ErrInvalid)
 		}
-		if slices.Contains(feats, target) {
-			return nil, fmt.Errorf("datasets: target column %q is also listed as a feature: %w", truncate(target), ErrInvalid)
+		for _, target := range targets {
+			if slices.Contains(feats, target) {
+				return nil, fmt.Errorf("datasets: target column %q is also listed as a feature: %w", truncate(target), ErrInvalid)
+			}
 		}
 	}
-	var used []string // features, then the target
-	g, err := scanTable(r, name, func(header []string) ([]int, error) {
-		if !slices.Contains(header, target) {
-			return nil, &FormatError{File: name, Line: 1, Msg: fmt.Sprintf("target column %q not in header; columns: %s", truncate(target), listNames(header))}
+	var used []string   // features, then the targets
+	var optional []bool // set by pick: with Targets, empty target cells are missing targets
+	g, err := scanTable(r, name, &optional, func(header []string) ([]int, error) {
+		for _, target := range targets {
+			if !slices.Contains(header, target) {
+				return nil, &FormatError{File: name, Line: 1, Msg: fmt.Sprintf("target column %q not in header; columns: %s", truncate(target), listNames(header))}
+			}
 		}
 		used = feats
 		if used == nil {
 			for _, h := range header {
-				if h != target {
+				if !slices.Contains(targets, h) {
 					used = append(used, h)
 				}
 			}
 			if len(used) == 0 {
-				return nil, &FormatError{File: name, Line: 1, Msg: fmt.Sprintf("no feature columns besides the target %q", truncate(target))}
+				return nil, &FormatError{File: name, Line: 1, Msg: fmt.Sprintf("no feature columns besides the target(s) %s", listNames(targets))}
 			}
 		}
-		used = append(slices.Clip(used), target)
+		d := len(used)
+		used = append(slices.Clip(used), targets...)
+		if o.Targets != nil {
+			optional = make([]bool, len(used))
+			for k := d; k < len(used); k++ {
+				optional[k] = true
+			}
+		}
 		return pickColumns(header, used, name)
 	})
 	if err != nil {
 		return nil, err
 	}
-	d := len(used) - 1
+	p := len(targets)
+	d := len(used) - p
 	x := mat.NewDense(g.rows, d, nil)
-	y := mat.NewDense(g.rows, 1, nil)
+	y := mat.NewDense(g.rows, p, nil)
+	var observed *mat.Dense
 	for i := range g.rows {
-		row := g.values[i*(d+1) : (i+1)*(d+1)]
+		row := g.values[i*(d+p) : (i+1)*(d+p)]
 		copy(x.RawRowView(i), row[:d])
-		y.Set(i, 0, row[d])
+		copy(y.RawRowView(i), row[d:])
+		if g.empty == nil {
+			continue
+		}
+		for j, e := range g.empty[i*(d+p)+d : (i+1)*(d+p)] {
+			if !e {
+				continue
+			}
+			if observed == nil {
+				observed = mat.NewDense(g.rows, p, nil)
+				for k := range observed.RawMatrix().Data {
+					observed.RawMatrix().Data[k] = 1
+				}
+			}
+			observed.Set(i, j, 0)
+			y.Set(i, j, 0)
+		}
 	}
 	t := &Table{
-		Data:      &Dataset{X: x, Y: y, FeatureNames: slices.Clone(used[:d])},
-		Target:    target,
+		Data:      &Dataset{X: x, Y: y, Observed: observed, FeatureNames: slices.Clone(used[:d])},
+		Target:    targets[0],
+		Targets:   targets,
 		Delimiter: g.delim,
+	}
+	if observed != nil {
+		if err := t.checkObserved(name); err != nil {
+			return nil, err
+		}
 	}
 	if o.Classify {
 		if err := t.encodeLabels(g, name); err != nil {
@@ -306,6 +356,7 @@ func listNames(names []string) string {
 // grid is the parsed content of the used columns of a table.
 type grid struct {
 	values []float64 // [rows, len(cols)] row-major, in the order of cols
+	empty  []bool    // like values: an empty cell of an optional column (nil: none)
 	lines  []int     // file line of each data row
 	rows   int
 	delim  rune // the field separator detected from the header
@@ -321,7 +372,11 @@ type badValue struct {
 // detects the field separator (sniffDelimiter), lets pick choose the used
 // columns, and parses those columns of every row. A header error of pick
 // names the separator it was split with.
-func scanTable(r io.Reader, name string, pick func(header []string) ([]int, error)) (*grid, error) {
+//
+// optional, when non-nil, is read after pick: *optional[k] true lets the k-th
+// picked column hold empty cells, recorded in grid.empty (value 0) instead of
+// being an error.
+func scanTable(r io.Reader, name string, optional *[]bool, pick func(header []string) ([]int, error)) (*grid, error) {
 	in, err := openInput(r, name)
 	if err != nil {
 		return nil, err
@@ -359,6 +414,10 @@ func scanTable(r io.Reader, name string, pick func(header []string) ([]int, erro
 		return nil, err
 	}
 	g := &grid{delim: delim}
+	var mayBeEmpty []bool
+	if optional != nil {
+		mayBeEmpty = *optional
+	}
 	nonNumeric := make([]*badValue, len(cols))
 	var firstBad error // first empty cell or non-finite value
 	for {
@@ -384,7 +443,10 @@ func scanTable(r io.Reader, name string, pick func(header []string) ([]int, erro
 		for k, j := range cols {
 			f := strings.TrimSpace(record[j])
 			v, err := strconv.ParseFloat(f, 64)
+			isEmpty := false
 			switch {
+			case f == "" && mayBeEmpty != nil && mayBeEmpty[k]:
+				isEmpty, v = true, 0
 			case f == "":
 				if firstBad == nil {
 					l, _ := cr.FieldPos(j)
@@ -401,7 +463,13 @@ func scanTable(r io.Reader, name string, pick func(header []string) ([]int, erro
 					firstBad = &TableError{File: name, Row: row, Line: l, Column: names[j], Value: f, Msg: "non-finite value", Err: ErrNonFinite}
 				}
 			}
+			if isEmpty && g.empty == nil {
+				g.empty = make([]bool, len(g.values), cap(g.values))
+			}
 			g.values = append(g.values, v)
+			if g.empty != nil {
+				g.empty = append(g.empty, isEmpty)
+			}
 		}
 		g.lines = append(g.lines, line)
 		g.rows++

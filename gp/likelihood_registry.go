@@ -23,6 +23,10 @@ type LikelihoodFamily struct {
 	// RawTargets: the targets are modelled in their own units and never standardised (counts, say). Real targets
 	// of other families are standardised on the training rows; class labels never are.
 	RawTargets bool
+	// MissingTargets: the family's expected log density is a sum over the target columns, one latent function
+	// each, so a missing target cell (several targets, an empty cell) can be left out of it
+	// (likelihoods.Masked); other families refuse missing targets.
+	MissingTargets bool
 	// CheckTarget, when set, refuses a target value the likelihood cannot model (a negative count, say) with an
 	// error saying what it wants; callers add the row and column. Non-finite values are refused before it.
 	CheckTarget func(y float64) error

@@ -16,9 +16,10 @@ const KindGaussian = "likelihood/gaussian"
 func init() {
 	gp.RegisterKind(KindGaussian, buildGaussian)
 	gp.RegisterLikelihood(gp.LikelihoodFamily{
-		Name: "gaussian",
-		Kind: KindGaussian,
-		Doc:  "real targets with Gaussian noise, closed form (the default for regression)",
+		Name:           "gaussian",
+		Kind:           KindGaussian,
+		MissingTargets: true,
+		Doc:            "real targets with Gaussian noise, closed form (the default for regression)",
 		New: func(o gp.LikelihoodOptions) (gp.Likelihood, error) {
 			return asLikelihood(NewGaussian(GaussianConfig{Variance: o.NoiseVariance}))
 		},

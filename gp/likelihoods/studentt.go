@@ -17,9 +17,10 @@ const KindStudentT = "likelihood/studentt"
 func init() {
 	gp.RegisterKind(KindStudentT, buildStudentT)
 	gp.RegisterLikelihood(gp.LikelihoodFamily{
-		Name: "studentt",
-		Kind: KindStudentT,
-		Doc:  "real targets with heavy-tailed Student-t noise (ν = 3): robust to outliers",
+		Name:           "studentt",
+		Kind:           KindStudentT,
+		MissingTargets: true,
+		Doc:            "real targets with heavy-tailed Student-t noise (ν = 3): robust to outliers",
 		New: func(gp.LikelihoodOptions) (gp.Likelihood, error) {
 			return asLikelihood(NewStudentT(StudentTConfig{}))
 		},
