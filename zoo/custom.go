@@ -408,6 +408,13 @@ func buildCustom(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 	if err != nil {
 		return nil, err
 	}
+	// Kernels that start from the data (the spectral mixture: its targets' periodogram) do so here, on the
+	// standardised training set (a deep GP's layers build their own kernels, at their defaults).
+	if c.Family != "dgp" {
+		if err := gp.InitKernelFromData(kern, tr.X, tr.Y, rng); err != nil {
+			return nil, fmt.Errorf("%w: kernel %s: initialisation from the data: %w", ErrBadCustom, c.Kernel, err)
+		}
+	}
 	ignores := ignoresInputs(kern)
 	if ignores && c.Family == "dgp" {
 		return nil, fmt.Errorf("%w: kernel %s ignores its inputs, so a deep GP's inner layers would not affect its output: use a kernel that reads them (e.g. se+%s)", ErrBadCustom, c.Kernel, strings.ToLower(c.Kernel))
@@ -415,6 +422,11 @@ func buildCustom(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 	b, err := buildFamily(tr, std, c, fam, rng, kern, expr)
 	if err != nil {
 		return nil, err
+	}
+	if c.Family != "dgp" { // inducing inputs on a task column hold task indices (a deep GP's inner layers have none)
+		if err := snapInducing(b.model.Params(), gp.CategoricalInputs(kern), dim); err != nil {
+			return nil, err
+		}
 	}
 	if ignores && fixInducing(b.model.Params()) {
 		b.describe += ", inducing inputs fixed (the kernel ignores the inputs)"
