@@ -24,13 +24,13 @@ func categoricalFamily() string {
 	return ""
 }
 
-// taskData has an input x and a task column t ∈ {0, 1, 2} (tasks share a sine shape with task-specific offsets
-// and scales).
-func taskData(n int) *datasets.Dataset {
+// taskData has an input x and a task column t ∈ {0, …, tasks−1} (tasks share a sine shape with task-specific
+// offsets and scales).
+func taskData(n, tasks int) *datasets.Dataset {
 	rng := rand.New(rand.NewPCG(4, 4))
 	x, y := mat.NewDense(n, 2, nil), mat.NewDense(n, 1, nil)
 	for i := range n {
-		a, task := 6*rng.Float64()-3, i%3
+		a, task := 6*rng.Float64()-3, i%tasks
 		x.Set(i, 0, 50+10*a)
 		x.Set(i, 1, float64(task))
 		y.Set(i, 0, float64(task)+(1+0.5*float64(task))*math.Sin(a)+0.05*rng.NormFloat64())
@@ -43,7 +43,7 @@ func taskData(n int) *datasets.Dataset {
 // indices unchanged), counts the tasks in it, trains and predicts; a task column holding non-indices is refused
 // with ErrBadCustom and the kernel's *gp.CategoryError. A kernel without such a column standardises every column.
 func TestTrainCustomTaskColumn(t *testing.T) {
-	d := taskData(90)
+	d := taskData(90, 3)
 	fam := categoricalFamily()
 	if fam == "" { // no categorical kernel registered: every column is standardised
 		run, err := zoo.TrainCustom(d, zoo.CustomConfig{Family: "gpr", Iters: 5, Seed: 1})
@@ -77,11 +77,39 @@ func TestTrainCustomTaskColumn(t *testing.T) {
 		t.Errorf("%d tasks counted, want 3", tasks)
 	}
 	for _, row := range []int{0, 7, 33, 89} { // whether the row is drawn for training or for the test
-		bad := taskData(90)
+		bad := taskData(90, 3)
 		bad.X.Set(row, 1, 0.5)
 		var ce *gp.CategoryError
 		if _, err := zoo.TrainCustom(bad, c); !errors.Is(err, zoo.ErrBadCustom) || !errors.As(err, &ce) || ce.Column != 1 || ce.Row != row {
 			t.Errorf("task 0.5 in row %d: %v (want ErrBadCustom with a *gp.CategoryError in row %d, column 1)", row, err, row)
+		}
+	}
+}
+
+// TestTrainCustomTaskInducing: the inducing inputs of sgpr and svgp hold task indices in the task column (a
+// single k-means centre of two tasks' rows averages their indices to 0.5, which the kernel would refuse).
+func TestTrainCustomTaskInducing(t *testing.T) {
+	fam := categoricalFamily()
+	if fam == "" {
+		t.Log("no categorical kernel registered: nothing to snap")
+		return
+	}
+	for _, family := range []string{"sgpr", "svgp"} {
+		run, err := zoo.TrainCustom(taskData(60, 2), zoo.CustomConfig{Family: family, Kernel: "se[0]*" + fam + "[1]", Inducing: 1, Iters: 3, Seed: 2})
+		if err != nil {
+			t.Fatalf("%s: %v", family, err)
+		}
+		found := false
+		for _, p := range run.File.Model.Params() {
+			if strings.HasSuffix(p.Name(), ".Z") {
+				found = true
+				if v := p.Value()[1]; v != 0 && v != 1 {
+					t.Errorf("%s: inducing task %v", family, v)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no inducing inputs among %v", family, run.File.Model.Params())
 		}
 	}
 }

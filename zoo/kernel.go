@@ -3,6 +3,8 @@ package zoo
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/gpzoo/gpzoo/datasets"
@@ -88,6 +90,28 @@ func keepCategorical(c CustomConfig, raw, all *mat.Dense, std *datasets.Standard
 	}
 	for _, cat := range cats {
 		std.XMean[cat.Column], std.XStd[cat.Column] = 0, 1
+	}
+	return nil
+}
+
+// snapInducing rounds the categorical columns (cats) of the inducing inputs among ps (Params named as
+// inducingSuffixes, of shape [M, dim]) to the nearest category index: a k-means centre of rows from several tasks
+// averages their indices, which a coregion kernel refuses. The kernel's gradient there is zero, so they stay
+// indices while the other columns train.
+func snapInducing(ps []*graph.Param, cats []gp.CategoricalInput, dim int) error {
+	for _, p := range ps {
+		if s := p.Shape(); len(cats) == 0 || len(s) != 2 || s[1] != dim || !slices.ContainsFunc(inducingSuffixes, func(x string) bool { return strings.HasSuffix(p.Name(), x) }) {
+			continue
+		}
+		v := p.Value()
+		for i := 0; i < len(v); i += dim {
+			for _, c := range cats {
+				v[i+c.Column] = math.Min(math.Max(math.Round(v[i+c.Column]), 0), float64(c.Levels-1))
+			}
+		}
+		if err := p.Set(v); err != nil {
+			return err
+		}
 	}
 	return nil
 }
