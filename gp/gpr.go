@@ -236,6 +236,9 @@ func (m *GPR) InputDim() int {
 	return m.Kernel.InputDim()
 }
 
+// PredictiveDim returns P, OutputDim's (gp.Predictor: a Gaussian likelihood, one column of y per latent function).
+func (m *GPR) PredictiveDim() int { return m.OutputDim() }
+
 // OutputDim returns P, the width of the training targets (the mean function's width without training data; 0
 // without either).
 func (m *GPR) OutputDim() int {

@@ -25,11 +25,16 @@ type Predictor interface {
 	Predict(x *mat.Dense, o PredictOptions) (*Prediction, error)
 	// InputDim returns D, the width of the inputs (0 for an incomplete model, which then refuses every input).
 	InputDim() int
-	// OutputDim returns L, the width of the Prediction's FMean, FVar, YMean and YVar: the number of latent
-	// functions, which is the targets' width P for every likelihood but the multiclass ones (whose L is the
-	// number of classes K, and whose YMean holds the K class probabilities). 0 when the model cannot tell yet
-	// (an exact GP or SGPR without training data and without a mean function).
+	// OutputDim returns L, the width of the Prediction's FMean and FVar: the number of latent functions, which is
+	// the targets' width P for most likelihoods, the number of classes K for the multiclass ones and 2P for the
+	// heteroscedastic Gaussian (a mean and a log noise variance per target). 0 when the model cannot tell yet (an
+	// exact GP or SGPR without training data and without a mean function).
 	OutputDim() int
+	// PredictiveDim returns Y, the width of the Prediction's YMean and YVar: what the model's likelihood makes of
+	// L latent columns (gp.PredictiveDim(likelihood, L)): the targets' width P (L for the Gaussian and the other
+	// one-latent-per-target likelihoods, L/2 for the heteroscedastic Gaussian), or the K class probabilities of a
+	// multiclass likelihood (Y = L = K). 0 when the model cannot tell.
+	PredictiveDim() int
 }
 
 // DefaultPredictChunk is the number of test rows the exact GP predicts per graph run when
@@ -115,9 +120,11 @@ type Prediction struct {
 	// predictive (a deep GP's propagated samples, the VBKS average) they are the mixture's mean and variance,
 	// i.e. the moment-matched Gaussian's; the components are in Components.
 	FMean, FVar *mat.Dense
-	// YMean and YVar are the likelihood's predictive mean and variance [N,L] given f's marginals
-	// (Likelihood.PredictMeanVar): for regression the mean and variance of y, observation noise included; for a
-	// classifier the class probabilities and the variances p(1 − p) of the class indicators. For a mixture they
+	// YMean and YVar are the likelihood's predictive mean and variance [N,Y] given f's marginals
+	// (Likelihood.PredictMeanVar; Y = Predictor.PredictiveDim, which the likelihood decides: L, or the P target
+	// columns of a likelihood with several latents per target): for regression the mean and variance of y,
+	// observation noise included; for a classifier the class probabilities and the variances p(1 − p) of the
+	// class indicators. For a mixture they
 	// are the mixture's moments of the components' YMean and YVar (law of total variance).
 	YMean, YVar *mat.Dense
 	// Probs are the class probabilities of a classifier's likelihood (ClassLikelihood), nil for regression. A
@@ -199,7 +206,7 @@ func LikelihoodWithRand(lik Likelihood, rng *rand.Rand) (Likelihood, error) {
 	return lik, nil
 }
 
-// LikelihoodPredictive returns lik's predictive mean and variance of y [N,L] (PredictMeanVar) at the latent
+// LikelihoodPredictive returns lik's predictive mean and variance of y [N,Y] (PredictMeanVar; Y = PredictiveDim) at the latent
 // marginals fMean, fVar [N,L], and the class probabilities of a ClassLikelihood (nil otherwise).
 func LikelihoodPredictive(lik Likelihood, fMean, fVar *mat.Dense) (mean, variance, probs *mat.Dense, err error) {
 	n, _ := fMean.Dims()

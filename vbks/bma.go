@@ -87,6 +87,14 @@ func (r *Result) OutputDim() int {
 	return r.Candidates[0].Model.OutputDim()
 }
 
+// PredictiveDim returns the candidates' width of YMean and YVar (0 before a Run).
+func (r *Result) PredictiveDim() int {
+	if r == nil || len(r.Candidates) == 0 || r.Candidates[0].Model == nil {
+		return 0
+	}
+	return r.Candidates[0].Model.PredictiveDim()
+}
+
 // Mixture returns the predictive distribution of the mixture of Gaussian components cs (weights summing to 1,
 // every component's matrices of the same shape) as a gp.Prediction holding them: eq. 15 entry by entry, the
 // mean μ = Σ_i w_i μ_i and the variance σ² = Σ_i w_i(σ_i² + μ_i²) − μ² (computed as Σ_i w_i(σ_i² + (μ_i − μ)²),

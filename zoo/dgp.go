@@ -10,7 +10,6 @@ import (
 	"github.com/gpzoo/gpzoo/gp/dgp"
 	"github.com/gpzoo/gpzoo/gp/grammar"
 	"github.com/gpzoo/gpzoo/gp/layers"
-	"github.com/gpzoo/gpzoo/gp/likelihoods"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -186,14 +185,28 @@ func scoreDGP(res *Result, model *dgp.DGP, s int, te *datasets.Dataset, std *dat
 		return nil, err
 	}
 	mix, mm := stat.Mean(lds.Mixture, nil), stat.Mean(lds.MomentMatched, nil)
-	if _, ok := model.Likelihood.(*likelihoods.Gaussian); ok {
-		off := std.LogDensityOffset(0)
-		mix, mm = mix+off, mm+off
-		rmse, _ := gaussianScores(p, te, std) // the mixture's mean
-		res.TestRMSE = &rmse
-	} else {
+	// What the targets are is the likelihood's registered family's to say: class labels are scored by accuracy;
+	// real targets (Gaussian, Student-t, heteroscedastic, ...) and counts by the RMSE of the mixture's mean, and
+	// the log density of standardised targets is shifted back to their original units.
+	fam, known := gp.LikelihoodFamilyOf(model.Likelihood)
+	_, classes := model.Likelihood.(gp.ClassLikelihood)
+	if known {
+		classes = fam.Classes
+	}
+	if classes {
 		acc, _ := classMetrics(res, p.YMean, lds.Mixture, te.Y)
 		res.TestAccuracy = &acc
+	} else {
+		if std != nil && !fam.RawTargets {
+			_, cols := te.Y.Dims()
+			off := 0.0
+			for j := range cols {
+				off += std.LogDensityOffset(j)
+			}
+			mix, mm = mix+off, mm+off
+		}
+		rmse, _ := gaussianScores(p, te, std) // the mixture's mean
+		res.TestRMSE = &rmse
 	}
 	res.TestLL, res.TestLLKind = mix, fmt.Sprintf("mixture of %d samples", len(p.Components))
 	res.TestLLMomentMatched = &mm

@@ -120,6 +120,14 @@ func (m *Model) OutputDim() int {
 	return m.SVGP.OutputDim()
 }
 
+// PredictiveDim returns the SVGP's (1: ADVGP's Gaussian likelihood over one output).
+func (m *Model) PredictiveDim() int {
+	if m == nil {
+		return 0
+	}
+	return m.SVGP.PredictiveDim()
+}
+
 // M returns the number of inducing points (the dimension of w).
 func (m *Model) M() int { return m.Layer.NumInducing() }
 

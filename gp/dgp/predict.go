@@ -129,6 +129,19 @@ func (d *DGP) InputDim() int {
 	return d.Layers[0].InputDim()
 }
 
+// PredictiveDim returns Y, the width of the predictive YMean and YVar: gp.PredictiveDim of the likelihood and
+// OutputDim (0 without layers or a likelihood, or when the likelihood does not take OutputDim latents).
+func (d *DGP) PredictiveDim() int {
+	if d == nil || d.Likelihood == nil || d.OutputDim() == 0 {
+		return 0
+	}
+	y, err := gp.PredictiveDim(d.Likelihood, d.OutputDim())
+	if err != nil {
+		return 0
+	}
+	return y
+}
+
 // OutputDim returns the last layer's output width L (the likelihood's latent functions; 0 without layers).
 func (d *DGP) OutputDim() int {
 	if d == nil || len(d.Layers) == 0 || d.Layers[len(d.Layers)-1] == nil {

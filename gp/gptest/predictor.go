@@ -14,8 +14,11 @@ import (
 // CheckPredictor runs the gp.Predictor conformance suite on p at the rows of x [N,InputDim] with the options o
 // (o.Rand must be nil: the suite relies on the default generator) and returns the prediction:
 //
-//   - shapes: FMean, FVar, YMean and YVar [N,OutputDim]; non-negative variances; every value finite; Probs, when
-//     set, rows of probabilities summing to 1; Components' weights summing to 1, each of the same shapes;
+//   - shapes: FMean and FVar [N,OutputDim], YMean and YVar [N,PredictiveDim] (the likelihood's width of y, in
+//     1..OutputDim: OutputDim but for a likelihood with several latents per target, such as the heteroscedastic
+//     Gaussian's L = 2P); non-negative variances; every value finite; Probs, when set, rows of probabilities
+//     summing to 1 ([N,K] for K classes, pairs [N,2P] for Bernoulli's P label columns); Components' weights
+//     summing to 1, each of the same shapes;
 //   - determinism: a second call with the same options gives the same bits;
 //   - o.Full (unless the family returns gp.ErrUnsupported): one symmetric [N,N] covariance per output whose
 //     diagonal is FVar (1e-8, relative to the variance scale); o.OutputCov: one symmetric [L,L] covariance
@@ -40,16 +43,19 @@ func CheckPredictor(t *testing.T, p gp.Predictor, x *mat.Dense, o gp.PredictOpti
 	if err != nil {
 		t.Fatalf("Predict: %v", err)
 	}
-	l := p.OutputDim()
+	l, yd := p.OutputDim(), p.PredictiveDim()
+	if yd < 1 || yd > l {
+		t.Fatalf("PredictiveDim %d for OutputDim %d latent functions, want 1..%d", yd, l, l)
+	}
 	checkPair(t, "f", pr.FMean, pr.FVar, n, l)
-	checkPair(t, "y", pr.YMean, pr.YVar, n, l)
+	checkPair(t, "y", pr.YMean, pr.YVar, n, yd)
 	if pr.Probs != nil {
 		r, c := pr.Probs.Dims()
 		group := c // a K-class likelihood: [N,K] rows of K probabilities
-		if c == 2*l {
+		if c == 2*yd {
 			group = 2 // a Bernoulli likelihood: [N,2P], pairs p(y_j = 0), p(y_j = 1)
-		} else if c != l {
-			t.Errorf("Probs has %d columns for %d latent functions", c, l)
+		} else if c != yd {
+			t.Errorf("Probs has %d columns for %d predictive columns", c, yd)
 		}
 		if r != n {
 			t.Errorf("Probs has %d rows, want %d", r, n)
@@ -75,7 +81,7 @@ func CheckPredictor(t *testing.T, p gp.Predictor, x *mat.Dense, o gp.PredictOpti
 		for k, c := range pr.Components {
 			w += c.Weight
 			checkPair(t, "component f", c.FMean, c.FVar, n, l)
-			checkPair(t, "component y", c.YMean, c.YVar, n, l)
+			checkPair(t, "component y", c.YMean, c.YVar, n, yd)
 			if t.Failed() {
 				t.Fatalf("component %d malformed", k)
 			}

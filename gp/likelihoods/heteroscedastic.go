@@ -74,6 +74,18 @@ func (*Heteroscedastic) LatentDim(p int) (int, error) {
 	return 2 * p, nil
 }
 
+// PredictiveDim returns l/2, the P target columns of 2P latent columns (gp.PredictiveDimer: columns 0 … P−1,
+// the means, are in the targets' units; P … 2P−1 are log noise variances). A *ops.ShapeError for an odd or
+// non-positive l.
+func (*Heteroscedastic) PredictiveDim(l int) (int, error) {
+	if l < 2 || l%2 != 0 {
+		return 0, &ops.ShapeError{Op: "Heteroscedastic.PredictiveDim", Want: "2P latent columns (a mean and a log noise variance per target), P ≥ 1", Got: fmt.Sprint(l)}
+	}
+	return l / 2, nil
+}
+
+var _ gp.PredictiveDimer = (*Heteroscedastic)(nil)
+
 // VariationalExpectations returns [N]: Σ_j −½ log 2π − ½ μg_j − ½ ((y_j − μf_j)² + vf_j)·exp(−μg_j + vg_j/2), the
 // exact E_q[log N(y | f, e^g)] for fMean, fVar [N,2P] (means then log noise variances) and y [N,P]. Shape errors
 // are recorded in the graph.

@@ -7,9 +7,12 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/gptest"
 	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/gp/likelihoods"
+	"github.com/gpzoo/gpzoo/gp/modelfile"
 	"github.com/gpzoo/gpzoo/gp/models"
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/internal/gradcheck"
@@ -369,5 +372,129 @@ func TestHeteroscedasticBeatsGaussian(t *testing.T) {
 	}
 	if !(het.sd3 > 3*het.sd0) {
 		t.Errorf("heteroscedastic predictive sd %.3f at x = 0 and %.3f at x = 3: the noise does not follow |x|", het.sd0, het.sd3)
+	}
+}
+
+// heteroSVGP returns an SVGP with the heteroscedastic likelihood (an SE kernel over 2 latent columns, 8 inducing
+// inputs) trained briefly on seeded data whose noise grows with |x|, and test inputs.
+func heteroSVGP(t *testing.T) (*models.SVGP, *mat.Dense) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(32, 5))
+	x, y := heteroNoiseData(rng, 120)
+	xTest, _ := heteroNoiseData(rng, 7)
+	z, err := gp.KMeans(x, 8, 10, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kern, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer, err := layers.NewSVGP(layers.SVGPConfig{Kernel: kern, Z: z, OutputDim: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := models.NewSVGP(models.SVGPConfig{Layer: layer, Likelihood: newHetero(t, 0), NumData: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := train.Train(model, x, y, rand.New(rand.NewPCG(7, 8)), train.Config{Iters: 150, BatchSize: 60, Optimizer: &train.Adam{LR: 0.03}}); err != nil {
+		t.Fatal(err)
+	}
+	return model, xTest
+}
+
+// TestHeteroscedasticPredictor: an SVGP with the heteroscedastic likelihood passes gp.Predictor's conformance
+// suite: f is [N,2P] (means, log noise variances), y [N,P] (PredictiveDim: the likelihood's gp.PredictiveDimer),
+// full covariances, covariances between the latents and draws included; the family is found by the registry.
+func TestHeteroscedasticPredictor(t *testing.T) {
+	t.Parallel()
+	h := newHetero(t, 0)
+	for l, want := range map[int]int{2: 1, 4: 2, 6: 3} {
+		if got, err := gp.PredictiveDim(h, l); err != nil || got != want {
+			t.Errorf("PredictiveDim(%d) = %d, %v; want %d", l, got, err, want)
+		}
+	}
+	for _, l := range []int{0, 1, 3, -2} {
+		var se *ops.ShapeError
+		if _, err := gp.PredictiveDim(h, l); !errors.As(err, &se) {
+			t.Errorf("PredictiveDim(%d): %v, want a *ops.ShapeError", l, err)
+		}
+	}
+	if fam, ok := gp.LikelihoodFamilyOf(h); !ok || fam.Name != "heteroscedastic" || fam.Classes || fam.RawTargets {
+		t.Errorf("LikelihoodFamilyOf: %+v, %v", fam, ok)
+	}
+	model, xTest := heteroSVGP(t)
+	if model.OutputDim() != 2 || model.PredictiveDim() != 1 {
+		t.Fatalf("OutputDim %d, PredictiveDim %d; want 2 and 1", model.OutputDim(), model.PredictiveDim())
+	}
+	pr := gptest.CheckPredictor(t, model, xTest, gp.PredictOptions{Full: true, OutputCov: true, Draws: 2})
+	for i := range 7 { // y's marginals are the likelihood's: mean μf, variance vf + exp(μg + vg/2)
+		mf, vf, mg, vg := pr.FMean.At(i, 0), pr.FVar.At(i, 0), pr.FMean.At(i, 1), pr.FVar.At(i, 1)
+		if pr.YMean.At(i, 0) != mf || math.Abs(pr.YVar.At(i, 0)-(vf+math.Exp(mg+vg/2))) > 1e-12*pr.YVar.At(i, 0) {
+			t.Errorf("row %d: y %v, %v from f %v, %v, g %v, %v", i, pr.YMean.At(i, 0), pr.YVar.At(i, 0), mf, vf, mg, vg)
+		}
+	}
+}
+
+// TestHeteroscedasticModelFile: a model file of a heteroscedastic SVGP trained on standardised targets predicts
+// y in original units ([N,P]), and with Latent its 2P latent columns: the means in the targets' units (v·s + m,
+// variances v·s²), the log noise variances as the model has them; full and per-row covariances likewise (only
+// the mean's entries scaled); a standardizer of the wrong target width is a *ops.ShapeError, and a file without
+// one names its P outputs.
+func TestHeteroscedasticModelFile(t *testing.T) {
+	t.Parallel()
+	model, xTest := heteroSVGP(t)
+	const ym, ys = 10.0, 50.0
+	f := &modelfile.File{Model: model, Standardizer: &datasets.Standardizer{XMean: []float64{0}, XStd: []float64{1}, YMean: []float64{ym}, YStd: []float64{ys}}}
+	raw, err := model.Predict(xTest, gp.PredictOptions{Full: true, OutputCov: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(what string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-10*math.Max(1, math.Abs(want)) {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+	y, err := f.Predict(xTest, modelfile.PredictOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, c := y.Mean.Dims(); c != 1 {
+		t.Fatalf("y has %d columns, want 1", c)
+	}
+	lat, err := f.Predict(xTest, modelfile.PredictOptions{Latent: true, FullCov: true, OutputCov: true})
+	if err != nil {
+		t.Fatalf("Latent: %v", err)
+	}
+	if _, c := lat.Mean.Dims(); c != 2 || len(lat.Cov) != 2 || len(lat.OutputCov) != 7 {
+		t.Fatalf("Latent: %d columns, %d covariances, %d output covariances; want 2, 2, 7", c, len(lat.Cov), len(lat.OutputCov))
+	}
+	for i := range 7 {
+		near("y mean", y.Mean.At(i, 0), raw.YMean.At(i, 0)*ys+ym)
+		near("y variance", y.Var.At(i, 0), raw.YVar.At(i, 0)*ys*ys)
+		near("latent mean", lat.Mean.At(i, 0), raw.FMean.At(i, 0)*ys+ym)
+		near("latent variance", lat.Var.At(i, 0), raw.FVar.At(i, 0)*ys*ys)
+		near("latent sd", lat.Std.At(i, 0), math.Sqrt(raw.FVar.At(i, 0))*ys)
+		near("log noise mean", lat.Mean.At(i, 1), raw.FMean.At(i, 1))
+		near("log noise variance", lat.Var.At(i, 1), raw.FVar.At(i, 1))
+		near("log noise sd", lat.Std.At(i, 1), math.Sqrt(raw.FVar.At(i, 1)))
+		oc, roc := lat.OutputCov[i], raw.OutputCov[i]
+		near("output covariance (0,0)", oc.At(0, 0), roc.At(0, 0)*ys*ys)
+		near("output covariance (0,1)", oc.At(0, 1), roc.At(0, 1)*ys)
+		near("output covariance (1,1)", oc.At(1, 1), roc.At(1, 1))
+		for j := range 7 {
+			near("mean's covariance", lat.Cov[0].At(i, j), raw.FCov[0].At(i, j)*ys*ys)
+			near("log noise's covariance", lat.Cov[1].At(i, j), raw.FCov[1].At(i, j))
+		}
+	}
+	bad := &modelfile.File{Model: model, Standardizer: &datasets.Standardizer{XMean: []float64{0}, XStd: []float64{1}, YMean: []float64{0, 0}, YStd: []float64{1, 1}}}
+	var se *ops.ShapeError
+	if _, err := bad.Predict(xTest, modelfile.PredictOptions{Latent: true}); !errors.As(err, &se) {
+		t.Errorf("a standardizer of 2 targets for 1: %v, want a *ops.ShapeError", err)
+	}
+	if names := (&modelfile.File{Model: model}).OutputNames(); !slices.Equal(names, []string{"y0"}) {
+		t.Errorf("OutputNames without a standardizer: %v, want [y0]", names)
 	}
 }

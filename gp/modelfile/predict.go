@@ -58,8 +58,13 @@ const (
 
 // PredictOptions configures File.Predict. The zero value asks for the predictive marginals of y.
 type PredictOptions struct {
-	// Latent asks for the latent functions f instead of y: Mean and Var are f's marginals (in the target's units
-	// for a regression model; a classifier's or a count model's f in its own), and no Probs.
+	// Latent asks for the latent functions f instead of y: Mean and Var are f's marginals [N,L], and no Probs. A
+	// regression model's latent columns that locate its targets are in the targets' units: all of them for one
+	// latent per target, the first P (the means) of a likelihood with several latents per target
+	// (gp.PredictiveDimer: the heteroscedastic Gaussian's columns 0 … P−1); its other latents stay in the units
+	// the model was trained in (the heteroscedastic's columns P … 2P−1 are log noise variances of the
+	// standardised targets: add 2·log YStd_p for the log variance in original units). A classifier's or a count
+	// model's f is in its own units.
 	Latent bool
 	// FullCov asks for Prediction.Cov, the N×N covariance of each latent function across the rows, in the
 	// target's units (Gaussian predictives: exact GP, SGPR, SVGP; an error wrapping gp.ErrUnsupported for a deep
@@ -139,6 +144,7 @@ type profile struct {
 	mixture    bool // a mixture predictive (a deep GP): its draws are per row, not joint
 	classifier bool // the prediction has class probabilities
 	latent     int  // L, the width of f
+	targets    int  // Y, the width of y's marginals (YMean): the latent columns 0 … Y−1 have y's units
 }
 
 // predictState is a File's prediction machinery, made at its first prediction: the compiled programs kept
@@ -187,8 +193,8 @@ func (f *File) Close() {
 // together, from a generator keyed by o.Seed.
 //
 // Errors: a *ops.ShapeError when x's width is not the model's input dimension, o.Keys is not one per row, or
-// the standardizer's target width is not the model's output width; a *ops.NonFiniteError naming the row and
-// column of the first NaN or ±Inf input; ErrNoTrainingData; an error wrapping gp.ErrUnsupported for an option
+// the standardizer's target width is not the width of the model's y (PredictiveDim); a *ops.NonFiniteError
+// naming the row and column of the first NaN or ±Inf input; ErrNoTrainingData; an error wrapping gp.ErrUnsupported for an option
 // the family cannot honour; an error wrapping gp.ErrConfig for negative counts; the model's own errors.
 func (f *File) Predict(x *mat.Dense, o PredictOptions) (*Prediction, error) {
 	m, err := f.predictor()
@@ -347,7 +353,8 @@ func (f *File) InputNames() []string {
 func GeneratedInputNames(d int) []string { return numbered("x", d) }
 
 // OutputNames returns the names of the model's target columns: Meta "target" (one column) or "targets" (a
-// JSON list), else y0 … y{P−1} (P = the standardizer's target width, else the model's output width).
+// JSON list), else y0 … y{P−1} (P = the standardizer's target width, else the width of the model's y:
+// PredictiveDim).
 func (f *File) OutputNames() []string {
 	if f == nil {
 		return nil
@@ -363,7 +370,7 @@ func (f *File) OutputNames() []string {
 	if f.Standardizer != nil {
 		p = len(f.Standardizer.YMean)
 	} else if m, ok := f.model().(gp.Predictor); ok {
-		p = m.OutputDim()
+		p = m.PredictiveDim()
 	}
 	return numbered("y", p)
 }
@@ -438,7 +445,8 @@ func (s *predictState) profile(f *File, m gp.Predictor) (profile, error) {
 			return
 		}
 		_, l := p.FMean.Dims()
-		s.prof = profile{stochastic: src.n > 0, mixture: p.Components != nil, classifier: p.Probs != nil, latent: l}
+		_, y := p.YMean.Dims()
+		s.prof = profile{stochastic: src.n > 0, mixture: p.Components != nil, classifier: p.Probs != nil, latent: l, targets: y}
 		if !s.prof.stochastic {
 			return
 		}
@@ -615,22 +623,24 @@ func parallel(n int, f func(i int) error) error {
 }
 
 // toOriginal maps out's standardised values to original units in place (means, variances, covariances, draws)
-// and fills Std. A classifier's latent values have no units: only Std is added.
+// and fills Std. A classifier's latent values have no units: only Std is added. Of latent values (Latent, Cov,
+// OutputCov, Draws), only the columns 0 … Y−1 that locate the targets are mapped (prof.targets; PredictOptions.
+// Latent): a likelihood's further latents (the heteroscedastic's log noise variances) keep the model's units.
 func (f *File) toOriginal(out *Prediction, prof profile) error {
 	s := f.Standardizer
 	if prof.classifier {
 		s = nil
 	}
+	if s != nil && (len(s.YMean) != prof.targets || len(s.YStd) != prof.targets) {
+		return &ops.ShapeError{Op: "modelfile.Predict", Want: fmt.Sprintf("a standardizer of %d target columns (the model's outputs)", prof.targets), Got: fmt.Sprintf("%d means, %d deviations", len(s.YMean), len(s.YStd))}
+	}
 	if out.Mean != nil {
 		n, p := out.Mean.Dims()
-		if s != nil && (len(s.YMean) != p || len(s.YStd) != p) {
-			return &ops.ShapeError{Op: "modelfile.Predict", Want: fmt.Sprintf("a standardizer of %d target columns (the model's outputs)", p), Got: fmt.Sprintf("%d means, %d deviations", len(s.YMean), len(s.YStd))}
-		}
 		out.Std = mat.NewDense(n, p, nil)
 		for i := 0; i < n; i++ {
 			m, v, d := out.Mean.RawRowView(i), out.Var.RawRowView(i), out.Std.RawRowView(i)
 			for j := range m {
-				if s == nil {
+				if s == nil || j >= prof.targets {
 					d[j] = math.Sqrt(v[j])
 					continue
 				}
@@ -648,14 +658,17 @@ func (f *File) toOriginal(out *Prediction, prof profile) error {
 			c.ScaleSym(s.YStd[j]*s.YStd[j], c)
 		}
 	}
+	scale := func(a int) float64 { // a latent column's factor: YStd for the targets' columns, 1 for other latents
+		if a < len(s.YStd) {
+			return s.YStd[a]
+		}
+		return 1
+	}
 	for _, c := range out.OutputCov {
 		l := c.SymmetricDim()
-		if l > len(s.YStd) {
-			return &ops.ShapeError{Op: "modelfile.Predict", Want: fmt.Sprintf("a standardizer of %d target columns (the model's outputs)", l), Got: fmt.Sprintf("%d deviations", len(s.YStd))}
-		}
 		for a := 0; a < l; a++ {
 			for b := a; b < l; b++ {
-				c.SetSym(a, b, c.At(a, b)*s.YStd[a]*s.YStd[b]) // the diagonal as InverseVar: v·s·s
+				c.SetSym(a, b, c.At(a, b)*scale(a)*scale(b)) // the diagonal as InverseVar: v·s·s
 			}
 		}
 	}

@@ -264,6 +264,9 @@ func (s *SGPR) InputDim() int {
 	return s.Kernel.InputDim()
 }
 
+// PredictiveDim returns P, OutputDim's (gp.Predictor: a Gaussian likelihood, one column of y per latent function).
+func (s *SGPR) PredictiveDim() int { return s.OutputDim() }
+
 // OutputDim returns P, the width of the training targets (the mean function's width without training data; 0
 // without either).
 func (s *SGPR) OutputDim() int {

@@ -86,6 +86,19 @@ func (m *SVGP) OutputDim() int {
 	return m.Layer.OutputDim()
 }
 
+// PredictiveDim returns Y, the width of the predictive YMean and YVar: gp.PredictiveDim of the likelihood and
+// OutputDim (0 without a layer or a likelihood, or when the likelihood does not take OutputDim latents).
+func (m *SVGP) PredictiveDim() int {
+	if m == nil || m.Likelihood == nil || m.OutputDim() == 0 {
+		return 0
+	}
+	y, err := gp.PredictiveDim(m.Likelihood, m.OutputDim())
+	if err != nil {
+		return 0
+	}
+	return y
+}
+
 // LogDensity returns log p(y_n | x_n) for each test row, in the units of y. A Monte-Carlo likelihood draws from
 // o.Rand when it is set, from its own generator otherwise.
 func (m *SVGP) LogDensity(x, y *mat.Dense, o gp.PredictOptions) ([]float64, error) {
