@@ -217,21 +217,24 @@ const smInitMaxFreqs = 4000
 
 // InitSpectralMixture returns initial hyperparameters of a Q-component spectral mixture for inputs x [N,D] and
 // targets y [N,P] (column 0), from the empirical spectral density of the standardised targets, the
-// initialisation Wilson & Adams (2013) suggest for the SM kernel. For each input dimension d:
+// initialisation Wilson & Adams (2013) suggest for the SM kernel:
 //
-//  1. the Lomb–Scargle periodogram (Lomb 1976; Scargle 1982, eq. 10: unevenly spaced inputs) of y against x_d on
-//     the grid f = j·Δf, Δf = 1/(4T) (T the range of x_d: 4× oversampled), up to the Nyquist frequency
-//     1/(2·median spacing of the sorted distinct x_d) (at most smInitMaxFreqs frequencies; beyond, the top
-//     frequency is lowered);
-//  2. its local maxima, largest first; component q takes the q-th largest (fewer peaks than Q: the remaining
-//     components repeat them at 2, 3, … times their width, so every component has a distinct start);
-//  3. μ_qd = the peak's frequency, its spectral standard deviation s = the peak's half width at half maximum
-//     / √(2 ln 2) (at least Δf), ℓ_qd = 1/(2π s).
+//  1. the linear trend: least squares of y on [1, x]; when it explains at least smTrendR2 of var(y) (and Q ≥ 2),
+//     component 0 is the trend: frequency 0 and length-scale the record's length in every dimension, weight
+//     R²·var(y); the periodograms read the residuals;
+//  2. for each input dimension d, the Lomb–Scargle periodogram (Lomb 1976; Scargle 1982, eq. 10: unevenly spaced
+//     inputs) of the residuals against x_d on the grid f = j·Δf, Δf = 1/(4T) (T the range of x_d: 4×
+//     oversampled), up to the Nyquist frequency 1/(2·median spacing of the sorted distinct x_d) (at most
+//     smInitMaxFreqs frequencies; beyond, the top frequency is lowered);
+//  3. its local maxima, largest first, without the side lobes of stronger ones (within 3/T); the remaining
+//     components take them in order (fewer peaks than components: they repeat at 2, 3, … times their width);
+//  4. μ_qd = the peak's frequency, its spectral standard deviation s = the peak's half width at half maximum
+//     / √(2 ln 2) (at least Δf), ℓ_qd = 1/(2π s); the peaks' weights share the rest of var(y) in proportion to
+//     their powers (averaged over the dimensions).
 //
-// Weights are w_q = var(y)·P_q/Σ_r P_r with P_q the peaks' powers averaged over the dimensions (equal weights
-// var(y)/Q when all powers vanish). For D > 1 the per-dimension spectra are marginal ones (as GPyTorch's
-// empirical-spectrum initialisation reads each dimension apart): component q pairs the q-th peaks of the
-// dimensions. At most smInitMaxRows rows are read, a random subset drawn from rng beyond (rng is not used
+// For D > 1 the per-dimension spectra are marginal ones (as GPyTorch's empirical-spectrum initialisation reads
+// each dimension apart): component q pairs the q-th peaks of the dimensions. Every weight is at least
+// 10⁻³·var(y)/Q. At most smInitMaxRows rows are read, a random subset drawn from rng beyond (rng is not used
 // otherwise; nil: the first rows). Errors: shapes, non-finite values, q outside 1..maxComponents, fewer than
 // 2 rows.
 func InitSpectralMixture(x, y *mat.Dense, q int, rng *rand.Rand) (SpectralMixtureInit, error) {
@@ -285,6 +288,12 @@ func InitSpectralMixture(x, y *mat.Dense, q int, rng *rand.Rand) (SpectralMixtur
 			ys[i] = 0
 		}
 	}
+	// The linear trend and the residuals the periodograms read.
+	r2, res := smDetrend(x, rows, ys)
+	first := 0 // the first component set from a peak
+	if q >= 2 && r2 >= smTrendR2 {
+		first = 1
+	}
 	out := SpectralMixtureInit{Weights: make([]float64, q), Frequencies: make([]float64, q*d), Lengthscales: make([]float64, q*d)}
 	power := make([]float64, q)
 	xs := make([]float64, len(rows))
@@ -292,10 +301,18 @@ func InitSpectralMixture(x, y *mat.Dense, q int, rng *rand.Rand) (SpectralMixtur
 		for i, r := range rows {
 			xs[i] = x.At(r, k)
 		}
-		peaks := smPeaks(xs, ys)
-		for c := 0; c < q; c++ {
-			p := peaks[c%len(peaks)]
-			widen := float64(1 + c/len(peaks))
+		if first == 1 { // component 0: the trend, frequency 0 and the record's length
+			lo, hi := slices.Min(xs), slices.Max(xs)
+			out.Lengthscales[k] = hi - lo
+			if !(hi > lo) {
+				out.Lengthscales[k] = DefaultLengthscale
+			}
+		}
+		peaks := smPeaks(xs, res)
+		for c := first; c < q; c++ {
+			i := c - first
+			p := peaks[i%len(peaks)]
+			widen := float64(1 + i/len(peaks))
 			out.Frequencies[c*d+k] = p.freq
 			out.Lengthscales[c*d+k] = 1 / (2 * math.Pi * p.sd * widen)
 			power[c] += p.power / widen
@@ -304,19 +321,68 @@ func InitSpectralMixture(x, y *mat.Dense, q int, rng *rand.Rand) (SpectralMixtur
 	if vy == 0 {
 		vy = 1
 	}
+	share := vy // what the peaks share
+	if first == 1 {
+		out.Weights[0] = vy * r2
+		share = vy * (1 - r2)
+	}
 	total := 0.0
-	for _, p := range power {
+	for _, p := range power[first:] {
 		total += p
 	}
-	for c := range out.Weights {
+	for c := first; c < q; c++ {
 		if total > 0 {
-			out.Weights[c] = vy * power[c] / total
+			out.Weights[c] = share * power[c] / total
 		} else {
-			out.Weights[c] = vy / float64(q)
+			out.Weights[c] = share / float64(q-first)
 		}
+	}
+	for c := range out.Weights {
 		out.Weights[c] = math.Max(out.Weights[c], 1e-3*vy/float64(q)) // keep every component trainable
 	}
 	return out, nil
+}
+
+// smTrendR2 is the share of the targets' variance a linear trend must explain for InitSpectralMixture to give
+// it a component of its own.
+const smTrendR2 = 0.1
+
+// smDetrend fits ys ≈ a + Σ_d b_d x_d (least squares over rows) and returns R² and the residuals (R² = 0 and ys
+// itself when the fit is not determined: fewer rows than coefficients, collinear columns, constant targets).
+func smDetrend(x *mat.Dense, rows []int, ys []float64) (float64, []float64) {
+	_, d := x.Dims()
+	n := len(rows)
+	ss := 0.0
+	for _, v := range ys {
+		ss += v * v
+	}
+	if n <= d+1 || ss == 0 {
+		return 0, ys
+	}
+	a := mat.NewDense(n, d+1, nil)
+	for i, r := range rows {
+		a.Set(i, 0, 1)
+		for k := 0; k < d; k++ {
+			a.Set(i, k+1, x.At(r, k))
+		}
+	}
+	var beta mat.VecDense
+	if err := beta.SolveVec(a, mat.NewVecDense(n, slices.Clone(ys))); err != nil {
+		return 0, ys
+	}
+	var fit mat.VecDense
+	fit.MulVec(a, &beta)
+	res := make([]float64, n)
+	rs := 0.0
+	for i, v := range ys {
+		res[i] = v - fit.AtVec(i)
+		rs += res[i] * res[i]
+	}
+	r2 := 1 - rs/ss
+	if !(r2 >= 0 && r2 <= 1) {
+		return 0, ys
+	}
+	return r2, res
 }
 
 // smPeak is a local maximum of a periodogram: its frequency, power and spectral standard deviation.
@@ -377,7 +443,14 @@ func smPeaks(xs, ys []float64) []smPeak {
 		return []smPeak{{freq: df, power: 0, sd: df}}
 	}
 	sort.SliceStable(peaks, func(a, b int) bool { return peaks[a].power > peaks[b].power })
-	return peaks
+	// A stronger peak's side lobes (spectral leakage, at ±1.5/T, ±2.5/T, ...) are not peaks of their own.
+	kept := peaks[:0]
+	for _, p := range peaks {
+		if !slices.ContainsFunc(kept, func(k smPeak) bool { return math.Abs(p.freq-k.freq) <= 12*df }) {
+			kept = append(kept, p)
+		}
+	}
+	return kept
 }
 
 // lombScargle returns the Lomb–Scargle power (Scargle 1982, eq. 10, without the 1/(2σ²) normalisation) of the

@@ -197,6 +197,26 @@ func TestInitSpectralMixture(t *testing.T) {
 	if fmt.Sprint(k.Frequencies.Value()) != fmt.Sprint(in.Frequencies) {
 		t.Errorf("InitFromData frequencies %v, want %v", k.Frequencies.Value(), in.Frequencies)
 	}
+	// A trend (Mauna Loa's shape: a rise, a yearly cycle): component 0 is the trend (frequency 0, the record's
+	// length, most of the variance), the cycle's frequency comes next.
+	xt, yt := mat.NewDense(n, 1, nil), mat.NewDense(n, 1, nil)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := 0; i < n; i++ {
+		xi := 20 * rng.Float64()
+		lo, hi = math.Min(lo, xi), math.Max(hi, xi)
+		xt.Set(i, 0, xi)
+		yt.Set(i, 0, 2*xi+0.05*xi*xi+1.5*math.Sin(2*math.Pi*xi)+0.1*rng.NormFloat64())
+	}
+	tr, err := gp.InitSpectralMixture(xt, yt, 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Frequencies[0] != 0 || tr.Lengthscales[0] != hi-lo || !(tr.Weights[0] > 0.9*(tr.Weights[0]+tr.Weights[1]+tr.Weights[2])) {
+		t.Errorf("trend component %v %v %v, want frequency 0, length-scale %v and most of the weight", tr.Frequencies[0], tr.Lengthscales[0], tr.Weights, hi-lo)
+	}
+	if math.Abs(tr.Frequencies[1]-1) > 0.03 && math.Abs(tr.Frequencies[2]-1) > 0.03 {
+		t.Errorf("frequencies %v: the yearly cycle (1) is missing", tr.Frequencies)
+	}
 	// Errors.
 	if _, err := gp.InitSpectralMixture(x, y, 0, nil); !errors.Is(err, gp.ErrConfig) {
 		t.Errorf("q = 0: %v", err)
