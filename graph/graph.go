@@ -50,8 +50,6 @@ type boundParam struct {
 type monitor struct {
 	name string
 	n    *G.Node
-	read *G.Node
-	v    G.Value
 }
 
 // Options configure a Graph. The zero value gives the defaults.
@@ -203,7 +201,6 @@ func (g *Graph) Monitor(name string, n *Node) {
 		}
 	}
 	m := &monitor{name: name, n: n.n}
-	m.read = G.Read(n.n, &m.v)
 	g.mons = append(g.mons, m)
 }
 

@@ -14,13 +14,9 @@ import (
 // the backward pass) and exposes the loss, the gradient of every trainable Param and the monitored values.
 // A Program is not safe for concurrent use.
 type Program struct {
-	g    *Graph
-	vm   G.VM
-	loss *G.Node
-	// lossV receives the loss during a run. It is allocated apart from the Program: a read target inside the
-	// Program would make a reference cycle through the engine's machine, which carries a finalizer, and Go
-	// never collects a cycle through a finalized object (every compiled Program would leak, graph and buffers).
-	lossV   *G.Value
+	g       *Graph
+	exec    *executor
+	loss    *G.Node
 	lossVal float64
 	outs    []*output
 	trained []*boundParam // params whose gradients are computed, in Graph order
@@ -28,14 +24,12 @@ type Program struct {
 	grads   [][]float64
 	mons    map[string][]float64
 	runs    int
-	reads   G.Nodes // the engine's read statements (values copied out during the run)
-	direct  bool    // the tape runs without the engine's thread lock (see runTape)
+	roots   G.Nodes // the nodes whose values a run reports: loss, outputs, gradients, monitors
 }
 
 type output struct {
 	name  string
 	n     *G.Node
-	v     G.Value
 	shape []int
 	data  []float64
 }
@@ -58,8 +52,7 @@ func (g *Graph) Compile(loss *Node, outputs map[string]*Node) (*Program, error) 
 		return nil, err
 	}
 	p.loss = loss.n
-	p.lossV = new(G.Value)
-	p.reads = append(p.reads, G.Read(loss.n, p.lossV))
+	p.roots = append(p.roots, loss.n)
 	var wrt G.Nodes
 	for _, b := range g.params {
 		if b.p.trainable {
@@ -103,7 +96,7 @@ func (g *Graph) compile(outputs map[string]*Node) (*Program, error) {
 			return nil, g.err
 		}
 		o := &output{name: name, n: n.n, shape: n.Shape()}
-		p.reads = append(p.reads, G.Read(n.n, &o.v))
+		p.roots = append(p.roots, n.n)
 		p.outs = append(p.outs, o)
 	}
 	return p, nil
@@ -156,15 +149,14 @@ func (p *Program) finish() (err error) {
 		}
 	}()
 	// Compile only what the results need: the stray gradient nodes gorgonia creates for operands nobody
-	// differentiates (data inputs such as X in K(Z, X)) are left out of the tape.
-	roots := append(G.Nodes{}, p.reads...)
+	// differentiates (data inputs such as X in K(Z, X)) are left out.
+	roots := append(G.Nodes{}, p.roots...)
 	roots = append(roots, p.gnodes...)
 	for _, m := range p.g.mons {
-		roots = append(roots, m.read)
+		roots = append(roots, m.n)
 	}
-	p.vm = G.NewTapeMachine(p.g.g.ExactSubgraphRoots(roots...))
-	p.direct = directTape(p.vm)
-	return nil
+	p.exec, err = newExecutor(p.g.g, roots)
+	return err
 }
 
 // Set copies data into the input named name (its full size, row-major) for the following runs.
@@ -209,30 +201,29 @@ func (p *Program) Run() (err error) {
 			return err
 		}
 	}
-	p.vm.Reset()
-	if err := runTape(p.vm, p.direct); err != nil {
+	if err := p.exec.run(); err != nil {
 		return fmt.Errorf("graph: run: %w", ops.UnwrapVM(err))
 	}
 	p.runs++
 	if p.loss != nil {
-		v, err := scalarOf(*p.lossV)
+		v, err := scalarOf(p.exec.value(p.loss))
 		if err != nil {
 			return err
 		}
 		p.lossVal = v
 	}
 	for i, gn := range p.gnodes {
-		if err := copyValue(p.grads[i], gn.Value()); err != nil {
+		if err := copyValue(p.grads[i], p.exec.value(gn)); err != nil {
 			return fmt.Errorf("graph: gradient of %q: %w", p.trained[i].p.name, err)
 		}
 	}
 	for _, o := range p.outs {
-		if o.data, err = appendValue(o.data[:0], o.v); err != nil {
+		if o.data, err = appendValue(o.data[:0], p.exec.value(o.n)); err != nil {
 			return fmt.Errorf("graph: output %q: %w", o.name, err)
 		}
 	}
 	for _, m := range p.g.mons {
-		d, err := appendValue(p.mons[m.name][:0], m.v)
+		d, err := appendValue(p.mons[m.name][:0], p.exec.value(m.n))
 		if err != nil {
 			return fmt.Errorf("graph: monitor %q: %w", m.name, err)
 		}
@@ -356,10 +347,6 @@ func (p *Program) CholeskyStats() ops.CholeskyStatsSnapshot { return p.g.chol.Sn
 // Runs returns the number of completed runs.
 func (p *Program) Runs() int { return p.runs }
 
-// Close releases the engine's resources.
-func (p *Program) Close() error {
-	if p.vm != nil {
-		return p.vm.Close()
-	}
-	return nil
-}
+// Close releases the Program's resources (none are held outside the Go heap today; Close is kept so that an
+// engine with external resources can be swapped in).
+func (p *Program) Close() error { return nil }

@@ -208,7 +208,7 @@ func (op *fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error
 		dims := make([]int, 0, len(children))
 		dims = append(dims, op.inDims...)
 		dims = append(dims, len(op.shape), len(op.shape))
-		gop := &gradOp{fusedOp: fusedOp{k: op.k, inDims: dims, shape: normShape(inputs[i].Shape())}, wrt: i, joint: shared}
+		gop := &gradOp{fusedOp: fusedOp{k: op.k, inDims: dims, shape: normShape(inputs[i].Shape())}, wrt: i, fwd: op, joint: shared}
 		n, err := G.ApplyOp(gop, children...)
 		if err != nil {
 			return nil, fmt.Errorf("ops: %s: building gradient %d: %w", op.k.name(), i, err)
@@ -269,6 +269,7 @@ func (op *fusedOp) DoDiff(_ G.ExecutionContext, inputs G.Nodes, output *G.Node) 
 type gradOp struct {
 	fusedOp
 	wrt   int
+	fwd   *fusedOp    // the forward op, whose kernel state (workspace, joint cache) this op shares: SharedState
 	joint *jointCache // shared by the gradient ops of one forward op whose kernel is a jointBackward, else nil
 }
 

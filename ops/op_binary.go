@@ -64,8 +64,54 @@ func bcastAt(x arg, i int) float64 {
 	return x.data[i]
 }
 
+// elemMinEntries is the least number of entries each core takes of an elementwise loop split with ForRows.
+const elemMinEntries = 1 << 14
+
+// AddTo writes a + b into dst (slices of one length), split over the cores when long: the loop of Add, and of
+// the sums that accumulate a node's gradient contributions.
+func AddTo(dst, a, b []float64) {
+	_ = ForRows(len(dst), elemMinEntries, func(lo, hi int) error {
+		d, x, y := dst[lo:hi], a[lo:hi], b[lo:hi]
+		for i := range d {
+			d[i] = x[i] + y[i]
+		}
+		return nil
+	})
+}
+
+// sameShapeForward is forward for operands of equal shapes: one tight loop per function, split over the cores
+// when long (the same sums and products as the general loop, entry by entry).
+func (k binaryK) sameShapeForward(a, b, out []float64) {
+	if k.fn == fnAdd {
+		AddTo(out, a, b)
+		return
+	}
+	_ = ForRows(len(out), elemMinEntries, func(lo, hi int) error {
+		d, x, y := out[lo:hi], a[lo:hi], b[lo:hi]
+		switch k.fn {
+		case fnSub:
+			for i := range d {
+				d[i] = x[i] - y[i]
+			}
+		case fnMul:
+			for i := range d {
+				d[i] = x[i] * y[i]
+			}
+		default:
+			for i := range d {
+				d[i] = x[i] / y[i]
+			}
+		}
+		return nil
+	})
+}
+
 func (k binaryK) forward(in []arg, out []float64) error {
 	a, b := in[0], in[1]
+	if len(a.shape) != 0 && len(b.shape) != 0 {
+		k.sameShapeForward(a.data, b.data, out)
+		return nil
+	}
 	for i := range out {
 		x, y := bcastAt(a, i), bcastAt(b, i)
 		switch k.fn {
@@ -87,6 +133,20 @@ func (k binaryK) forward(in []arg, out []float64) error {
 func (k binaryK) backward(wrt int, in []arg, out arg, g arg, dst []float64) error {
 	a, b := in[0], in[1]
 	sum := len(in[wrt].shape) == 0 && len(out.shape) != 0
+	if !sum && len(a.shape) != 0 && len(b.shape) != 0 {
+		switch {
+		case k.fn == fnAdd || k.fn == fnSub && wrt == 0:
+			copy(dst, g.data)
+			return nil
+		case k.fn == fnMul:
+			other := b.data
+			if wrt == 1 {
+				other = a.data
+			}
+			fnMulInto(dst, g.data, other)
+			return nil
+		}
+	}
 	if sum {
 		dst[0] = 0
 	}
@@ -127,3 +187,8 @@ func Mul(a, b *G.Node) (*G.Node, error) { return apply(binaryK{fnMul}, a, b) }
 // Div returns a ⊘ b (elementwise quotient). Shapes: equal, or either operand a scalar (broadcast) → the larger
 // shape.
 func Div(a, b *G.Node) (*G.Node, error) { return apply(binaryK{fnDiv}, a, b) }
+
+// fnMulInto writes x ⊙ y into dst, split over the cores when long.
+func fnMulInto(dst, x, y []float64) {
+	binaryK{fn: fnMul}.sameShapeForward(x, y, dst)
+}

@@ -70,3 +70,5 @@ func StandardNormal(like *G.Node, rng *rand.Rand, shape ...int) (*G.Node, error)
 	}
 	return apply(noiseK{rng: rng, shape: s, serial: noiseSerial.Add(1)}, like)
 }
+
+func (k noiseK) source() *rand.Rand { return k.rng }

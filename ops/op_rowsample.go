@@ -207,3 +207,5 @@ func sampleFor(op string, x *G.Node, rng *rand.Rand, b int) (*G.Node, error) {
 	}
 	return SampleIndices(x, rng, s[0], b)
 }
+
+func (k sampleIdxK) source() *rand.Rand { return k.rng }

@@ -1,9 +1,11 @@
 package ops
 
 import (
+	"math/rand/v2"
 	"runtime"
 
 	"github.com/gpzoo/gpzoo/ops/internal/parallel"
+	G "gorgonia.org/gorgonia"
 )
 
 // ForRows runs fn over [0, rows) split into at most GOMAXPROCS contiguous chunks of at least minRows rows each
@@ -20,6 +22,32 @@ func ForRows(rows, minRows int, fn func(lo, hi int) error) error {
 	for _, err := range errs {
 		if err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// TaskGraph is a set of tasks with dependencies that run on the cores' worker pool (see its Run): an executor
+// runs a graph's independent nodes concurrently with it, while each node's own parallel calls use the cores its
+// siblings leave idle.
+type TaskGraph = parallel.DAG
+
+// randomKernel is implemented by kernels that draw from an injected generator.
+type randomKernel interface{ source() *rand.Rand }
+
+// SharedState returns what op shares mutable state with, for an executor that runs a graph's nodes concurrently:
+// nodes whose ops return the same non-nil key must run one at a time, in program order. Every gradient op of a
+// forward op shares that op's kernel state (a covariance workspace, a joint backward's cache): its key is the
+// forward op. An op drawing random numbers shares its generator with the others drawing from it: its key is the
+// generator, so that they draw in program order. Other ops, gorgonia's built-ins included, keep no state
+// beyond their own output buffer (nil).
+func SharedState(op G.Op) any {
+	switch o := op.(type) {
+	case *gradOp:
+		return o.fwd
+	case *fusedOp:
+		if r, ok := o.k.(randomKernel); ok {
+			return r.source()
 		}
 	}
 	return nil

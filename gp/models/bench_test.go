@@ -12,7 +12,7 @@ import (
 // likelihood, whitened; variational.SVGP, which `gpzoo bench` times too at M = 200, B = 1024): forward,
 // backward and an Adam update — what train.Train does per step, minus the batch gather.
 func BenchmarkSVGPStep(b *testing.B) {
-	for _, c := range []struct{ m, batch int }{{16, 32}, {100, 1024}, {200, 1024}, {500, 1024}} {
+	for _, c := range []struct{ m, batch int }{{16, 32}, {100, 630}, {100, 1024}, {200, 1024}, {500, 1024}} {
 		b.Run(fmt.Sprintf("M=%d,B=%d", c.m, c.batch), func(b *testing.B) {
 			s, err := variational.SVGP(c.m, c.batch)
 			if err != nil {

@@ -125,7 +125,10 @@ func pool(want int) []*worker {
 
 // Do runs f(i) for i = 0, …, n−1, on the calling goroutine and on up to GOMAXPROCS−1 idle pooled workers, and
 // returns when every f(i) has returned. With n ≤ 1 or GOMAXPROCS = 1 it calls f on the caller alone.
-func Do(n int, f func(i int)) {
+func Do(n int, f func(i int)) { do(n, f, true) }
+
+// do is Do; publish makes the call's pieces claimable by idle DAG runners too (see helpOpen).
+func do(n int, f func(i int), publish bool) {
 	procs := runtime.GOMAXPROCS(0)
 	if n <= 1 || procs <= 1 {
 		for i := 0; i < n; i++ {
@@ -150,7 +153,12 @@ func Do(n int, f func(i int)) {
 			}
 		}
 	}
+	slot := -1
+	if publish {
+		slot = openJob(j)
+	}
 	j.run()
+	closeJob(slot, j)
 	if j.done.Load() == j.n {
 		return
 	}
