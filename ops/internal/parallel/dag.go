@@ -111,9 +111,9 @@ func (d *DAG) Run(run func(i int) error) error {
 }
 
 type dagRun struct {
-	d    *DAG
-	run  func(int) error
-	mu   sync.Mutex
+	d   *DAG
+	run func(int) error
+	mu  sync.Mutex
 	// Under mu: the ready tasks, the predecessors each task still waits for, the lowest failed task (n: none)
 	// and its error, and whether no task may start any more.
 	ready   taskHeap
