@@ -12,6 +12,16 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
+func init() {
+	combinatorSpecs = append(combinatorSpecs, specBuild{"Active(SE)", gp.KindActive, func() (any, error) {
+		se, err := gp.NewSquaredExp(gp.KernelConfig{Name: "ase", InputDim: 2, Variance: 0.7, Lengthscales: []float64{0.3, 1.1}})
+		if err != nil {
+			return nil, err
+		}
+		return gp.NewActive(se, 3, []int{2, 0})
+	}})
+}
+
 // TestActiveSelects: SE on columns [2, 0] of a 3-column input equals SE on the matrix of those columns, bit for
 // bit, and the wrapper passes the conformance suite.
 func TestActiveSelects(t *testing.T) {

@@ -16,6 +16,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
+// combinatorSpecs are Spec round-trip cases of kernel kinds that no family registers (gp.Active), added from
+// their test files' init.
+var combinatorSpecs []specBuild
+
 // specCase is a component with non-default hyperparameters and the kind its Spec must carry.
 type specCase struct {
 	name string
@@ -49,6 +53,9 @@ func specCases(t *testing.T) []specCase {
 		for _, c := range kernelTests[n].spec(kc) {
 			cs = append(cs, specCase{c.name, c.kind, must(c.build())})
 		}
+	}
+	for _, c := range combinatorSpecs { // kinds without a family (gp.Active), from their test files
+		cs = append(cs, specCase{c.name, c.kind, must(c.build())})
 	}
 	pl := pickFamilies(t, "periodic", "linear")
 	perLin := func() gp.Kernel { return must(gp.NewProduct(part(pl[0], "per"), part(pl[1], "lin"))).(gp.Kernel) }
