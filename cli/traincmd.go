@@ -54,6 +54,8 @@ Flags:
   --model FAMILY      %[1]s (default svgp)
   --kernel EXPR       the kernel of every layer: one of the kernels below (matern52) or an expression of them
                       with + and * and parentheses (se+per*lin; case-insensitive, * binds tighter than +);
+                      a kernel followed by [i,j,...] acts on those input columns only (se[0]*coregion[1]: a
+                      task column, left unstandardised);
                       ARD: one length-scale per input, one variance per input for linear (default se, SE-ARD);
                       a dgp's inner layers add a small white-noise term
   --likelihood L      one of the likelihoods below (default: gaussian; bernoulli for 2 classes, robustmax
