@@ -626,8 +626,9 @@ func newSMScratch(d int) smScratch {
 
 func (sc smScratch) release() { ops.CovRelease(sc.pre, sc.tau, sc.sd, sc.cd) }
 
-// pair adds G_ij ∂k_ij/∂(operand wrt) to out [d] (x2: the negated τ derivative), given gw = G_ij w exp(E_ij).
-func (s smSetup) pair(wrt int, x1, x2, mu, ell []float64, i, j int, gw float64, sc smScratch, out []float64) {
+// pair adds G_ij ∂k_ij/∂(operand wrt: x1, x2 or the frequencies) to out [d] (x2: the negated τ derivative), given
+// gw = G_ij w exp(E_ij).
+func (s smSetup) pair(wrt int, x1, x2, mu []float64, i, j int, gw float64, sc smScratch, out []float64) {
 	d := s.d
 	xi, xj := x1[i*d:(i+1)*d], x2[j*d:(j+1)*d]
 	ci, si := s.c1[i*d:(i+1)*d], s.s1[i*d:(i+1)*d]
@@ -648,10 +649,8 @@ func (s smSetup) pair(wrt int, x1, x2, mu, ell []float64, i, j int, gw float64, 
 			out[k] += gw * (-tau[k]*s.inv2[k]*p - 2*math.Pi*mu[k]*sd[k]*pm)
 		case ops.CovWrtX2:
 			out[k] -= gw * (-tau[k]*s.inv2[k]*p - 2*math.Pi*mu[k]*sd[k]*pm)
-		case ops.CovWrtH0 + 1:
+		default: // frequencies
 			out[k] -= gw * 2 * math.Pi * tau[k] * sd[k] * pm
-		default:
-			out[k] += gw * p * tau[k] * tau[k] * s.inv2[k] / ell[k]
 		}
 		suf *= cd[k]
 	}
@@ -663,10 +662,14 @@ func (c smCov) MatrixGrad(wrt int, x1, x2 ops.CovInput, h []ops.CovInput, k, g [
 		dst[0] = ops.CovVarianceGrad(g, k, w, func(u []float64) { c.eval(x1, x2, h, 1, u) })
 		return
 	}
+	if wrt == ops.CovWrtH0+2 { // length-scales: ∂k/∂ℓ_d = k τ_d²/ℓ_d³ reads K alone
+		c.ellGrad(x1, x2, h[2].Data, k, g, dst)
+		return
+	}
 	s := newSMSetup(x1, x2, h)
 	defer s.release()
 	n, m, d := s.n, s.m, s.d
-	mu, ell := h[1].Data, h[2].Data
+	mu := h[1].Data
 	switch wrt {
 	case ops.CovWrtX1: // row i of dX1 sums over j, in order
 		ops.CovForRows(ops.CovChunks(n, m), n, func(_, lo, hi int) {
@@ -679,7 +682,7 @@ func (c smCov) MatrixGrad(wrt int, x1, x2 ops.CovInput, h []ops.CovInput, k, g [
 				s.exps(x1.Data, x2.Data, i, e)
 				for j, ev := range e {
 					if gw := g[i*m+j] * w * ev; gw != 0 {
-						s.pair(wrt, x1.Data, x2.Data, mu, ell, i, j, gw, sc, out)
+						s.pair(wrt, x1.Data, x2.Data, mu, i, j, gw, sc, out)
 					}
 				}
 			}
@@ -695,12 +698,12 @@ func (c smCov) MatrixGrad(wrt int, x1, x2 ops.CovInput, h []ops.CovInput, k, g [
 				s.exps(x2.Data, x1.Data, j, e)
 				for i, ev := range e {
 					if gw := g[i*m+j] * w * ev; gw != 0 {
-						s.pair(wrt, x1.Data, x2.Data, mu, ell, i, j, gw, sc, out)
+						s.pair(wrt, x1.Data, x2.Data, mu, i, j, gw, sc, out)
 					}
 				}
 			}
 		})
-	default: // frequencies, length-scales: per block of smBlock rows, the blocks summed in order
+	default: // frequencies: per block of smBlock rows, the blocks summed in order
 		nb := (n + smBlock - 1) / smBlock
 		acc := ops.CovScratch(nb * d)
 		defer ops.CovRelease(acc)
@@ -715,7 +718,7 @@ func (c smCov) MatrixGrad(wrt int, x1, x2 ops.CovInput, h []ops.CovInput, k, g [
 					s.exps(x1.Data, x2.Data, i, e)
 					for j, ev := range e {
 						if gw := g[i*m+j] * w * ev; gw != 0 {
-							s.pair(wrt, x1.Data, x2.Data, mu, ell, i, j, gw, sc, out)
+							s.pair(wrt, x1.Data, x2.Data, mu, i, j, gw, sc, out)
 						}
 					}
 				}
@@ -727,6 +730,41 @@ func (c smCov) MatrixGrad(wrt int, x1, x2 ops.CovInput, h []ops.CovInput, k, g [
 				dst[k] += v
 			}
 		}
+	}
+}
+
+// ellGrad writes Σ_ij G_ij K_ij τ_d²/ℓ_d³ into dst [D], summed per block of smBlock rows, the blocks in order.
+func (smCov) ellGrad(x1, x2 ops.CovInput, ell, k, g, dst []float64) {
+	n, m, d := x1.Rows(), x2.Rows(), x1.Cols()
+	nb := (n + smBlock - 1) / smBlock
+	acc := ops.CovScratch(nb * d)
+	defer ops.CovRelease(acc)
+	clear(acc)
+	ops.CovForRows(min(ops.CovChunks(n, m), nb), nb, func(_, lo, hi int) {
+		for b := lo; b < hi; b++ {
+			out := acc[b*d : (b+1)*d]
+			for i := b * smBlock; i < min(n, (b+1)*smBlock); i++ {
+				xi := x1.Data[i*d : (i+1)*d]
+				for j := 0; j < m; j++ {
+					gk := g[i*m+j] * k[i*m+j]
+					if gk == 0 {
+						continue
+					}
+					xj := x2.Data[j*d : (j+1)*d]
+					for kk, v := range xi {
+						t := v - xj[kk]
+						out[kk] += gk * t * t
+					}
+				}
+			}
+		}
+	})
+	for kk := 0; kk < d; kk++ {
+		sum := 0.0
+		for b := 0; b < nb; b++ {
+			sum += acc[b*d+kk]
+		}
+		dst[kk] = sum / (ell[kk] * ell[kk] * ell[kk])
 	}
 }
 
