@@ -414,4 +414,5 @@ func TestCategoricalInputs(t *testing.T) {
 	if got := gp.CategoricalInputs(se); got != nil {
 		t.Errorf("SE: %v", got)
 	}
+	gptest.CheckKernel(t, sum, rand.New(rand.NewPCG(7, 7))) // in a sum, with the task columns drawn as indices
 }

@@ -1,6 +1,7 @@
 package zoo_test
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/modelfile"
 	"github.com/gpzoo/gpzoo/zoo"
 	"gonum.org/v1/gonum/mat"
 )
@@ -66,6 +68,25 @@ func TestTrainCustomTaskColumn(t *testing.T) {
 	}
 	if !strings.Contains(run.Result.Kernel, "[1]") || run.Result.TestRMSE == nil || !(*run.Result.TestRMSE < 0.5) {
 		t.Errorf("kernel %q, test RMSE %v", run.Result.Kernel, run.Result.TestRMSE)
+	}
+	var buf bytes.Buffer // the model file predicts the same bits after a save and a load, task column included
+	if err := modelfile.Save(&buf, run.File); err != nil {
+		t.Fatal(err)
+	}
+	back, err := modelfile.Load(&buf, gp.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := run.File.Predict(d.X, modelfile.PredictOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := back.Predict(d.X, modelfile.PredictOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(p1.Mean, p2.Mean) || !mat.Equal(p1.Var, p2.Var) {
+		t.Error("the loaded model predicts differently")
 	}
 	tasks := 0
 	for _, p := range run.File.Model.Params() {
