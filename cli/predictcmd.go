@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/modelfile"
 	"github.com/gpzoo/gpzoo/oip"
+	"github.com/gpzoo/gpzoo/serve"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -30,7 +32,8 @@ Usage:
 X.csv has a header row. A model trained by gpzoo train reads its feature columns by name (in any order; other
 columns are ignored); a model saved by gpzoo run --save reads every column, in order. Y.csv (default: standard
 output) has one row per input row: mean, variance and standard deviation of the target (columns mean, variance,
-std; mean_j, variance_j, std_j for several outputs) in the target's original units (std stays finite where the
+std; mean_T, variance_T, std_T for each target T of a model trained with --targets, mean_j, ... for other
+models of several outputs) in the target's original units (std stays finite where the
 variance of a target beyond about 1e154 overflows), or, for a classifier, the probability of every class (p_LABEL)
 and the most probable label (label).
 
@@ -144,6 +147,9 @@ func predictLocal(model, input string, samples int, seed uint64) (*predictionTab
 		return nil, err
 	}
 	tab := &predictionTable{mean: p.Mean, variance: p.Var, std: p.Std, probs: p.Probs, labels: p.Labels}
+	if f.Meta["targets"] != "" { // trained with --targets: columns mean_<target>, ...
+		tab.targets = f.OutputNames()
+	}
 	if p.Probs != nil {
 		_, k := p.Probs.Dims()
 		if tab.classes, err = f.ClassValues(k); err != nil {
@@ -178,6 +184,7 @@ type predictionTable struct {
 	mean, variance, std *mat.Dense
 	probs               *mat.Dense
 	classes, labels     []float64
+	targets             []string // the targets' names, for columns mean_<target> (nil: mean_j)
 }
 
 func (t *predictionTable) rows() int {
@@ -220,7 +227,7 @@ func (t *predictionTable) write(w io.Writer) error {
 			}
 		}
 	} else {
-		if err := writeMeanVar(cw, t.mean, t.variance, t.std, ff); err != nil {
+		if err := writeMeanVar(cw, t.mean, t.variance, t.std, t.targets, ff); err != nil {
 			return err
 		}
 	}
@@ -228,13 +235,17 @@ func (t *predictionTable) write(w io.Writer) error {
 	return cw.Error()
 }
 
-func writeMeanVar(cw *csv.Writer, mean, variance, sd *mat.Dense, ff func(float64) string) error {
+func writeMeanVar(cw *csv.Writer, mean, variance, sd *mat.Dense, targets []string, ff func(float64) string) error {
 	n, q := mean.Dims()
 	header := []string{"mean", "variance", "std"}
 	if q > 1 {
 		header = header[:0]
 		for j := 0; j < q; j++ {
-			header = append(header, fmt.Sprintf("mean_%d", j), fmt.Sprintf("variance_%d", j), fmt.Sprintf("std_%d", j))
+			suffix := strconv.Itoa(j)
+			if len(targets) == q {
+				suffix = targets[j]
+			}
+			header = append(header, "mean_"+suffix, "variance_"+suffix, "std_"+suffix)
 		}
 	}
 	if err := cw.Write(header); err != nil {
@@ -378,6 +389,14 @@ func remoteTable(parts []*client.Result, classify bool) (*predictionTable, error
 	}
 	if tab.mean, err = stack(client.OutMean, func(r *client.Result) *mat.Dense { return r.Mean }); err != nil {
 		return nil, err
+	}
+	if t := parts[0].Outputs[client.OutMean]; t != nil { // a model trained with --targets names its columns
+		if s, ok := t.Parameters[serve.ParamTargets].(string); ok {
+			var names []string
+			if json.Unmarshal([]byte(s), &names) == nil {
+				tab.targets = names
+			}
+		}
 	}
 	if tab.variance, err = stack(client.OutVariance, func(r *client.Result) *mat.Dense { return r.Var }); err != nil {
 		return nil, err

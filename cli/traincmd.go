@@ -29,6 +29,7 @@ const trainUsage = `gpzoo train: train a model on your own CSV file.
 
 Usage:
   gpzoo train --csv FILE --target COLUMN [flags]
+  gpzoo train --csv FILE --targets A,B,... [--lmc L] [flags]
   gpzoo train --dataset NAME [--split K] [--data DIR] [flags]
 
 The CSV needs a header row; fields are separated by commas, semicolons or tabs (detected from the header and
@@ -44,7 +45,15 @@ stopped and after how many steps.
 
 Flags:
   --csv FILE          the data (required, or --dataset)
-  --target COLUMN     the column to predict (required with --csv)
+  --target COLUMN     the column to predict (required with --csv, or --targets)
+  --targets A,B,...   several real-valued columns to predict: a model with one output per column, each column
+                      standardised on its own (independent latent GPs sharing the kernel and Z, or --lmc). An
+                      empty cell in a target column is a missing target: that output is unobserved on that row,
+                      left out of the likelihood (%[10]s) while the row informs the other outputs; the
+                      test metrics are over the observed cells. gpzoo predict writes mean_A, variance_A, std_A, ...
+  --lmc L             with several targets: L latent GPs mixed into the outputs by a learnt matrix W (a linear
+                      model of coregionalisation: correlated outputs; svgp, decoupled, hybrid, orth, orthnat;
+                      default: independent outputs)
   --features A,B,...  the input columns (default: every other column)
   --dataset NAME      instead of --csv: a benchmark data set (below), trained on the training rows of split
                       --split K of its protocol and scored on that split's test rows (the UCI sets of
@@ -100,10 +109,13 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Usage = func() {
 		cc := train.DefaultConverge
 		fmt.Fprintf(stderr, trainUsage, strings.Join(zoo.Families, ", "), kernelHelp(), likelihoodHelp(),
-			cc.Window, cc.Tol, cc.Patience, zoo.DefaultMaxIters, wrapList(zoo.DataSets(), "  ", 110), datasets.EnvDataDir)
+			cc.Window, cc.Tol, cc.Patience, zoo.DefaultMaxIters, wrapList(zoo.DataSets(), "  ", 110), datasets.EnvDataDir,
+			strings.Join(missingTargetLikelihoods(), ", "))
 	}
 	csvPath := fs.String("csv", "", "CSV file")
 	target := fs.String("target", "", "target column")
+	targetList := fs.String("targets", "", "target columns")
+	lmc := fs.Int("lmc", 0, "latent GPs of a linear model of coregionalisation")
 	features := fs.String("features", "", "input columns")
 	family := fs.String("model", "svgp", "model family")
 	lik := fs.String("likelihood", "", "likelihood")
@@ -140,6 +152,22 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	targets := splitList(*targetList)
+	if set["targets"] {
+		if set["target"] {
+			return errors.New("train: --target COLUMN (one output) and --targets A,B,... (several) exclude each other")
+		}
+		if len(targets) == 0 {
+			return errors.New("train: --targets: want a comma-separated list of target columns")
+		}
+		if *classify {
+			return errors.New("train: --targets are real-valued outputs: --classify takes one --target of class labels")
+		}
+		*target = strings.Join(targets, ",") // for checkSource: a target is named
+	}
+	if set["lmc"] && *lmc < 1 {
+		return fmt.Errorf("train: --lmc %d: want at least 1 latent GP", *lmc)
+	}
 	if err := checkSource(set, *csvPath, *target, *dataset, *split); err != nil {
 		return err
 	}
@@ -193,7 +221,7 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	c := zoo.CustomConfig{Family: *family, Likelihood: *lik, Kernel: kexpr.String(), Inducing: *inducing, MeanBases: *meanBases, Hidden: widths,
 		LayerFamily: *layerFamily, Iters: *iters, MaxIters: *maxIters, MaxTrainRows: *maxRows, BatchSize: *batch, LR: *lr,
-		TestFraction: *testFrac, Seed: *seed, NatGrad: *natgrad, CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume}
+		TestFraction: *testFrac, Seed: *seed, NatGrad: *natgrad, CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume, LMC: *lmc}
 	// SIGINT/SIGTERM end training after the current step (checkpointing it with --checkpoint).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -214,7 +242,11 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	} else {
-		tbl, err := datasets.LoadTable(*csvPath, datasets.TableOptions{Target: *target, Features: splitList(*features), Classify: *classify})
+		opts := datasets.TableOptions{Target: *target, Features: splitList(*features), Classify: *classify}
+		if targets != nil {
+			opts.Target, opts.Targets = "", targets
+		}
+		tbl, err := datasets.LoadTable(*csvPath, opts)
 		if err != nil {
 			return err
 		}
@@ -227,12 +259,28 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 		if tbl.Data.NumClasses > 0 {
 			kind = fmt.Sprintf("classification, %d classes", tbl.Data.NumClasses)
 		}
-		fmt.Fprintf(stdout, "gpzoo train %s: %d rows, %d features, target %q (%s), %s-separated, model %s, kernel %s\n", *csvPath, tbl.Data.N(),
-			tbl.Data.D(), *target, kind, datasets.DelimiterName(tbl.Delimiter), *family, kexpr)
+		what := fmt.Sprintf("target %q", *target)
+		if targets != nil {
+			what = fmt.Sprintf("targets %s", quoteList(tbl.Targets))
+			kind = fmt.Sprintf("%d outputs", len(tbl.Targets))
+			if *lmc > 0 {
+				kind += fmt.Sprintf(", LMC of %d latent GPs", *lmc)
+			}
+			if k := tbl.Data.MissingTargets(); k > 0 {
+				kind += fmt.Sprintf("; %d of %d target cells empty: unobserved, left out of the likelihood", k, tbl.Data.N()*tbl.Data.P())
+			}
+		}
+		fmt.Fprintf(stdout, "gpzoo train %s: %d rows, %d features, %s (%s), %s-separated, model %s, kernel %s\n", *csvPath, tbl.Data.N(),
+			tbl.Data.D(), what, kind, datasets.DelimiterName(tbl.Delimiter), *family, kexpr)
 		if run, err = zoo.TrainCustom(tbl.Data, c); err != nil {
 			return err
 		}
-		run.File.Meta["target"] = tbl.Target
+		if targets == nil {
+			run.File.Meta["target"] = tbl.Target
+		} else { // gpzoo predict and serve name the columns mean_<target>, ... (modelfile.File.OutputNames)
+			names, _ := json.Marshal(tbl.Targets)
+			run.File.Meta["targets"] = string(names)
+		}
 		if len(tbl.Labels) > 0 {
 			labels, _ := json.Marshal(tbl.Labels)
 			run.File.Meta["labels"] = string(labels)
@@ -308,7 +356,7 @@ func checkSource(set map[string]bool, csvPath, target, dataset string, split int
 	case csvPath != "" && dataset != "":
 		return errors.New("train: --csv and --dataset exclude each other: train on your CSV or on a benchmark data set")
 	case dataset != "":
-		for _, name := range []string{"target", "features", "test-fraction", "classify"} {
+		for _, name := range []string{"target", "targets", "features", "test-fraction", "classify"} {
 			if set[name] {
 				return fmt.Errorf("train: --%s does not apply to --dataset (a benchmark set has its target and its test split)", name)
 			}
@@ -320,7 +368,7 @@ func checkSource(set map[string]bool, csvPath, target, dataset string, split int
 	case set["split"] || set["data"]:
 		return errors.New("train: --split and --data select a split of a benchmark data set: use them with --dataset NAME")
 	case csvPath == "" || target == "":
-		return errors.New("train: --csv FILE and --target COLUMN are required, or --dataset NAME (see gpzoo train --help)")
+		return errors.New("train: --csv FILE and --target COLUMN (or --targets A,B,...) are required, or --dataset NAME (see gpzoo train --help)")
 	}
 	return nil
 }
@@ -373,6 +421,18 @@ func kernelHelp() string {
 	return b.String()
 }
 
+// missingTargetLikelihoods names the registered likelihood families that leave missing targets out
+// (gp.LikelihoodFamily.MissingTargets).
+func missingTargetLikelihoods() []string {
+	var names []string
+	for _, f := range gp.LikelihoodFamilies() {
+		if f.MissingTargets {
+			names = append(names, f.Name)
+		}
+	}
+	return names
+}
+
 // likelihoodHelp lists the registered likelihood families, one a line with its Doc, for train's help.
 func likelihoodHelp() string {
 	var b strings.Builder
@@ -400,6 +460,15 @@ func refuseExisting(path string, force bool) error {
 		return fmt.Errorf("train: checking the default model file: %w", err)
 	}
 	return nil
+}
+
+// quoteList quotes names and joins them with ", ".
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // splitList splits a comma-separated list, dropping empty items (nil for "").

@@ -24,7 +24,10 @@
 // The outputs, in the target's original units, always 2-D per row even for one target (so [N, P] with P = 1,
 // never [N]):
 //
-//   - regression and counts (Poisson): "mean" and "variance" [N, P] of y (of the count);
+//   - regression and counts (Poisson): "mean" and "variance" [N, P] of y (of the count); a model of several
+//     targets (gpzoo train --targets a,b) answers one [N, P] tensor per quantity, column p for target p, and
+//     names the columns in the tensors' parameters: "targets" (ParamTargets), the target names as a JSON array
+//     in a string;
 //   - classification: "probabilities" [N, C] and "label" [N] (the most probable class, in the model file's label
 //     values);
 //   - with parameters.latent = true: "mean" and "variance" [N, L] of the latent functions f instead;

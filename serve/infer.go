@@ -65,6 +65,9 @@ func (s *Server) infer(ctx context.Context, name, version string, req *oip.Infer
 	if err != nil {
 		return nil, err
 	}
+	if !o.Latent {
+		m.nameTargets(outs)
+	}
 	return &oip.InferResponse{ModelName: m.name, ModelVersion: m.version, ID: req.ID, Outputs: outs}, nil
 }
 

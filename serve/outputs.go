@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -23,6 +24,34 @@ const (
 	OutStd     = "std"     // [N, P] (or [N, L] with latent): √variance as the model file computes it, √v·σ_y (finite where variance overflows)
 	OutClasses = "classes" // [C]: a classifier's label value of each column of probabilities
 )
+
+// ParamTargets is the parameter of the "mean", "variance" and "std" tensors of a regression model that names their
+// columns: the model's target names in column order (its file's OutputNames, for a model trained with --targets)
+// as a JSON array in a string, e.g. "[\"a\",\"b\"]" for [N, 2] tensors. A model of several targets answers one
+// [N, P] tensor per quantity (column p is target p), not one tensor per target: the protocol's tensors are
+// n-dimensional, and a client reads every output of a row at once.
+const ParamTargets = "targets"
+
+// nameTargets adds ParamTargets to outs' mean, variance and std tensors when the model names its targets (Meta
+// "targets") and the names match their width.
+func (m *model) nameTargets(outs []oip.ResponseOutput) {
+	if m.task == modelfile.TaskClassification || m.file.Meta["targets"] == "" || len(m.outputs) != m.width {
+		return
+	}
+	names, err := json.Marshal(m.outputs)
+	if err != nil {
+		return
+	}
+	for i, t := range outs {
+		switch t.Name {
+		case OutMean, OutVariance, OutStd:
+			if outs[i].Parameters == nil {
+				outs[i].Parameters = oip.Parameters{}
+			}
+			outs[i].Parameters[ParamTargets] = string(names)
+		}
+	}
+}
 
 // onRequest are the outputs answered only when a request names them.
 var onRequest = []string{OutStd, OutClasses}

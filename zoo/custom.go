@@ -44,6 +44,10 @@ type CustomConfig struct {
 	Likelihood string
 	// Target names the target column in error messages (default "target column j").
 	Target string
+	// LMC > 0 mixes LMC latent GPs (one layer block sharing the kernel and Z) into the P target columns' outputs by a
+	// learnt W [P, LMC] (layers.LMC; svgp, decoupled, hybrid, orth, orthnat); 0: P independent latent GPs sharing
+	// the kernel and Z (multioutput.go). Missing targets (Dataset.Observed) are left out of the likelihood.
+	LMC int
 	// Kernel is the kernel of every layer (ParseKernel: a registered kernel name or an expression of gp/grammar
 	// such as "se+per*lin"; "" = DefaultKernel, SE-ARD). Length-scales are ARD; a deep GP's inner layers add
 	// their White term to it. withDefaults stores it in canonical form.
@@ -126,6 +130,9 @@ func trainCustom(d *datasets.Dataset, c CustomConfig, src *rand.PCG) (*Custom, e
 	if err := checkTargets(d, fam, c.Target); err != nil {
 		return nil, err
 	}
+	if err := checkOutputs(d, c, fam); err != nil {
+		return nil, err
+	}
 	if d.N() < 2 {
 		return nil, fmt.Errorf("%w: %s has %d data row(s): training needs at least 2", ErrBadCustom, d.Name, d.N())
 	}
@@ -195,8 +202,9 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	}
 	res.Optimizer = b.describe
 	var tres *train.Result
+	ytr := trainTargets(tr) // [y | mask] with missing targets
 	if c.Optimizer == "lbfgs" {
-		tres, err = train.TrainLBFGS(b.model, tr.X, tr.Y, train.LBFGSConfig{Iters: c.Iters})
+		tres, err = train.TrainLBFGS(b.model, tr.X, ytr, train.LBFGSConfig{Iters: c.Iters})
 		res.MaxIters = c.Iters // L-BFGS stops early when it converges
 	} else {
 		iters, conv := c.Iters, (*train.ConvergeConfig)(nil)
@@ -213,13 +221,13 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 		if c.EvalEvery > 0 && te != nil {
 			f := newModelFile(b.model, std, nil)
 			cfg.EvalEvery, cfg.Eval = c.EvalEvery, evalFunc(func(r *Result) error {
-				if b.score != nil {
+				if b.score != nil && !severalOutputs(te) {
 					return b.score(r, EvalSamples, te, rand.New(rand.NewPCG(c.Seed, c.stream+0xe7a1)))
 				}
 				return scoreCustom(r, f, te, c, fam)
 			})
 		}
-		tres, err = train.Train(b.model, tr.X, tr.Y, rng, cfg)
+		tres, err = train.Train(b.model, tr.X, ytr, rng, cfg)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
@@ -229,7 +237,7 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	case c.Optimizer == "lbfgs": // TrainLBFGS's last loss is the model's at its final parameters: no second pass
 		setFinal(res, tres.FinalLoss(), tr.N())
 	case c.BatchSize <= 0 || c.BatchSize >= tr.N(): // Adam's last loss precedes its last step: evaluate afresh
-		if err := fillFinal(res, b.model, tr.X, tr.Y); err != nil {
+		if err := fillFinal(res, b.model, tr.X, ytr); err != nil {
 			return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
 		}
 	}
@@ -239,7 +247,7 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	maps.Copy(f.Meta, meta)
 	switch {
 	case te == nil:
-	case b.score != nil:
+	case b.score != nil && !severalOutputs(te): // several outputs: scored cell by cell through the model file
 		if err := b.score(res, c.TestSamples, te, rand.New(rand.NewPCG(c.Seed, c.stream+0x7e57))); err != nil {
 			return nil, fmt.Errorf("zoo: scoring the held-out rows: %w", err)
 		}
@@ -339,6 +347,9 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 	}
 	if c.Hidden == nil {
 		c.Hidden = []int{min(d.D(), 10)}
+	}
+	if c.LMC < 0 {
+		return c, fmt.Errorf("%w: LMC %d latent GPs (want ≥ 1; 0: independent outputs)", ErrBadCustom, c.LMC)
 	}
 	for _, w := range c.Hidden {
 		if w < 1 {
@@ -464,6 +475,9 @@ func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 	if err != nil {
 		return nil, err
 	}
+	if lik, err = maskMissing(lik, tr); err != nil { // missing targets: left out of the expected log density
+		return nil, err
+	}
 	conjugate := isGaussian(fam)
 	b := &customBuild{}
 	if drawsMonteCarlo(lik) {
@@ -522,16 +536,23 @@ func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 	if err != nil {
 		return nil, err
 	}
-	ol, err := newODVGPLayer(layerConfig{family: family, kernel: kern, beta: beta, gamma: gamma, latent: latent})
+	ol, err := newODVGPLayer(layerConfig{family: family, kernel: kern, beta: beta, gamma: gamma, latent: blockOutputs(c, latent)})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadCustom, err)
 	}
-	model, err := models.NewSVGP(models.SVGPConfig{Layer: ol.layer, Likelihood: lik, NumData: n})
+	layer, err := mixOutputs(ol.layer, c, latent, rng) // with c.LMC: the block's latents mixed into the outputs
+	if err != nil {
+		return nil, err
+	}
+	model, err := models.NewSVGP(models.SVGPConfig{Layer: layer, Likelihood: lik, NumData: n})
 	if err != nil {
 		return nil, err
 	}
 	b.model = model
 	b.describe = fmt.Sprintf("adam(%g), batch %d, M=%d", c.LR, c.BatchSize, m)
+	if c.LMC > 0 {
+		b.describe += fmt.Sprintf(", LMC of %d latent GPs into %d outputs", c.LMC, latent)
+	}
 	if ng > 0 {
 		b.describe += fmt.Sprintf(", %d mean bases", gamma.RawMatrix().Rows)
 	}
@@ -644,6 +665,9 @@ func checkTargets(d *datasets.Dataset, fam gp.LikelihoodFamily, target string) e
 	}
 	for i := 0; i < d.N(); i++ {
 		for j, v := range d.Y.RawRowView(i) {
+			if !d.IsObserved(i, j) {
+				continue // a missing target
+			}
 			if err := fam.CheckTarget(v); err != nil {
 				col := fmt.Sprintf("target column %d", j+1)
 				if target != "" {
@@ -673,20 +697,10 @@ func scoreCustom(res *Result, f *modelfile.File, te *datasets.Dataset, c CustomC
 		res.TestAccuracy, res.TestLL = &acc, ll
 		return nil
 	}
-	// Regression: RMSE of the predictive mean; LL of the Gaussian with the predictive mean and variance (exact for
-	// a Gaussian likelihood and a single-layer model; the moment-matched approximation otherwise). Both are
-	// computed from the standard deviation and scaled residuals, so that they stay finite for any finite data
-	// (a target of magnitude 1e158 has squared residuals and variances beyond float64).
-	resid := make([]float64, n)
-	ll := 0.0
-	for i := range resid {
-		y, mu, sd := te.Y.At(i, 0), p.Mean.At(i, 0), p.Std.At(i, 0)
-		resid[i] = y - mu
-		z := resid[i] / sd
-		ll += -0.5*(math.Log(2*math.Pi)+z*z) - math.Log(sd)
+	// Regression: over the observed target cells (scoreRegression).
+	if err := scoreRegression(res, p.Mean, p.Std, te); err != nil {
+		return err
 	}
-	rmse := rootMeanSquare(resid)
-	res.TestRMSE, res.TestLL = &rmse, ll/float64(n)
 	if c.Family == "dgp" || !isGaussian(fam) {
 		res.TestLLKind = "moment-matched Gaussian of the predictive distribution"
 	}

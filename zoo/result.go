@@ -36,6 +36,12 @@ type Result struct {
 	TestRMSE       *float64 `json:"test_rmse"`     // regression, original units; null for classification
 	TestLL         float64  `json:"test_ll"`       // mean log predictive density per test point, original units; null when n_test is 0
 	TestAccuracy   *float64 `json:"test_accuracy"` // classification; null for regression
+	// Outputs is P for a model of several target columns (or with missing targets; absent otherwise): TestRMSE and
+	// TestLL are then over the TestCells observed target cells of the test rows (missing ones are not scored), the
+	// LL per cell, and TestRMSEPerOutput gives each output's RMSE in its own units.
+	Outputs           int       `json:"outputs,omitempty"`
+	TestCells         int       `json:"test_cells,omitempty"`
+	TestRMSEPerOutput []float64 `json:"test_rmse_per_output,omitempty"`
 	// ELBOPerPoint is the training objective per training point in standardised units: the ELBO for
 	// variational models, the log marginal likelihood for the exact GP (whose bound is tight). ObjectiveKind says
 	// how it was obtained: "final" (a full-batch fit: the objective at the final parameters, evaluated afresh on
@@ -134,6 +140,7 @@ func (r *Result) Summary() string {
 	}
 	if r.TestRMSE != nil {
 		s += fmt.Sprintf("  test RMSE = %.5g   test LL = %.5g\n", *r.TestRMSE, r.TestLL)
+		s += r.outputsLine()
 	}
 	if r.TestAccuracy != nil {
 		s += fmt.Sprintf("  test accuracy = %.4f   test LL = %.4f", *r.TestAccuracy, r.TestLL)
