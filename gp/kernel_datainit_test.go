@@ -2,7 +2,6 @@ package gp_test
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -75,39 +74,5 @@ func TestInitKernelFromData(t *testing.T) {
 	}
 	if err := gp.InitKernelFromData(columns{inner: sub, dims: []int{5}, dim: 3}, x, y, nil); err == nil {
 		t.Error("a column outside the inputs accepted")
-	}
-	// The spectral mixture inside a sum gets InitSpectralMixture's values.
-	sm, err := gp.NewSpectralMixture(gp.KernelConfig{InputDim: 1, Components: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	se1, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := gp.NewSum(se1, sm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x1, y1 := mat.NewDense(50, 1, nil), mat.NewDense(50, 1, nil)
-	for i := 0; i < 50; i++ {
-		x1.Set(i, 0, float64(i)/5)
-		y1.Set(i, 0, math.Sin(2*math.Pi*0.5*float64(i)/5))
-	}
-	if err := gp.InitKernelFromData(k, x1, y1, nil); err != nil {
-		t.Fatal(err)
-	}
-	want, err := gp.InitSpectralMixture(x1, y1, 2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := append(sm.Frequencies.Value(), sm.Weights.Value()...)
-	for i, v := range append(want.Frequencies, want.Weights...) {
-		if math.Abs(got[i]-v) > 1e-14*math.Abs(v) {
-			t.Fatalf("SM in a sum: frequencies %v weights %v, want %v %v", sm.Frequencies.Value(), sm.Weights.Value(), want.Frequencies, want.Weights)
-		}
-	}
-	if math.Abs(want.Frequencies[0]-0.5) > 0.02 {
-		t.Errorf("frequency %v, want 0.5", want.Frequencies[0])
 	}
 }

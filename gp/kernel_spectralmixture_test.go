@@ -245,6 +245,44 @@ func TestInitSpectralMixture(t *testing.T) {
 	}
 }
 
+// InitKernelFromData initialises a spectral mixture inside a sum with InitSpectralMixture's values.
+func TestSpectralMixtureInitInSum(t *testing.T) {
+	t.Parallel()
+	sm, err := gp.NewSpectralMixture(gp.KernelConfig{InputDim: 1, Components: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	se1, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := gp.NewSum(se1, sm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x1, y1 := mat.NewDense(50, 1, nil), mat.NewDense(50, 1, nil)
+	for i := 0; i < 50; i++ {
+		x1.Set(i, 0, float64(i)/5)
+		y1.Set(i, 0, math.Sin(2*math.Pi*0.5*float64(i)/5))
+	}
+	if err := gp.InitKernelFromData(k, x1, y1, nil); err != nil {
+		t.Fatal(err)
+	}
+	want, err := gp.InitSpectralMixture(x1, y1, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := append(sm.Frequencies.Value(), sm.Weights.Value()...)
+	for i, v := range append(want.Frequencies, want.Weights...) {
+		if math.Abs(got[i]-v) > 1e-14*math.Abs(v) {
+			t.Fatalf("SM in a sum: frequencies %v weights %v, want %v %v", sm.Frequencies.Value(), sm.Weights.Value(), want.Frequencies, want.Weights)
+		}
+	}
+	if math.Abs(want.Frequencies[0]-0.5) > 0.02 {
+		t.Errorf("frequency %v, want 0.5", want.Frequencies[0])
+	}
+}
+
 func init() {
 	smInit := gp.SpectralMixtureInit{Weights: []float64{0.6, 0.9}}
 	smKernel := func(name string, d int) (gp.Kernel, error) {
