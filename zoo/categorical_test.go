@@ -97,6 +97,11 @@ func TestTrainCustomTaskColumn(t *testing.T) {
 	if tasks != 3 {
 		t.Errorf("%d tasks counted, want 3", tasks)
 	}
+	dc := c
+	dc.Family = "dgp"
+	if _, err := zoo.TrainCustom(d, dc); !errors.Is(err, zoo.ErrBadCustom) || !strings.Contains(err.Error(), "deep GP") {
+		t.Errorf("dgp with a task column: %v (want refused)", err)
+	}
 	for _, row := range []int{0, 7, 33, 89} { // whether the row is drawn for training or for the test
 		bad := taskData(90, 3)
 		bad.X.Set(row, 1, 0.5)

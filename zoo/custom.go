@@ -426,6 +426,9 @@ func buildCustom(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 			return nil, fmt.Errorf("%w: kernel %s: initialisation from the data: %w", ErrBadCustom, c.Kernel, err)
 		}
 	}
+	if cats := gp.CategoricalInputs(kern); len(cats) > 0 && c.Family == "dgp" {
+		return nil, fmt.Errorf("%w: kernel %s reads input column %d as task indices, but a deep GP's inner layers use the same kernel on real-valued hidden outputs: use svgp, sgpr or gpr (or --targets with an LMC for correlated outputs)", ErrBadCustom, c.Kernel, cats[0].Column)
+	}
 	ignores := ignoresInputs(kern)
 	if ignores && c.Family == "dgp" {
 		return nil, fmt.Errorf("%w: kernel %s ignores its inputs, so a deep GP's inner layers would not affect its output: use a kernel that reads them (e.g. se+%s)", ErrBadCustom, c.Kernel, strings.ToLower(c.Kernel))
