@@ -2,17 +2,22 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/serve"
 	"github.com/gpzoo/gpzoo/zoo"
 )
 
@@ -145,6 +150,70 @@ func TestTrainTargetsErrors(t *testing.T) {
 	for _, args := range [][]string{{"--target", "a", "--targets", "a,b"}, {"--targets", "a,b", "--model", "dgp", "--lmc", "2"}, {"--targets", "a,b", "--lmc", "0"}} {
 		if err := run(append([]string{"--csv", data, "--save", filepath.Join(dir, "m.gpz")}, args...)...); err == nil {
 			t.Errorf("%v: no error", args)
+		}
+	}
+}
+
+// TestPredictRemoteTargets: a 2-target model served over REST and gRPC gives gpzoo predict --url the bytes of a
+// local prediction, columns mean_a, ..., std_b named from the tensors' parameters.targets.
+func TestPredictRemoteTargets(t *testing.T) {
+	dir := t.TempDir()
+	data := writeTwoTargets(t, dir, "two.csv", 60, nil)
+	model := filepath.Join(dir, "two.gpz")
+	var out, errb bytes.Buffer
+	if err := Main([]string{"train", "--csv", data, "--targets", "a,b", "--inducing", "8", "--iters", "30", "--save", model, "--quiet"}, &out, &errb); err != nil {
+		t.Fatalf("train: %v\n%s", err, errb.String())
+	}
+	src, err := serve.ParseModelSource("two=" + model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := serve.New(serve.Config{GRPCListen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restL, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcL, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	go func() { done <- s.Serve(restL) }()
+	go func() { done <- s.ServeGRPC(grpcL) }()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+		for range 2 {
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	predict := func(args ...string) []byte {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "y.csv")
+		if err := Main(append([]string{"predict", "--out", path, "--input", data}, args...), &out, &errb); err != nil {
+			t.Fatalf("predict %v: %v", args, err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	local := predict("--model", model)
+	if !bytes.HasPrefix(local, []byte("mean_a,variance_a,std_a,mean_b,variance_b,std_b\n")) {
+		t.Fatalf("local header: %q", local[:min(60, len(local))])
+	}
+	for _, url := range []string{"http://" + restL.Addr().String() + "/v2/models/two", "grpc://" + grpcL.Addr().String() + "/v2/models/two"} {
+		if remote := predict("--url", url); !bytes.Equal(remote, local) {
+			t.Errorf("%s: differs from the local prediction:\n%s\n%s", url, head(remote), head(local))
 		}
 	}
 }
