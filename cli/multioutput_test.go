@@ -217,3 +217,30 @@ func TestPredictRemoteTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainTargetsHeteroscedastic: the heteroscedastic likelihood (2 latents per target) with two complete targets
+// trains a model of 4 latent GPs whose model file loads (its SVGP Spec accepts 2 latents per target column) and
+// predicts mean_a, ..., std_b.
+func TestTrainTargetsHeteroscedastic(t *testing.T) {
+	dir := t.TempDir()
+	data := writeTwoTargets(t, dir, "full.csv", 60, func(_ int, c []string) {
+		if c[3] == "" {
+			x1, _ := strconv.ParseFloat(c[0], 64)
+			c[3] = strconv.FormatFloat(10*math.Sin(2*x1)+5, 'f', 6, 64)
+		}
+	})
+	model := filepath.Join(dir, "het.gpz")
+	var out, errb bytes.Buffer
+	if err := Main([]string{"train", "--csv", data, "--targets", "a,b", "--likelihood", "heteroscedastic", "--inducing", "8", "--iters", "30",
+		"--save", model, "--quiet"}, &out, &errb); err != nil {
+		t.Fatalf("train: %v\n%s", err, errb.String())
+	}
+	pred := filepath.Join(dir, "pred.csv")
+	if err := Main([]string{"predict", "--model", model, "--input", data, "--out", pred}, &out, &errb); err != nil {
+		t.Fatalf("predict: %v", err)
+	}
+	recs := readCSVFile(t, pred)
+	if got := strings.Join(recs[0], ","); got != "mean_a,variance_a,std_a,mean_b,variance_b,std_b" || len(recs) != 61 {
+		t.Errorf("header %q, %d rows", got, len(recs))
+	}
+}

@@ -82,9 +82,10 @@ func buildSVGP(raw json.RawMessage, children []any, _ gp.BuildOptions) (any, err
 	if err != nil {
 		return nil, err
 	}
-	if latent, err := lik.LatentDim(1); err == nil && latent > 1 && latent != l.OutputDim() {
-		// Multiclass likelihoods: K latent functions for one label column.
-		return nil, fmt.Errorf("models: %w: %s: layer has %d outputs, the likelihood needs %d", gp.ErrConfig, KindSVGP, l.OutputDim(), latent)
+	if latent, err := lik.LatentDim(1); err == nil && latent > 1 && !fitsLatents(lik, latent, l.OutputDim()) {
+		// Multiclass likelihoods: K latent functions for one label column; several latents per target column (the
+		// heteroscedastic Gaussian: 2 per target) for P target columns.
+		return nil, fmt.Errorf("models: %w: %s: layer has %d outputs, the likelihood needs %d (per target column)", gp.ErrConfig, KindSVGP, l.OutputDim(), latent)
 	}
 	return NewSVGP(SVGPConfig{Layer: l, Likelihood: lik, NumData: c.NumData})
 }
@@ -142,4 +143,15 @@ func buildSGPR(raw json.RawMessage, children []any, _ gp.BuildOptions) (any, err
 		}
 	}
 	return NewSGPR(sc)
+}
+
+// fitsLatents reports whether lik, with latent > 1 latent functions for one target column, takes out latent
+// functions for some number P ≥ 1 of target columns (LatentDim(P) = out).
+func fitsLatents(lik gp.Likelihood, latent, out int) bool {
+	for p := 1; p*latent <= out; p++ {
+		if q, err := lik.LatentDim(p); err == nil && q == out {
+			return true
+		}
+	}
+	return false
 }
