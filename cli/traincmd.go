@@ -90,7 +90,7 @@ Flags:
   --force             replace the default model file if it exists
   --out FILE.json     also write the metrics as JSON
   --plots DIR         draw the training curve, the reliability diagram (classifiers) and, for one input
-                      column, the predictive mean ± 2σ with the data, as PNG and SVG
+                      column and one complete target, the predictive mean ± 2σ with the data, as PNG and SVG
   --checkpoint DIR    checkpoint training in DIR (at the end, every --checkpoint-every K steps, on SIGINT/SIGTERM);
                       --resume continues from it and ends exactly as an uninterrupted run would
   --quiet             no progress output
@@ -263,6 +263,9 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 		if targets != nil {
 			what = fmt.Sprintf("targets %s", quoteList(tbl.Targets))
 			kind = fmt.Sprintf("%d outputs", len(tbl.Targets))
+			if len(tbl.Targets) == 1 {
+				kind = "1 output"
+			}
 			if *lmc > 0 {
 				kind += fmt.Sprintf(", LMC of %d latent GPs", *lmc)
 			}
@@ -303,7 +306,7 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if data != nil && data.D() == 1 && data.NumClasses == 0 {
+		if data != nil && data.D() == 1 && data.NumClasses == 0 && data.P() == 1 && data.Observed == nil {
 			more, err := plotPredictive1D(*plotDir, f, data)
 			if err != nil {
 				return err

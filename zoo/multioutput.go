@@ -170,7 +170,11 @@ func (r *Result) outputsLine() string {
 	for j, v := range r.TestRMSEPerOutput {
 		per[j] = fmt.Sprintf("%.5g", v)
 	}
-	s := fmt.Sprintf("  %d outputs: test metrics over the %d observed target cells of the %d test rows (empty cells are not scored; LL per cell)", r.Outputs, r.TestCells, r.NTest)
+	outs := fmt.Sprintf("%d outputs", r.Outputs)
+	if r.Outputs == 1 {
+		outs = "1 output"
+	}
+	s := fmt.Sprintf("  %s: test metrics over the %d observed target cells of the %d test rows (empty cells are not scored; LL per cell)", outs, r.TestCells, r.NTest)
 	if len(per) > 0 && !slices.Contains(per, "") {
 		s += "; RMSE per output " + strings.Join(per, ", ")
 	}
