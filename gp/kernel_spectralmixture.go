@@ -630,6 +630,20 @@ func (sc smScratch) release() { ops.CovRelease(sc.pre, sc.tau, sc.sd, sc.cd) }
 // gw = G_ij w exp(E_ij).
 func (s smSetup) pair(wrt int, x1, x2, mu []float64, i, j int, gw float64, sc smScratch, out []float64) {
 	d := s.d
+	if d == 1 { // P₋d = 1
+		tau := x1[i] - x2[j]
+		ci, si, cj, sj := s.c1[i], s.s1[i], s.c2[j], s.s2[j]
+		sd := si*cj - ci*sj
+		switch wrt {
+		case ops.CovWrtX1:
+			out[0] += gw * (-tau*s.inv2[0]*(ci*cj+si*sj) - 2*math.Pi*mu[0]*sd)
+		case ops.CovWrtX2:
+			out[0] -= gw * (-tau*s.inv2[0]*(ci*cj+si*sj) - 2*math.Pi*mu[0]*sd)
+		default:
+			out[0] -= gw * 2 * math.Pi * tau * sd
+		}
+		return
+	}
 	xi, xj := x1[i*d:(i+1)*d], x2[j*d:(j+1)*d]
 	ci, si := s.c1[i*d:(i+1)*d], s.s1[i*d:(i+1)*d]
 	cj, sj := s.c2[j*d:(j+1)*d], s.s2[j*d:(j+1)*d]
