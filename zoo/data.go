@@ -20,6 +20,9 @@ type source struct {
 	trainSize int
 	testFrac  float64
 	protocol  string // the split protocol, in words (for descriptions)
+	// load, for format "embedded" (a data set compiled into the binary with a split protocol of its own, whatever
+	// the data directory), returns the data set and split k's training and test rows.
+	load func(k int) (d *datasets.Dataset, train, test []int, err error)
 }
 
 const (
@@ -77,7 +80,7 @@ func loadSplit(name, dir string, k int) (*split, error) {
 	if k < 0 {
 		return nil, fmt.Errorf("zoo: split must be ≥ 0, got %d", k)
 	}
-	if dir == "" && !(src.format == "evans" && embedded(name)) && src.format != "uci-random" {
+	if dir == "" && !(src.format == "evans" && embedded(name)) && src.format != "uci-random" && src.format != "embedded" {
 		return nil, fmt.Errorf("zoo: data set %q is not embedded: pass --data DIR or set %s to the benchmark data directory", name, datasets.EnvDataDir)
 	}
 	var (
@@ -87,6 +90,9 @@ func loadSplit(name, dir string, k int) (*split, error) {
 		from        string
 	)
 	switch src.format {
+	case "embedded":
+		from = "embedded:" + name
+		d, train, test, err = src.load(k)
 	case "evans":
 		if dir == "" {
 			from = "embedded:" + name

@@ -1,0 +1,63 @@
+package zoo_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gpzoo/gpzoo/zoo"
+)
+
+// runEntry runs entry name on split k with seed 1 and checks the metrics are finite.
+func runEntry(t *testing.T, name string, k int) *zoo.Result {
+	t.Helper()
+	e, err := zoo.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Run(zoo.Options{Seed: 1, Split: k})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if r.TestRMSE == nil || math.IsNaN(*r.TestRMSE) || math.IsNaN(r.TestLL) || math.IsInf(r.TestLL, 0) {
+		t.Fatalf("%s split %d: RMSE %v, LL %v", name, k, r.TestRMSE, r.TestLL)
+	}
+	t.Logf("%-15s split %d: n %d/%d, test RMSE %.4f, test LL %.4f (%.1f s)", name, k, r.NTrain, r.NTest, *r.TestRMSE, r.TestLL, r.TrainSeconds)
+	return r
+}
+
+// TestCO2Entries runs the CO₂ extrapolation entries in full on the embedded record (monthly means of 1968–1991
+// train, the 120 months of 1992–2001 test): the spectral mixture, initialised from the periodogram, extrapolates
+// the trend and the yearly cycle with a lower test RMSE than the SE kernel, which only follows the trend.
+func TestCO2Entries(t *testing.T) {
+	se, per, sm := runEntry(t, "co2/se", 0), runEntry(t, "co2/se-per", 0), runEntry(t, "co2/sm", 0)
+	for _, r := range []*zoo.Result{se, per, sm} {
+		if r.NTest != 120 || r.NTrain < 250 || r.NTrain > 288 || r.DataSource != "embedded:co2" {
+			t.Errorf("%s: %d training months, %d test months from %s; want about 288 (1968–1991), 120 (1992–2001), embedded", r.Entry, r.NTrain, r.NTest, r.DataSource)
+		}
+	}
+	if !(*sm.TestRMSE < 0.75**se.TestRMSE) {
+		t.Errorf("spectral mixture test RMSE %.4f, SE %.4f: want the SM's below 3/4 of the SE's", *sm.TestRMSE, *se.TestRMSE)
+	}
+	e, err := zoo.Lookup("co2/se")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(zoo.Options{Split: 1}); err == nil {
+		t.Error("co2 split 1: want an error (only split 0)")
+	}
+}
+
+// TestEngelEntries runs the Engel entries in full on three splits: the heteroscedastic likelihood, whose noise
+// follows income, predicts the held-out households with a higher test log likelihood than the Gaussian one on
+// each split.
+func TestEngelEntries(t *testing.T) {
+	for k := range 3 {
+		g, h := runEntry(t, "engel/svgp", k), runEntry(t, "engel/svgp-het", k)
+		if g.NTrain+g.NTest != 235 || g.NTest != h.NTest {
+			t.Errorf("split %d: %d + %d rows, heteroscedastic %d test rows", k, g.NTrain, g.NTest, h.NTest)
+		}
+		if !(h.TestLL > g.TestLL) {
+			t.Errorf("split %d: heteroscedastic test LL %.4f, Gaussian %.4f: want the heteroscedastic higher", k, h.TestLL, g.TestLL)
+		}
+	}
+}
