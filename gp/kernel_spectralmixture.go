@@ -617,56 +617,89 @@ func (c smCov) Matrix(x1, x2 ops.CovInput, h []ops.CovInput, out []float64) {
 // added in order: the same bits for every GOMAXPROCS.
 const smBlock = 16
 
-// smScratch is one goroutine's per-pair scratch.
-type smScratch struct{ pre, tau, sd, cd []float64 }
-
-func newSMScratch(d int) smScratch {
-	return smScratch{ops.CovScratch(d + 1), ops.CovScratch(d), ops.CovScratch(d), ops.CovScratch(d)}
+// smRow is one goroutine's scratch for the pairs of one fixed row with its np partners: τ, C, S and the suffix
+// products Π_{e>k} C_e [d,np]; the weights gw = G w exp(E), P and the running prefix product [np].
+type smRow struct {
+	tau, c, s, suf []float64
+	gw, p, pre     []float64
 }
 
-func (sc smScratch) release() { ops.CovRelease(sc.pre, sc.tau, sc.sd, sc.cd) }
+func newSMRow(d, np int) smRow {
+	return smRow{ops.CovScratch(d * np), ops.CovScratch(d * np), ops.CovScratch(d * np), ops.CovScratch(d * np),
+		ops.CovScratch(np), ops.CovScratch(np), ops.CovScratch(np)}
+}
 
-// pair adds G_ij ∂k_ij/∂(operand wrt: x1, x2 or the frequencies) to out [d] (x2: the negated τ derivative), given
-// gw = G_ij w exp(E_ij).
-func (s smSetup) pair(wrt int, x1, x2, mu []float64, i, j int, gw float64, sc smScratch, out []float64) {
+func (r smRow) release() { ops.CovRelease(r.tau, r.c, r.s, r.suf, r.gw, r.p, r.pre) }
+
+// rowGrad adds to out [d] the sum over the partners p of r.gw[p] ∂k/∂(operand wrt: x1, x2 or the frequencies) for
+// the pairs of one fixed row: row fixed of x1 against every row of x2 (x1, frequencies), or row fixed of x2
+// against every row of x1 (x2: the negated τ derivative). Each sum runs over the partners in order.
+func (s smSetup) rowGrad(wrt int, x1, x2, mu []float64, fixed int, r smRow, out []float64) {
 	d := s.d
-	if d == 1 { // P₋d = 1
-		tau := x1[i] - x2[j]
-		ci, si, cj, sj := s.c1[i], s.s1[i], s.c2[j], s.s2[j]
-		sd := si*cj - ci*sj
-		switch wrt {
-		case ops.CovWrtX1:
-			out[0] += gw * (-tau*s.inv2[0]*(ci*cj+si*sj) - 2*math.Pi*mu[0]*sd)
-		case ops.CovWrtX2:
-			out[0] -= gw * (-tau*s.inv2[0]*(ci*cj+si*sj) - 2*math.Pi*mu[0]*sd)
-		default:
-			out[0] -= gw * 2 * math.Pi * tau * sd
-		}
-		return
-	}
-	xi, xj := x1[i*d:(i+1)*d], x2[j*d:(j+1)*d]
-	ci, si := s.c1[i*d:(i+1)*d], s.s1[i*d:(i+1)*d]
-	cj, sj := s.c2[j*d:(j+1)*d], s.s2[j*d:(j+1)*d]
-	pre, tau, sd, cd := sc.pre, sc.tau, sc.sd, sc.cd
-	pre[0] = 1
+	np := len(r.gw)
 	for k := 0; k < d; k++ {
-		tau[k] = xi[k] - xj[k]
-		cd[k] = ci[k]*cj[k] + si[k]*sj[k]
-		sd[k] = si[k]*cj[k] - ci[k]*sj[k]
-		pre[k+1] = pre[k] * cd[k]
-	}
-	p, suf := pre[d], 1.0
-	for k := d - 1; k >= 0; k-- {
-		pm := pre[k] * suf // P₋d
-		switch wrt {
-		case ops.CovWrtX1:
-			out[k] += gw * (-tau[k]*s.inv2[k]*p - 2*math.Pi*mu[k]*sd[k]*pm)
-		case ops.CovWrtX2:
-			out[k] -= gw * (-tau[k]*s.inv2[k]*p - 2*math.Pi*mu[k]*sd[k]*pm)
-		default: // frequencies
-			out[k] -= gw * 2 * math.Pi * tau[k] * sd[k] * pm
+		tau, cd, sd := r.tau[k*np:(k+1)*np], r.c[k*np:(k+1)*np], r.s[k*np:(k+1)*np]
+		if wrt == ops.CovWrtX2 { // fixed row j of x2, partners i over x1
+			xj, cj, sj := x2[fixed*d+k], s.c2[fixed*d+k], s.s2[fixed*d+k]
+			for i := range tau {
+				ci, si := s.c1[i*d+k], s.s1[i*d+k]
+				tau[i] = x1[i*d+k] - xj
+				cd[i] = ci*cj + si*sj
+				sd[i] = si*cj - ci*sj
+			}
+		} else { // fixed row i of x1, partners j over x2
+			xi, ci, si := x1[fixed*d+k], s.c1[fixed*d+k], s.s1[fixed*d+k]
+			for j := range tau {
+				cj, sj := s.c2[j*d+k], s.s2[j*d+k]
+				tau[j] = xi - x2[j*d+k]
+				cd[j] = ci*cj + si*sj
+				sd[j] = si*cj - ci*sj
+			}
 		}
-		suf *= cd[k]
+	}
+	// suffix products suf_k = Π_{e>k} C_e, P = Π C
+	sufLast := r.suf[(d-1)*np : d*np]
+	for p := range sufLast {
+		sufLast[p] = 1
+	}
+	for k := d - 2; k >= 0; k-- {
+		next, cn, cur := r.suf[(k+1)*np:(k+2)*np], r.c[(k+1)*np:(k+2)*np], r.suf[k*np:(k+1)*np]
+		for p := range cur {
+			cur[p] = next[p] * cn[p]
+		}
+	}
+	pp, c0, s0 := r.p[:np], r.c[:np], r.suf[:np]
+	for p := range pp {
+		pp[p] = c0[p] * s0[p]
+	}
+	pre := r.pre[:np]
+	for p := range pre {
+		pre[p] = 1
+	}
+	gw := r.gw[:np]
+	for k := 0; k < d; k++ {
+		tau, cd, sd, suf := r.tau[k*np:(k+1)*np], r.c[k*np:(k+1)*np], r.s[k*np:(k+1)*np], r.suf[k*np:(k+1)*np]
+		tau, cd, sd, suf = tau[:np], cd[:np], sd[:np], suf[:np]
+		sum := 0.0
+		if wrt == ops.CovWrtH0+1 { // frequencies: −2π τ S P₋k
+			for p, g := range gw {
+				sum += g * tau[p] * sd[p] * pre[p] * suf[p]
+			}
+			out[k] -= 2 * math.Pi * sum
+		} else { // τ: −τ/ℓ² P − 2π μ S P₋k
+			a, b := s.inv2[k], 2*math.Pi*mu[k]
+			for p, g := range gw {
+				sum += g * (-tau[p]*a*pp[p] - b*sd[p]*pre[p]*suf[p])
+			}
+			if wrt == ops.CovWrtX2 {
+				out[k] -= sum
+			} else {
+				out[k] += sum
+			}
+		}
+		for p := range pre {
+			pre[p] *= cd[p]
+		}
 	}
 }
 
@@ -687,34 +720,30 @@ func (c smCov) MatrixGrad(wrt int, x1, x2 ops.CovInput, h []ops.CovInput, k, g [
 	switch wrt {
 	case ops.CovWrtX1: // row i of dX1 sums over j, in order
 		ops.CovForRows(ops.CovChunks(n, m), n, func(_, lo, hi int) {
-			e, sc := ops.CovScratch(m), newSMScratch(d)
-			defer ops.CovRelease(e)
-			defer sc.release()
+			r := newSMRow(d, m)
+			defer r.release()
 			for i := lo; i < hi; i++ {
 				out := dst[i*d : (i+1)*d]
 				clear(out)
-				s.exps(x1.Data, x2.Data, i, e)
-				for j, ev := range e {
-					if gw := g[i*m+j] * w * ev; gw != 0 {
-						s.pair(wrt, x1.Data, x2.Data, mu, i, j, gw, sc, out)
-					}
+				s.exps(x1.Data, x2.Data, i, r.gw)
+				for j, ev := range r.gw {
+					r.gw[j] = g[i*m+j] * w * ev
 				}
+				s.rowGrad(wrt, x1.Data, x2.Data, mu, i, r, out)
 			}
 		})
 	case ops.CovWrtX2: // row j of dX2 sums over i, in order
 		ops.CovForRows(ops.CovChunks(m, n), m, func(_, lo, hi int) {
-			e, sc := ops.CovScratch(n), newSMScratch(d)
-			defer ops.CovRelease(e)
-			defer sc.release()
+			r := newSMRow(d, n)
+			defer r.release()
 			for j := lo; j < hi; j++ {
 				out := dst[j*d : (j+1)*d]
 				clear(out)
-				s.exps(x2.Data, x1.Data, j, e)
-				for i, ev := range e {
-					if gw := g[i*m+j] * w * ev; gw != 0 {
-						s.pair(wrt, x1.Data, x2.Data, mu, i, j, gw, sc, out)
-					}
+				s.exps(x2.Data, x1.Data, j, r.gw)
+				for i, ev := range r.gw {
+					r.gw[i] = g[i*m+j] * w * ev
 				}
+				s.rowGrad(wrt, x1.Data, x2.Data, mu, j, r, out)
 			}
 		})
 	default: // frequencies: per block of smBlock rows, the blocks summed in order
@@ -723,18 +752,16 @@ func (c smCov) MatrixGrad(wrt int, x1, x2 ops.CovInput, h []ops.CovInput, k, g [
 		defer ops.CovRelease(acc)
 		clear(acc)
 		ops.CovForRows(min(ops.CovChunks(n, m), nb), nb, func(_, lo, hi int) {
-			e, sc := ops.CovScratch(m), newSMScratch(d)
-			defer ops.CovRelease(e)
-			defer sc.release()
+			r := newSMRow(d, m)
+			defer r.release()
 			for b := lo; b < hi; b++ {
 				out := acc[b*d : (b+1)*d]
 				for i := b * smBlock; i < min(n, (b+1)*smBlock); i++ {
-					s.exps(x1.Data, x2.Data, i, e)
-					for j, ev := range e {
-						if gw := g[i*m+j] * w * ev; gw != 0 {
-							s.pair(wrt, x1.Data, x2.Data, mu, i, j, gw, sc, out)
-						}
+					s.exps(x1.Data, x2.Data, i, r.gw)
+					for j, ev := range r.gw {
+						r.gw[j] = g[i*m+j] * w * ev
 					}
+					s.rowGrad(wrt, x1.Data, x2.Data, mu, i, r, out)
 				}
 			}
 		})
