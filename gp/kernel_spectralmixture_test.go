@@ -328,4 +328,22 @@ func init() {
 		},
 		part: func(_ kernelConfigFunc, name string) (gp.Kernel, error) { return smKernel(name, 3) },
 	})
+	addKernelTest(kernelTest{
+		family: "sm10",
+		conform: func(d int, _ []float64) []namedKernel {
+			return []namedKernel{{"SpectralMixture-Q10", func() (gp.Kernel, error) {
+				f, ok := gp.LookupKernel("sm10")
+				if !ok {
+					return nil, fmt.Errorf("sm10 is not registered")
+				}
+				k, err := f.New(gp.KernelOptions{InputDim: d, ARD: true})
+				if err == nil && k.(*gp.SpectralMixture).Components() != 10 {
+					err = fmt.Errorf("sm10 has %d components", k.(*gp.SpectralMixture).Components())
+				}
+				return k, err
+			}}}
+		},
+		spec: func(kernelConfigFunc) []specBuild { return nil },
+		part: func(_ kernelConfigFunc, name string) (gp.Kernel, error) { return smKernel(name, 3) },
+	})
 }
