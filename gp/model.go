@@ -7,7 +7,20 @@ type Model interface {
 	// Loss returns the scalar training loss for the batch x [B,D], y [B,P], already scaled to the whole data
 	// set (for variational models: −ELBO with the likelihood term scaled by NumData/B; for the exact GP:
 	// −log p(y), with B = N). Errors are recorded in x's Graph.
+	//
+	// A model whose loss draws Monte-Carlo noise per data row (a deep GP) may declare the graph inputs RowsInput
+	// and StepInput and key its draws by them; the training loop fills them when the compiled program has them.
 	Loss(x, y *graph.Node) *graph.Node
 	// Params returns every Param the loss reads (trainable or frozen), without duplicates.
 	Params() []*graph.Param
 }
+
+// The optional graph inputs of a Model's loss that name what a batch is, so that per-row noise is keyed by the
+// row and the step rather than by who computes them (train.Train fills them; other callers of Loss should too,
+// else every row reads as row 0 at step 0):
+const (
+	// RowsInput [B]: the global indices of the batch's rows in the training set (float64 integers ≥ 0).
+	RowsInput = "rows"
+	// StepInput (a scalar): the 0-based training step (an integer ≥ 0).
+	StepInput = "step"
+)

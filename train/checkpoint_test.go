@@ -111,6 +111,30 @@ func natHook(t *testing.T, q *gp.GaussianQ) *train.NatGrad {
 	return must(train.NewNatGrad(train.NatGradConfig{Q: []*gp.GaussianQ{q}, Gamma: 0.1, GammaStart: 1e-3, RampSteps: 10}))
 }
 
+// ckDGP builds a 2-layer deep GP on x with c's noise (Noise or Rand).
+func ckDGP(t *testing.T, x *mat.Dense, c dgp.Config) gp.Model {
+	ls := must(dgp.Build(x, dgp.BuildConfig{Widths: []int{2}, Rand: rand.New(rand.NewPCG(3, 4)), KMeansIters: 3,
+		NewLayer: func(s dgp.LayerSpec) (gp.Layer, error) {
+			k := ckKernel(t, fmt.Sprint("k", s.Index), s.InputDim)
+			scale := 0.0
+			if s.Inner {
+				var err error
+				if k, err = dgp.InnerKernel(k, fmt.Sprint("white", s.Index)); err != nil {
+					return nil, err
+				}
+				scale = dgp.InnerQScale
+			}
+			z, err := s.Inducing(8)
+			if err != nil {
+				return nil, err
+			}
+			return layers.NewSVGP(layers.SVGPConfig{Name: fmt.Sprint("layer", s.Index), Kernel: k, Z: z,
+				OutputDim: s.OutputDim, Mean: s.Mean, QSqrtScale: scale})
+		}}))
+	c.Layers, c.Likelihood, c.NumData, c.Samples = ls, gauss(t), ckN, 2
+	return must(dgp.New(c))
+}
+
 func ckFamilies() []ckFamily {
 	return []ckFamily{
 		{"SVGP/Gaussian/Adam", ckBatch, regression, func(t *testing.T, x *mat.Dense) ckRun {
@@ -140,28 +164,13 @@ func ckFamilies() []ckFamily {
 			return minibatchRun(svgpModel(t, l, lik), adam(), mc)
 		}},
 		{"DGP2/Gaussian/Adam", ckBatch, regression, func(t *testing.T, x *mat.Dense) ckRun {
-			ls := must(dgp.Build(x, dgp.BuildConfig{Widths: []int{2}, Rand: rand.New(rand.NewPCG(3, 4)), KMeansIters: 3,
-				NewLayer: func(s dgp.LayerSpec) (gp.Layer, error) {
-					k := ckKernel(t, fmt.Sprint("k", s.Index), s.InputDim)
-					scale := 0.0
-					if s.Inner {
-						var err error
-						if k, err = dgp.InnerKernel(k, fmt.Sprint("white", s.Index)); err != nil {
-							return nil, err
-						}
-						scale = dgp.InnerQScale
-					}
-					z, err := s.Inducing(8)
-					if err != nil {
-						return nil, err
-					}
-					return layers.NewSVGP(layers.SVGPConfig{Name: fmt.Sprint("layer", s.Index), Kernel: k, Z: z,
-						OutputDim: s.OutputDim, Mean: s.Mean, QSqrtScale: scale})
-				}}))
 			noise := rand.NewPCG(41, 42)
-			m := must(dgp.New(dgp.Config{Layers: ls, Likelihood: gauss(t), NumData: ckN, Samples: 2,
-				Noise: dgp.StandardNormalNoise(rand.New(noise))}))
-			return minibatchRun(m, adam(), noise)
+			return minibatchRun(ckDGP(t, x, dgp.Config{Noise: dgp.StandardNormalNoise(rand.New(noise))}), adam(), noise)
+		}},
+		// The default row-keyed noise: keyed by (seed, layer, step, row), it needs no saved source (the seed is
+		// redrawn from an equally seeded Rand, the step comes from the checkpoint's step count).
+		{"DGP2(row noise)/Gaussian/Adam", ckBatch, regression, func(t *testing.T, x *mat.Dense) ckRun {
+			return minibatchRun(ckDGP(t, x, dgp.Config{Rand: rand.New(rand.NewPCG(41, 42))}), adam())
 		}},
 		{"ORTH/RobustMax/NatGrad+Adam", ckBatch, multiclass, func(t *testing.T, x *mat.Dense) ckRun {
 			o := must(layers.NewOrth(layers.OrthConfig{

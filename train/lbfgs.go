@@ -50,6 +50,9 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	defer prog.Close()
 	mat.NewDense(n, d, prog.InputData("x")).Copy(x)
 	mat.NewDense(n, p, prog.InputData("y")).Copy(y)
+	if err := setWholeBatch(prog, n); err != nil { // every row, in order, at step 0: a deterministic objective
+		return nil, err
+	}
 	res := &Result{BuildSeconds: time.Since(t0).Seconds()}
 	params := prog.Params()
 	x0 := flattenRaw(params)

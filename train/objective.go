@@ -13,7 +13,7 @@ import (
 // Objective returns m's loss on the whole data set (x, y) at its current parameters: one forward pass of the
 // graph Train differentiates, so it is the final objective of a full-batch fit (a minibatch loss is instead an
 // estimate from its batch). A stochastic model (a deep GP's sampled layers, a Monte-Carlo likelihood) draws from
-// its own generators, as a training step does.
+// its own generators, as a training step does; row-keyed noise (gp.RowsInput) sees rows 0..N−1 at step 0.
 func Objective(m gp.Model, x, y *mat.Dense) (float64, error) {
 	if m == nil || x == nil || y == nil {
 		return 0, errors.New("train: Objective: nil model or data")
@@ -31,6 +31,9 @@ func Objective(m gp.Model, x, y *mat.Dense) (float64, error) {
 	defer prog.Close()
 	mat.NewDense(n, d, prog.InputData("x")).Copy(x)
 	mat.NewDense(n, p, prog.InputData("y")).Copy(y)
+	if err := setWholeBatch(prog, n); err != nil {
+		return 0, err
+	}
 	if err := prog.Run(); err != nil {
 		return 0, fmt.Errorf("train: Objective: %w", err)
 	}

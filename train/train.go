@@ -218,7 +218,14 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 	}
 	xb := mat.NewDense(batch, d, prog.InputData("x"))
 	yb := mat.NewDense(batch, p, prog.InputData("y"))
+	bin, err := batchInputsOf(prog, batch)
+	if err != nil {
+		return nil, err
+	}
 	idx := make([]int, batch)
+	for i := range idx {
+		idx[i] = i // the whole data set, in order, when batch == n
+	}
 	start := time.Now()
 	clock0 := 0.0 // the interrupted run's training seconds, when resuming
 	if n := len(res.Times); n > 0 {
@@ -255,6 +262,7 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 			datasets.GatherRows(xb, x, idx)
 			datasets.GatherRows(yb, y, idx)
 		}
+		bin.set(step, idx)
 		if err := prog.Run(); err != nil {
 			graph.RestoreRaw(all, good)
 			res.StopReason = StopError
@@ -330,6 +338,30 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 	return res, nil
 }
 
+// batchInputs are a program's optional gp.RowsInput and gp.StepInput storage (nil when its model declares
+// none): the global indices of the batch's rows and the step, by which a model keys per-row noise (a deep GP).
+type batchInputs struct{ rows, step []float64 }
+
+// batchInputsOf finds prog's batch inputs for a batch of b rows.
+func batchInputsOf(prog *graph.Program, b int) (batchInputs, error) {
+	in := batchInputs{rows: prog.InputData(gp.RowsInput), step: prog.InputData(gp.StepInput)}
+	if in.rows != nil && len(in.rows) != b || in.step != nil && len(in.step) != 1 {
+		return in, &ops.ShapeError{Op: "train", Want: fmt.Sprintf("model inputs %q [%d] and %q a scalar", gp.RowsInput, b, gp.StepInput),
+			Got: fmt.Sprintf("%d and %d values", len(in.rows), len(in.step))}
+	}
+	return in, nil
+}
+
+// set writes the step and the batch's row indices idx (len b) into the inputs the program has.
+func (in batchInputs) set(step int, idx []int) {
+	for i, r := range idx[:len(in.rows)] {
+		in.rows[i] = float64(r)
+	}
+	if in.step != nil {
+		in.step[0] = float64(step)
+	}
+}
+
 // stopped reports whether stop is closed (never for a nil channel).
 func stopped(stop <-chan struct{}) bool {
 	select {
@@ -368,4 +400,18 @@ func progress(w io.Writer, step, iters int, elapsed, loss float64) {
 		}
 	}
 	fmt.Fprintf(w, "\r[%s] %d/%d  %.1f steps/s  ETA %.0fs  loss %.6g ", bar, step, iters, rate, eta, loss)
+}
+
+// setWholeBatch fills prog's batch inputs, if any, for the whole data set of n rows in order at step 0.
+func setWholeBatch(prog *graph.Program, n int) error {
+	in, err := batchInputsOf(prog, n)
+	if err != nil {
+		return err
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	in.set(0, idx)
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
@@ -14,8 +15,9 @@ import (
 var ErrConfig = errors.New("dgp: invalid configuration")
 
 // Noise returns the reparameterisation noise ε [rows,cols] of hidden layer `layer` (0-based) in g: cols is the
-// layer's OutputDim, or its NoiseDim for a gp.CorrelatedLayer. The default
-// (StandardNormalNoise) redraws it from a seeded generator at every run; tests inject fixed noise.
+// layer's OutputDim, or its NoiseDim for a gp.CorrelatedLayer. The training default (Config.Noise nil) draws
+// each data row's ε from a counter-based generator keyed by (seed, layer, step, row) (see Config.Noise);
+// StandardNormalNoise redraws one block from a seeded generator at every run; tests inject fixed noise.
 type Noise func(g *graph.Graph, layer, rows, cols int) *graph.Node
 
 // StandardNormalNoise returns a Noise that redraws ε ~ N(0, I) from rng at every run of the graph (rng must not
@@ -39,9 +41,15 @@ type Config struct {
 	NumData int
 	// Samples is S, the number of propagated samples per training point (default 1).
 	Samples int
-	// Noise supplies ε; nil means StandardNormalNoise(Rand).
+	// Noise supplies ε; nil means row-keyed noise: in a graph of a batch of B rows, S samples each, ε of layer ℓ
+	// is graph.RowNormal over the graph inputs gp.RowsInput [B] (the rows' global indices in the training set)
+	// and gp.StepInput (the step), keyed by (NoiseSeed, ℓ): a row's S draws depend on (seed, ℓ, step, row) only,
+	// never on the other rows of its batch, so a batch's loss and gradients are the sums of its parts' (a sharded
+	// step equals a single-process one). train.Train fills both inputs; a checkpoint's step count resumes the
+	// stream exactly. Other callers of Loss must fill them too (zero: every row reads as row 0 at step 0).
 	Noise Noise
-	// Rand seeds the default Noise (required when Noise is nil and there is more than one layer).
+	// Rand seeds the default Noise: its first Uint64, drawn when the first training graph is built, is
+	// NoiseSeed (required when Noise is nil and there is more than one layer).
 	Rand *rand.Rand
 }
 
@@ -62,7 +70,11 @@ type DGP struct {
 	Likelihood gp.Likelihood
 	NumData    int
 	samples    int
-	noise      Noise
+	noise      Noise // nil: row-keyed noise (rowNoise)
+
+	rand     *rand.Rand // the source of seed
+	seedOnce sync.Once
+	seed     uint64
 }
 
 var _ gp.Predictor = (*DGP)(nil)
@@ -93,14 +105,39 @@ func New(c Config) (*DGP, error) {
 	if s < 0 {
 		return nil, fmt.Errorf("%w: Samples %d", ErrConfig, c.Samples)
 	}
-	noise := c.Noise
-	if noise == nil {
-		if c.Rand == nil && len(c.Layers) > 1 {
-			return nil, fmt.Errorf("%w: a deep GP needs a Rand (or a Noise) for its samples", ErrConfig)
-		}
-		noise = StandardNormalNoise(c.Rand)
+	if c.Noise == nil && c.Rand == nil && len(c.Layers) > 1 {
+		return nil, fmt.Errorf("%w: a deep GP needs a Rand (or a Noise) for its samples", ErrConfig)
 	}
-	return &DGP{Layers: c.Layers, Likelihood: c.Likelihood, NumData: c.NumData, samples: s, noise: noise}, nil
+	return &DGP{Layers: c.Layers, Likelihood: c.Likelihood, NumData: c.NumData, samples: s, noise: c.Noise, rand: c.Rand}, nil
+}
+
+// NoiseSeed returns the seed of the default row-keyed training noise (Config.Noise nil): the first Uint64 of
+// Config.Rand, drawn on the first call (the first training graph built calls it) and fixed from then on. Two deep
+// GPs built with equally seeded Rands (a worker and a server, a run and its resumption) draw the same ε for the
+// same row and step. 0 without a Rand.
+func (d *DGP) NoiseSeed() uint64 {
+	d.seedOnce.Do(func() {
+		if d.rand != nil {
+			d.seed = d.rand.Uint64()
+		}
+	})
+	return d.seed
+}
+
+// rowNoise returns the default training Noise of a graph whose batch has b rows tiled s times: layer ℓ's ε
+// [s·b, cols] is graph.RowNormal over the inputs gp.RowsInput [b] and gp.StepInput (declared on first use),
+// keyed by (NoiseSeed, ℓ); sample k of batch row i (row k·b + i) is copy k of that data row's draws.
+func (d *DGP) rowNoise(b, s int) Noise {
+	var rows, step *graph.Node
+	return func(g *graph.Graph, layer, n, cols int) *graph.Node {
+		if n != b*s {
+			return g.Fail(&ops.ShapeError{Op: "dgp: row noise", Want: fmt.Sprintf("%d×%d rows", s, b), Got: fmt.Sprint(n)})
+		}
+		if rows == nil {
+			rows, step = g.Input(gp.RowsInput, b), g.Input(gp.StepInput)
+		}
+		return g.RowNormal(rows, step, ops.RowKey{Seed: d.NoiseSeed(), Stream: uint64(layer)}, cols, s)
+	}
 }
 
 // Samples returns S, the number of training samples per point.
@@ -126,8 +163,13 @@ func (d *DGP) KL(g *graph.Graph) *graph.Node {
 
 // Propagate tiles x [B,D] s times (sample-major: row s·B+b is x_b) and pushes it through every layer but the
 // last by sampling (eq. 7); it returns the last layer's marginal means and variances [s·B, D_L].
+// Its noise is Config.Noise, or by default row-keyed (the graph's gp.RowsInput and gp.StepInput).
 func (d *DGP) Propagate(x *graph.Node, s int) (mean, variance *graph.Node) {
-	return d.propagate(x, s, d.noise)
+	noise := d.noise
+	if noise == nil {
+		noise = d.rowNoise(rowsOf(x), s)
+	}
+	return d.propagate(x, s, noise)
 }
 
 func (d *DGP) propagate(x *graph.Node, s int, noise Noise) (mean, variance *graph.Node) {

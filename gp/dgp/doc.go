@@ -8,9 +8,11 @@
 //
 // A DGP is a list of layers and a likelihood. Training propagates S reparameterised samples of every minibatch
 // row through the hidden layers, using only each layer's marginals, and evaluates the last layer's expectation
-// in closed form (or by quadrature, as the likelihood does); see DGP.ELBO. Noise comes from an injected,
-// seeded generator (StandardNormalNoise), so runs are reproducible; FixedNoise and ZeroNoise make the objective
-// deterministic for tests.
+// in closed form (or by quadrature, as the likelihood does); see DGP.ELBO. Training noise is keyed per data row:
+// ε of a row at a step comes from a counter-based generator keyed by (seed, layer, step, row) (ops.RowNormal;
+// the graph inputs gp.RowsInput and gp.StepInput, which train.Train fills), so runs are reproducible and a
+// batch's ELBO is exactly the sum of its parts', whoever computes them; FixedNoise and ZeroNoise make the
+// objective deterministic for tests.
 //
 // # Construction
 //

@@ -23,8 +23,8 @@ type dgpSpec struct {
 
 // Spec describes d: the number of layers, NumData and the training samples S (Config), then the layers, input
 // first, and the likelihood (children). The noise source is not part of the Spec: the rebuilt deep GP draws
-// its training noise from StandardNormalNoise(o.Rng()) of the gp.BuildOptions (a custom Config.Noise, such as
-// FixedNoise, is not saved).
+// its row-keyed training noise with NoiseSeed taken from o.Rng() of the gp.BuildOptions (a custom Config.Noise,
+// such as FixedNoise, is not saved).
 func (d *DGP) Spec() (gp.Spec, error) {
 	if len(d.Layers) == 0 || d.Likelihood == nil {
 		return gp.Spec{}, fmt.Errorf("%w: spec of a deep GP without layers or likelihood", ErrConfig)

@@ -90,7 +90,7 @@ func TestDGPSpecRoundTrip(t *testing.T) {
 			if nd.NumData != d.NumData || nd.Samples() != d.Samples() || len(nd.Layers) != len(d.Layers) {
 				t.Fatalf("rebuilt NumData %d, S %d, %d layers; want %d, %d, %d", nd.NumData, nd.Samples(), len(nd.Layers), d.NumData, d.Samples(), len(d.Layers))
 			}
-			// Equally seeded noise: the same sampled loss (the rebuilt noise source is StandardNormalNoise(o.Rng())) and
+			// Equally seeded noise: the same sampled loss (the rebuilt noise seed is drawn from o.Rng() as the original's from its Rand) and
 			// the same predictions.
 			if l1, l2 := gptest.EvalScalar(t, d.Loss, x, c.y), gptest.EvalScalar(t, nd.Loss, x, c.y); l1 != l2 {
 				t.Errorf("loss %v after the round trip, want %v", l2, l1)

@@ -645,7 +645,7 @@ func lmTrainable(ps []*graph.Param) int {
 
 // lmDeepGP returns a 2-layer deep GP on 2 inputs whose hidden layer is an LMC (layers.LMC: latent blocks of 1
 // and 2 latents, each with its own kernel and Z, mixed by W [2,3], identity mean) and whose last layer is a
-// coupled SVGP, with q's randomised; noise nil means StandardNormalNoise(Rand).
+// coupled SVGP, with q's randomised; noise nil means the default row-keyed noise seeded from Rand.
 func lmDeepGP(t testing.TB, rng *rand.Rand, w []float64, noise dgp.Noise) (*dgp.DGP, *layers.LMC) {
 	t.Helper()
 	block := func(name string, m, dout int, ls float64) *layers.SVGP {
