@@ -53,7 +53,7 @@ Flags:
                       test metrics are over the observed cells. gpzoo predict writes mean_A, variance_A, std_A, ...
   --lmc L             with several targets: L latent GPs mixed into the outputs by a learnt matrix W (a linear
                       model of coregionalisation: correlated outputs; svgp, decoupled, hybrid, orth, orthnat;
-                      default: independent outputs)
+                      W starts from the targets' principal directions; default: independent outputs)
   --features A,B,...  the input columns (default: every other column)
   --dataset NAME      instead of --csv: a benchmark data set (below), trained on the training rows of split
                       --split K of its protocol and scored on that split's test rows (the UCI sets of

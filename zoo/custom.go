@@ -543,7 +543,7 @@ func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadCustom, err)
 	}
-	layer, err := mixOutputs(ol.layer, c, latent, rng) // with c.LMC: the block's latents mixed into the outputs
+	layer, err := mixOutputs(ol.layer, c, latent, tr, rng) // with c.LMC: the block's latents mixed into the outputs
 	if err != nil {
 		return nil, err
 	}

@@ -95,17 +95,21 @@ func blockOutputs(c CustomConfig, p int) int {
 }
 
 // mixOutputs returns block itself, or with c.LMC > 0 an LMC mixing its c.LMC latent outputs into p by a learnt
-// W [p, L] drawn from N(0, 1/L) by rng (GPflow and GPyTorch draw W at random): each output's prior variance is then
-// about the kernel's, as for independent outputs on standardised targets.
-func mixOutputs(block gp.Layer, c CustomConfig, p int, rng *rand.Rand) (gp.Layer, error) {
+// W [p, L] started from the training targets tr (standardised; initMixing), or, where they cannot give one, drawn
+// from N(0, 1/L) by rng: each output's prior variance is then about the kernel's, as for independent outputs on
+// standardised targets.
+func mixOutputs(block gp.Layer, c CustomConfig, p int, tr *datasets.Dataset, rng *rand.Rand) (gp.Layer, error) {
 	if c.LMC <= 0 {
 		return block, nil
 	}
 	l := c.LMC
-	w := mat.NewDense(p, l, nil)
-	for i := range p {
-		for j := range l {
-			w.Set(i, j, rng.NormFloat64()/math.Sqrt(float64(l)))
+	w, ok := initMixing(tr, l)
+	if !ok || w.RawMatrix().Rows != p {
+		w = mat.NewDense(p, l, nil)
+		for i := range p {
+			for j := range l {
+				w.Set(i, j, rng.NormFloat64()/math.Sqrt(float64(l)))
+			}
 		}
 	}
 	lmc, err := layers.NewLMC(layers.LMCConfig{Latents: []gp.Layer{block}, W: w})
@@ -113,6 +117,90 @@ func mixOutputs(block gp.Layer, c CustomConfig, p int, rng *rand.Rand) (gp.Layer
 		return nil, fmt.Errorf("%w: LMC: %w", ErrBadCustom, err)
 	}
 	return lmc, nil
+}
+
+// initMixing returns an LMC's starting W [P, l] from d's targets (standardised): the first l principal directions of
+// their covariance C (pairwise complete: entry (i, j) over the rows observing both targets, so that missing cells
+// are left out), each scaled by the square root of its eigenvalue, W = V_l Λ_l^½, so that W Wᵀ is the best rank-l
+// approximation of C (Eckart–Young). Under the LMC f = W g with unit-variance latents, Cov[f(x)] = Σ_q w_q w_qᵀ
+// (Álvarez, Rosasco & Lawrence 2012, Kernels for vector-valued functions: a review, §4.2: B_q = a_q a_qᵀ; there
+// K(x, x') = Σ_q B_q k_q(x, x')), so W starts where the outputs' correlations already are, as geostatistics fits the
+// coregionalisation matrices to the data's experimental covariances (Goovaerts 1997, Geostatistics for natural
+// resources evaluation, ch. 4, the linear model of coregionalization) — instead of at random, which is what GPflow's
+// and GPyTorch's examples do (GPflow's multi-output notebook: W = randn(P, L)), and which left the LMC behind
+// independent outputs after a few hundred steps. Eigenvalues below 1e-3 of the mean variance (a rank below l, or an
+// indefinite pairwise-complete C) are raised to it, so that every latent has a nonzero column. Each column's sign is
+// fixed (its largest entry positive), so the start is deterministic. ok is false, and the caller draws W at random,
+// when l > P, when a target has fewer than 2 observed rows, or when C is not finite.
+func initMixing(d *datasets.Dataset, l int) (w *mat.Dense, ok bool) {
+	if d == nil || d.Y == nil || l < 1 {
+		return nil, false
+	}
+	n, p := d.Y.Dims()
+	if l > p {
+		return nil, false
+	}
+	c := mat.NewSymDense(p, nil)
+	for i := range p {
+		for j := i; j < p; j++ {
+			var cnt int
+			var mi, mj float64
+			for r := range n {
+				if d.IsObserved(r, i) && d.IsObserved(r, j) {
+					cnt++
+					mi += d.Y.At(r, i)
+					mj += d.Y.At(r, j)
+				}
+			}
+			if i == j && cnt < 2 {
+				return nil, false
+			}
+			if cnt < 2 {
+				continue // no pair observed together: no evidence of a correlation
+			}
+			mi, mj = mi/float64(cnt), mj/float64(cnt)
+			var s float64
+			for r := range n {
+				if d.IsObserved(r, i) && d.IsObserved(r, j) {
+					s += (d.Y.At(r, i) - mi) * (d.Y.At(r, j) - mj)
+				}
+			}
+			v := s / float64(cnt-1)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, false
+			}
+			c.SetSym(i, j, v)
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(c, true) {
+		return nil, false
+	}
+	vals := eig.Values(nil) // ascending
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	floor := 1e-3 * mat.Trace(c) / float64(p)
+	if !(floor > 0) {
+		return nil, false
+	}
+	w = mat.NewDense(p, l, nil)
+	for q := range l {
+		k := p - 1 - q // the q-th largest eigenvalue
+		s := math.Sqrt(max(vals[k], floor))
+		big := 0
+		for i := range p {
+			if math.Abs(vecs.At(i, k)) > math.Abs(vecs.At(big, k)) {
+				big = i
+			}
+		}
+		if vecs.At(big, k) < 0 {
+			s = -s
+		}
+		for i := range p {
+			w.Set(i, q, s*vecs.At(i, k))
+		}
+	}
+	return w, true
 }
 
 // severalOutputs reports whether te's targets are scored cell by cell (scoreRegression): several columns, or
