@@ -241,9 +241,9 @@ func scoreRegression(res *Result, mean, sd *mat.Dense, te *datasets.Dataset) err
 	res.TestRMSE, res.TestLL = &rmse, ll/float64(len(resid))
 	if severalOutputs(te) {
 		res.TestCells, res.Outputs = len(resid), p
-		res.TestRMSEPerOutput = make([]float64, p)
+		res.TestRMSEPerOutput, res.TestCellsPerOutput = make([]float64, p), make([]int, p)
 		for j, r := range perOut {
-			res.TestRMSEPerOutput[j] = rootMeanSquare(r)
+			res.TestRMSEPerOutput[j], res.TestCellsPerOutput[j] = rootMeanSquare(r), len(r)
 		}
 	}
 	return nil
@@ -257,6 +257,9 @@ func (r *Result) outputsLine() string {
 	per := make([]string, len(r.TestRMSEPerOutput))
 	for j, v := range r.TestRMSEPerOutput {
 		per[j] = fmt.Sprintf("%.5g", v)
+		if j < len(r.TestCellsPerOutput) && r.TestCellsPerOutput[j] == 0 {
+			per[j] = "— (no scored cell)"
+		}
 	}
 	outs := fmt.Sprintf("%d outputs", r.Outputs)
 	if r.Outputs == 1 {

@@ -38,10 +38,12 @@ type Result struct {
 	TestAccuracy   *float64 `json:"test_accuracy"` // classification; null for regression
 	// Outputs is P for a model of several target columns (or with missing targets; absent otherwise): TestRMSE and
 	// TestLL are then over the TestCells observed target cells of the test rows (missing ones are not scored), the
-	// LL per cell, and TestRMSEPerOutput gives each output's RMSE in its own units.
-	Outputs           int       `json:"outputs,omitempty"`
-	TestCells         int       `json:"test_cells,omitempty"`
-	TestRMSEPerOutput []float64 `json:"test_rmse_per_output,omitempty"`
+	// LL per cell, TestRMSEPerOutput gives each output's RMSE in its own units and TestCellsPerOutput the number
+	// of cells it is over (an output with no scored cell has RMSE 0 over 0 cells: read the count).
+	Outputs            int       `json:"outputs,omitempty"`
+	TestCells          int       `json:"test_cells,omitempty"`
+	TestRMSEPerOutput  []float64 `json:"test_rmse_per_output,omitempty"`
+	TestCellsPerOutput []int     `json:"test_cells_per_output,omitempty"`
 	// ELBOPerPoint is the training objective per training point in standardised units: the ELBO for
 	// variational models, the log marginal likelihood for the exact GP (whose bound is tight). ObjectiveKind says
 	// how it was obtained: "final" (a full-batch fit: the objective at the final parameters, evaluated afresh on
