@@ -1,9 +1,12 @@
 package gp
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/gpzoo/gpzoo/ops"
+	"gonum.org/v1/gonum/mat"
 )
 
 // KindPeriodic is the Spec kind of the periodic kernel.
@@ -19,7 +22,67 @@ func NewPeriodic(c KernelConfig) (*Stationary, error) {
 }
 
 func init() {
-	RegisterStationaryKind(KindPeriodic, NewPeriodic, KernelFamily{Name: "periodic", Doc: "periodic σ² exp(−2 Σ_d sin²(π(x_d − x′_d)/p)/ℓ_d²), trainable period p"})
+	RegisterStationaryKind(KindPeriodic, NewPeriodic, KernelFamily{Name: "periodic", Doc: "periodic σ² exp(−2 Σ_d sin²(π(x_d − x′_d)/p)/ℓ_d²), trainable period p; initialised from the targets' periodogram"})
+	registerStationaryDataInit(KindPeriodic, initPeriodicFromData)
+}
+
+// PeriodFromData returns the period the periodic kernel starts from on inputs x [N,D] and targets y [N,P]
+// (column 0): 1/f for the strongest peak f of the Lomb–Scargle periodograms (Lomb 1976; Scargle 1982, eq. 10)
+// of the standardised targets, less their least-squares linear trend, against each input column, the spectral
+// initialisation Wilson & Adams (2013, §3) give the spectral mixture, read here for its leading frequency only
+// (a periodic kernel started far from the data's period rarely reaches it: the likelihood is multimodal in p).
+// At most 4000 rows are read, a random subset drawn from rng beyond (nil: the first rows). Errors: shapes,
+// non-finite values, fewer than 2 rows; ok is false when the spectrum has no peak above frequency 0 (constant
+// targets, one distinct input value).
+func PeriodFromData(x, y *mat.Dense, rng *rand.Rand) (period float64, ok bool, err error) {
+	if x == nil || y == nil {
+		return 0, false, configErr("PeriodFromData needs inputs and targets")
+	}
+	n, d := x.Dims()
+	ny, py := y.Dims()
+	if ny != n || py < 1 || n < 2 {
+		return 0, false, &ops.ShapeError{Op: "gp.PeriodFromData", Want: "x [N,D] and y [N,P] with N ≥ 2", Got: fmt.Sprintf("x %dx%d, y %dx%d", n, d, ny, py)}
+	}
+	if err := ops.CheckFinite("PeriodFromData inputs", mat.DenseCopyOf(x).RawMatrix().Data, d); err != nil {
+		return 0, false, err
+	}
+	if err := ops.CheckFinite("PeriodFromData targets", mat.DenseCopyOf(y).RawMatrix().Data, py); err != nil {
+		return 0, false, err
+	}
+	rows, ys, vy := periodogramTargets(x, y, rng)
+	if !(vy > 0) || math.IsInf(vy, 0) {
+		return 0, false, nil
+	}
+	_, res := linearDetrend(x, rows, ys)
+	best := spectralPeak{}
+	xs := make([]float64, len(rows))
+	for k := 0; k < d; k++ {
+		for i, r := range rows {
+			xs[i] = x.At(r, k)
+		}
+		if p := periodogramPeaks(xs, res)[0]; p.freq > 0 && p.power > best.power {
+			best = p
+		}
+	}
+	if !(best.freq > 0) {
+		return 0, false, nil
+	}
+	return 1 / best.freq, true, nil
+}
+
+// initPeriodicFromData sets a periodic kernel's period from PeriodFromData (the kernel's other hyperparameters
+// and a spectrum without a peak leave it as it is).
+func initPeriodicFromData(k *Stationary, x, y *mat.Dense, rng *rand.Rand) error {
+	if x != nil {
+		if _, d := x.Dims(); d != k.dim {
+			return &ops.ShapeError{Op: "gp.PeriodFromData", Want: fmt.Sprintf("inputs with %d columns", k.dim), Got: fmt.Sprint(d)}
+		}
+	}
+	p, ok, err := PeriodFromData(x, y, rng)
+	if err != nil || !ok {
+		return err
+	}
+	return k.Extra.Set([]float64{p})
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -147,7 +147,7 @@ func TestSpectralMixtureSum(t *testing.T) {
 }
 
 // The periodogram initialisation finds the frequencies of a sum of two sinusoids on unevenly spaced inputs,
-// the stronger one first, with a larger weight; it is deterministic below smInitMaxRows rows.
+// the stronger one first, with a larger weight; it is deterministic below periodogramMaxRows rows.
 func TestInitSpectralMixture(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(8, 1))
