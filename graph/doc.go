@@ -8,9 +8,11 @@
 //   - Every node a Graph creates gets a unique name (gorgonia merges input nodes whose names match).
 //   - A Param stores its unconstrained ("raw") value in Go memory; each Graph that uses it gets its own leaf,
 //     filled from that storage at every Run. Gradients are with respect to the raw value.
-//   - Programs run on gorgonia's TapeMachine only, reset before every run; shapes are static, so inputs are
-//     bound by name at a fixed size every step.
-//   - Values are copied out of the engine during the run (the engine reuses buffers between nodes).
+//   - Programs run on gpzoo's own executor (exec.go), not gorgonia's machines: the nodes are tasks of an
+//     ops.TaskGraph, independent ones run concurrently, and nodes sharing state run in the engine's topological
+//     order, so every GOMAXPROCS gives the tape machine's bits. Shapes are static, so inputs are bound by name
+//     at a fixed size every step.
+//   - Values are copied out of the nodes' buffers after each run (ops reuse their buffers across runs).
 //
 // # Errors
 //

@@ -220,7 +220,7 @@ func (op *fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error
 
 // DoDiff is the automatic-differentiation path (gorgonia's LispMachine): it adds the gradient of every
 // differentiable input, computed by the same kernel backward as SymDiff, into the input's gradient value.
-// gpzoo trains with the TapeMachine only; DoDiff exists so the op is complete and is tested against SymDiff.
+// gpzoo runs graphs with its own executor (graph), which calls Do; DoDiff exists so the op is complete and is tested against SymDiff.
 func (op *fusedOp) DoDiff(_ G.ExecutionContext, inputs G.Nodes, output *G.Node) error {
 	vs := make([]G.Value, len(inputs))
 	for i, n := range inputs {

@@ -53,7 +53,7 @@ func (k noiseK) backward(int, []arg, arg, arg, []float64) error {
 // like is an anchor operand of any shape that places the op in like's graph; its value is ignored and it is not
 // differentiated (no gradient flows through the noise). Every call builds a distinct node, even for the same rng
 // and shape (the hash holds rng's address, the shape and a serial number). The draws are deterministic given
-// rng's seed, because a TapeMachine runs its ops in a fixed order; rng must not be used concurrently elsewhere
+// rng's seed, because graph's executor runs the ops drawing from one generator in a fixed order (ops.SharedState); rng must not be used concurrently elsewhere
 // while the graph runs.
 func StandardNormal(like *G.Node, rng *rand.Rand, shape ...int) (*G.Node, error) {
 	if rng == nil {

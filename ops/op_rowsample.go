@@ -89,8 +89,8 @@ func (k sampleIdxK) backward(int, []arg, arg, arg, []float64) error {
 //
 // like is an anchor operand of any shape that places the op in like's graph; its value is ignored and it is not
 // differentiated. Every call builds a distinct node, even for the same rng and sizes (the hash holds rng's
-// address, m, b and a serial number). Draws are deterministic given rng's seed (a TapeMachine runs its ops in a
-// fixed order); rng must not be used concurrently elsewhere while the graph runs. Requires 1 ≤ b ≤ m.
+// address, m, b and a serial number). Draws are deterministic given rng's seed (graph's executor runs the ops drawing
+// from one generator in a fixed order: ops.SharedState); rng must not be used concurrently elsewhere while the graph runs. Requires 1 ≤ b ≤ m.
 func SampleIndices(like *G.Node, rng *rand.Rand, m, b int) (*G.Node, error) {
 	if rng == nil {
 		return nil, errors.New("ops: SampleIndices: nil *rand.Rand")
