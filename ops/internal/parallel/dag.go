@@ -212,7 +212,7 @@ func (r *dagRun) idle() {
 		if time.Since(start) > DAGSpin {
 			break
 		}
-		runtime.Gosched()
+		yield()
 	}
 	select {
 	case <-r.wake:

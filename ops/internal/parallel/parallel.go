@@ -93,7 +93,7 @@ func (w *worker) spin() bool {
 		if time.Since(start) > Spin {
 			return false
 		}
-		runtime.Gosched()
+		yield()
 	}
 }
 
@@ -171,6 +171,6 @@ func do(n int, f func(i int), publish bool) {
 			}
 			return
 		}
-		runtime.Gosched()
+		yield()
 	}
 }
