@@ -9,6 +9,12 @@ import (
 	"time"
 )
 
+// Sleeping DAG runners, and their wake-up by a newly published call of Do (whose pieces they may take).
+var (
+	dagSleepers atomic.Int32
+	dagWake     = make(chan struct{}, 1)
+)
+
 // Calls of Do in progress, published so that a goroutine with nothing else to do (a DAG runner waiting for a
 // ready task) can claim their pieces: a DAG task that splits its work with Do then gets the idle cores too.
 var open [8]atomic.Pointer[job]
@@ -18,6 +24,12 @@ var open [8]atomic.Pointer[job]
 func openJob(j *job) int {
 	for i := range open {
 		if open[i].Load() == nil && open[i].CompareAndSwap(nil, j) {
+			if dagSleepers.Load() > 0 {
+				select {
+				case dagWake <- struct{}{}:
+				default:
+				}
+			}
 			return i
 		}
 	}
@@ -194,7 +206,7 @@ func (r *dagRun) signal() {
 }
 
 // DAGSpin is how long a DAG runner with no ready task keeps polling (and helping the running tasks' calls of
-// Do) before it sleeps: a task graph is one training step, whose nodes take microseconds to milliseconds, and a
+// Do) before it sleeps (woken by a ready task, the end of the run, or a newly published call of Do): a task graph is one training step, whose nodes take microseconds to milliseconds, and a
 // runner woken from sleep for each would cost as much as the work it takes.
 const DAGSpin = 2 * time.Millisecond
 
@@ -214,10 +226,13 @@ func (r *dagRun) idle() {
 		}
 		yield()
 	}
+	dagSleepers.Add(1)
 	select {
 	case <-r.wake:
+	case <-dagWake:
 	case <-time.After(time.Millisecond):
 	}
+	dagSleepers.Add(-1)
 }
 
 // safeRun calls run(i), returning a panic as an error.
