@@ -226,15 +226,17 @@ func (w *TriQuad) Backward(a []float64, m, n int, ls [][]float64, gout, da []flo
 		packed, offsets, release = packTris(ls, m, false, kern.mr, float64(p)*mm*float64(n))
 		defer release()
 	}
+	// Whether a block of kc columns is split over the cores is decided on the whole call's work, not the block's:
+	// at M = 100 no block reached the threshold, and an SVGP step's largest node ran on one core.
+	work := float64(wantL) * float64(m) * float64(n) * 4 // gathering and transposing
+	if da != nil {
+		work += float64(p) * mm * float64(n)
+	}
 	for kb := 0; kb < n; kb += kc {
 		kcb := min(kc, n-kb)
-		work := float64(wantL) * float64(m) * float64(kcb) * 4 // gathering and transposing
-		if da != nil {
-			work += float64(p) * mm * float64(kcb)
-		}
 		rhsTiles(kcb, kern.nr, work, func(j0, j1 int) { w.backwardCols(kb+j0, kb+j1, kb, a, packed, offsets, gout, da, dls) })
 		if wantL > 0 {
-			parallelTriangle(m, m, wantL*kcb, kern, part{lower: true}, func(i0, i1, _, _ int) { w.lowerRows(i0, i1, kb, kcb, dls) })
+			parallelTriangle(m, m, wantL*n, kern, part{lower: true}, func(i0, i1, _, _ int) { w.lowerRows(i0, i1, kb, kcb, dls) })
 		}
 	}
 }
