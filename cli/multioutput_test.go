@@ -2,19 +2,16 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/serve"
@@ -172,29 +169,7 @@ func TestPredictRemoteTargets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	restL, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	grpcL, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 2)
-	go func() { done <- s.Serve(restL) }()
-	go func() { done <- s.ServeGRPC(grpcL) }()
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-		for range 2 {
-			if err := <-done; err != nil {
-				t.Error(err)
-			}
-		}
-	}()
+	restAddr, grpcAddr := serveBoth(t, s)
 	predict := func(args ...string) []byte {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), "y.csv")
@@ -211,7 +186,7 @@ func TestPredictRemoteTargets(t *testing.T) {
 	if !bytes.HasPrefix(local, []byte("mean_a,variance_a,std_a,mean_b,variance_b,std_b\n")) {
 		t.Fatalf("local header: %q", local[:min(60, len(local))])
 	}
-	for _, url := range []string{"http://" + restL.Addr().String() + "/v2/models/two", "grpc://" + grpcL.Addr().String() + "/v2/models/two"} {
+	for _, url := range []string{"http://" + restAddr + "/v2/models/two", "grpc://" + grpcAddr + "/v2/models/two"} {
 		if remote := predict("--url", url); !bytes.Equal(remote, local) {
 			t.Errorf("%s: differs from the local prediction:\n%s\n%s", url, head(remote), head(local))
 		}

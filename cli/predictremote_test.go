@@ -87,29 +87,7 @@ func TestPredictRemoteSameAsLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	restL, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	grpcL, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 2)
-	go func() { done <- s.Serve(restL) }()
-	go func() { done <- s.ServeGRPC(grpcL) }()
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-		for range 2 {
-			if err := <-done; err != nil {
-				t.Error(err)
-			}
-		}
-	}()
+	restAddr, grpcAddr := serveBoth(t, s)
 	tokenFile := filepath.Join(dir, "token")
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -132,8 +110,8 @@ func TestPredictRemoteSameAsLocal(t *testing.T) {
 		}
 		return b
 	}
-	rest := "http://" + restL.Addr().String()
-	grpc := "grpc://" + grpcL.Addr().String()
+	rest := "http://" + restAddr
+	grpc := "grpc://" + grpcAddr
 	cases := []struct {
 		model, path, input string
 		seed               []string
@@ -201,4 +179,34 @@ func TestPredictRemoteSameAsLocal(t *testing.T) {
 func head(b []byte) string {
 	lines := strings.SplitN(string(b), "\n", 4)
 	return strings.Join(lines[:min(3, len(lines))], "\n")
+}
+
+// serveBoth serves s over REST and gRPC on loopback ports of the system's choosing until the test ends (then shuts
+// it down and checks both transports returned cleanly) and returns their addresses.
+func serveBoth(t *testing.T, s *serve.Server) (restAddr, grpcAddr string) {
+	t.Helper()
+	restL, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcL, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	go func() { done <- s.Serve(restL) }()
+	go func() { done <- s.ServeGRPC(grpcL) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+		for range 2 {
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	return restL.Addr().String(), grpcL.Addr().String()
 }
