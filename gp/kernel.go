@@ -3,11 +3,13 @@ package gp
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
+	"gonum.org/v1/gonum/mat"
 )
 
 // Kernel is a covariance function.
@@ -73,6 +75,9 @@ type Stationary struct {
 	Variance     *graph.Param // scalar
 	Lengthscales *graph.Param // [D], or a scalar when isotropic
 	Extra        *graph.Param // alpha (RationalQuadratic), period (Periodic), else nil
+	// dataInit sets the initial hyperparameters from the training data for the kinds that start from it (the
+	// periodic kernel's period), else nil: InitFromData.
+	dataInit func(k *Stationary, x, y *mat.Dense, rng *rand.Rand) error
 }
 
 func orDefault(v, d float64) float64 {

@@ -16,8 +16,7 @@ type DataInitializer interface {
 }
 
 // InitKernelFromData calls InitFromData on k and on every part of its sums and products (in order) that
-// implements DataInitializer or is a stationary kernel whose kind registered a data initialiser (the periodic
-// kernel: registerStationaryDataInit), and on the kernel inside a kernel on chosen input columns (Kernel() and Dims(), as
+// implements DataInitializer (stationary kernels do: only kinds that start from the data act), and on the kernel inside a kernel on chosen input columns (Kernel() and Dims(), as
 // Active has) with those columns of x; other kernels are left as they are (and rng is not drawn from for them).
 func InitKernelFromData(k Kernel, x, y *mat.Dense, rng *rand.Rand) error {
 	var parts []Kernel
@@ -28,11 +27,6 @@ func InitKernelFromData(k Kernel, x, y *mat.Dense, rng *rand.Rand) error {
 		parts = c.parts
 	case DataInitializer:
 		return c.InitFromData(x, y, rng)
-	case *Stationary:
-		if f := stationaryDataInits[c.kind]; f != nil {
-			return f(c, x, y, rng)
-		}
-		return nil
 	case interface {
 		Kernel() Kernel
 		Dims() []int
@@ -61,11 +55,11 @@ func InitKernelFromData(k Kernel, x, y *mat.Dense, rng *rand.Rand) error {
 	return nil
 }
 
-// stationaryDataInits are the data initialisers of stationary kinds (the shared Stationary type cannot implement
-// DataInitializer for one kind alone), set by the kind's file in its init.
-var stationaryDataInits = map[string]func(k *Stationary, x, y *mat.Dense, rng *rand.Rand) error{}
-
-// registerStationaryDataInit makes InitKernelFromData call f on the stationary kernels of kind.
-func registerStationaryDataInit(kind string, f func(k *Stationary, x, y *mat.Dense, rng *rand.Rand) error) {
-	stationaryDataInits[kind] = f
+// InitFromData sets a stationary kernel's initial hyperparameters from the data when its kind starts from it (the
+// periodic kernel's period, from the targets' periodogram); other kinds are left as they are and draw nothing.
+func (k *Stationary) InitFromData(x, y *mat.Dense, rng *rand.Rand) error {
+	if k.dataInit == nil {
+		return nil
+	}
+	return k.dataInit(k, x, y, rng)
 }

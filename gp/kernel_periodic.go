@@ -18,12 +18,15 @@ var PeriodicCov ops.CovFunc = periodicCov{}
 // NewPeriodic returns the periodic kernel (MacKay 1998) with period p (initial p: KernelConfig.Period,
 // default DefaultPeriod), k = σ² exp(−2 Σ_d sin²(π (x_d − x'_d)/p) / ℓ_d²).
 func NewPeriodic(c KernelConfig) (*Stationary, error) {
-	return NewStationaryKernel(KindPeriodic, PeriodicCov, c, orDefault(c.Period, DefaultPeriod))
+	k, err := NewStationaryKernel(KindPeriodic, PeriodicCov, c, orDefault(c.Period, DefaultPeriod))
+	if err == nil {
+		k.dataInit = initPeriodicFromData
+	}
+	return k, err
 }
 
 func init() {
 	RegisterStationaryKind(KindPeriodic, NewPeriodic, KernelFamily{Name: "periodic", Doc: "periodic σ² exp(−2 Σ_d sin²(π(x_d − x′_d)/p)/ℓ_d²), trainable period p; initialised from the targets' periodogram"})
-	registerStationaryDataInit(KindPeriodic, initPeriodicFromData)
 }
 
 // PeriodFromData returns the period the periodic kernel starts from on inputs x [N,D] and targets y [N,P]
