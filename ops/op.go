@@ -196,7 +196,7 @@ func (op *fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error
 	res := make(G.Nodes, len(inputs))
 	var shared *jointCache
 	if _, ok := op.k.(jointBackward); ok {
-		shared = &jointCache{fwd: op}
+		shared = &jointCache{}
 	}
 	for i := range inputs {
 		if !diff[i] {
@@ -275,7 +275,6 @@ type gradOp struct {
 
 // jointCache holds every input gradient of one forward op, computed once per forward run.
 type jointCache struct {
-	fwd   *fusedOp
 	runs  uint64 // the forward run the gradients belong to (0: none yet)
 	grads [][]float64
 }
@@ -295,7 +294,7 @@ func (op *gradOp) Do(vs ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	if op.joint != nil {
-		if err := op.joint.fill(op.k.(jointBackward), all[:n], all[n], all[n+1]); err != nil {
+		if err := op.joint.fill(op.fwd, all[:n], all[n], all[n+1]); err != nil {
 			return nil, err
 		}
 		// The op's output is its slot of the cache, not a copy of it: the cache is this op's alone and is
@@ -319,24 +318,24 @@ func (op *gradOp) Do(vs ...G.Value) (G.Value, error) {
 	return op.value(dst), nil
 }
 
-// fill computes all gradients unless they are current for the forward op's latest run.
-func (c *jointCache) fill(k jointBackward, in []arg, out, g arg) error {
-	if c.runs == c.fwd.runs && c.grads != nil {
+// fill computes all gradients of the forward op fwd unless they are current for its latest run.
+func (c *jointCache) fill(fwd *fusedOp, in []arg, out, g arg) error {
+	if c.runs == fwd.runs && c.grads != nil {
 		return nil
 	}
 	if c.grads == nil {
 		c.grads = make([][]float64, len(in))
 	}
-	for i, d := range c.fwd.k.diff() {
+	for i, d := range fwd.k.diff() {
 		if d && len(c.grads[i]) != len(in[i].data) {
 			c.grads[i] = make([]float64, len(in[i].data))
 		}
 	}
-	if err := k.backwardAll(in, out, g, c.grads); err != nil {
+	if err := fwd.k.(jointBackward).backwardAll(in, out, g, c.grads); err != nil {
 		c.runs = 0
 		return err
 	}
-	c.runs = c.fwd.runs
+	c.runs = fwd.runs
 	return nil
 }
 
