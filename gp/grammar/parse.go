@@ -87,6 +87,9 @@ func (p *parser) errAt(pos int, format string, args ...any) *SyntaxError {
 }
 
 // lex splits p.in into tokens. Names are maximal runs of ASCII letters, digits and underscores.
+// singleTokens are the one-byte tokens by their byte (0: not one).
+var singleTokens = [256]tokKind{'+': tokPlus, '*': tokTimes, '(': tokLParen, ')': tokRParen, '[': tokLBracket, ']': tokRBracket, ',': tokComma}
+
 func (p *parser) lex() error {
 	s := p.in
 	for i := 0; i < len(s); {
@@ -94,26 +97,8 @@ func (p *parser) lex() error {
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
-		case c == '+':
-			p.toks = append(p.toks, token{tokPlus, i, "+"})
-			i++
-		case c == '*':
-			p.toks = append(p.toks, token{tokTimes, i, "*"})
-			i++
-		case c == '(':
-			p.toks = append(p.toks, token{tokLParen, i, "("})
-			i++
-		case c == ')':
-			p.toks = append(p.toks, token{tokRParen, i, ")"})
-			i++
-		case c == '[':
-			p.toks = append(p.toks, token{tokLBracket, i, "["})
-			i++
-		case c == ']':
-			p.toks = append(p.toks, token{tokRBracket, i, "]"})
-			i++
-		case c == ',':
-			p.toks = append(p.toks, token{tokComma, i, ","})
+		case singleTokens[c] != 0:
+			p.toks = append(p.toks, token{singleTokens[c], i, string(c)})
 			i++
 		case isNameByte(c):
 			j := i
