@@ -143,7 +143,7 @@ func (k binaryK) backward(wrt int, in []arg, out arg, g arg, dst []float64) erro
 			if wrt == 1 {
 				other = a.data
 			}
-			fnMulInto(dst, g.data, other)
+			k.sameShapeForward(g.data, other, dst) // g ⊙ other, Mul's own loop
 			return nil
 		}
 	}
@@ -187,8 +187,3 @@ func Mul(a, b *G.Node) (*G.Node, error) { return apply(binaryK{fnMul}, a, b) }
 // Div returns a ⊘ b (elementwise quotient). Shapes: equal, or either operand a scalar (broadcast) → the larger
 // shape.
 func Div(a, b *G.Node) (*G.Node, error) { return apply(binaryK{fnDiv}, a, b) }
-
-// fnMulInto writes x ⊙ y into dst, split over the cores when long.
-func fnMulInto(dst, x, y []float64) {
-	binaryK{fn: fnMul}.sameShapeForward(x, y, dst)
-}
