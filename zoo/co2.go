@@ -89,18 +89,24 @@ var co2NoiseInits = []float64{DefaultGPRNoise, DefaultGPRNoise / 10, DefaultGPRN
 // restarts judged by the training data alone, never by the test rows. Its TrainSeconds is the sum over the
 // restarts; a model file (o.SaveModel) is the chosen run's, written by running it once more.
 func runNoiseRestarts(e *Entry, o Options) (*Result, error) {
-	save := o.SaveModel
-	o.SaveModel = ""
-	run := func(noise float64, o Options) (*Result, error) {
+	return bestOfRestarts(co2NoiseInits, o, func(noise float64, o Options) (*Result, error) {
 		c := *e.Config
 		c.NoiseVariance = noise
 		r := *e
 		r.Config = &c
 		return runConfigured(&r, o)
-	}
+	})
+}
+
+// bestOfRestarts calls run once per initial noise variance, without saving, and returns the result of the highest
+// training objective with TrainSeconds the restarts' sum. When o saves a model, the chosen restart runs once more,
+// saving, and its result is returned (training is deterministic, so it is the same fit).
+func bestOfRestarts(inits []float64, o Options, run func(noise float64, o Options) (*Result, error)) (*Result, error) {
+	save := o.SaveModel
+	o.SaveModel = ""
 	var best *Result
 	bestNoise, total := 0.0, 0.0
-	for _, noise := range co2NoiseInits {
+	for _, noise := range inits {
 		res, err := run(noise, o)
 		if err != nil {
 			return nil, fmt.Errorf("%w (initial noise variance %g)", err, noise)
