@@ -14,8 +14,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gpzoo/gpzoo/cluster"
 	"github.com/gpzoo/gpzoo/datasets"
-	"github.com/gpzoo/gpzoo/dist"
 	"github.com/gpzoo/gpzoo/zoo"
 	"gonum.org/v1/gonum/mat"
 )
@@ -54,7 +54,7 @@ func advgpCmd(args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return nil, err
 			}
-			o.Spawn = dist.Command(exe, "advgp", "work", "--data", data)
+			o.Spawn = cluster.Command(exe, "advgp", "work", "--data", data)
 			return func() {}, nil
 		}, stdout, stderr)
 	case "serve":
@@ -102,7 +102,7 @@ func advgpServe(args []string, stdout, stderr io.Writer) error {
 		}
 		*listen = net.JoinHostPort("127.0.0.1", strconv.Itoa(*port))
 	}
-	token, err := dist.ReadToken(*tokenFile)
+	token, err := cluster.ReadToken(*tokenFile)
 	if err != nil {
 		return fmt.Errorf("advgp serve: %w", err)
 	}
@@ -110,18 +110,18 @@ func advgpServe(args []string, stdout, stderr io.Writer) error {
 		if o.NATSRun == "" {
 			return nil, fmt.Errorf("advgp serve: --run NAME is required (the workers' --run)")
 		}
-		o.Spawn = func(dist.WorkerArgs) (dist.Proc, error) { return external{}, nil }
+		o.Spawn = func(cluster.WorkerArgs) (cluster.Proc, error) { return external{}, nil }
 		cleanup := func() {}
 		generated := false
 		if o.NATSURL == "" {
 			host, _, _ := net.SplitHostPort(*listen)
-			if token == "" && !dist.IsLoopback(host) {
+			if token == "" && !cluster.IsLoopback(host) {
 				if token, err = newToken(); err != nil {
 					return nil, err
 				}
 				generated = true
 			}
-			e, err := dist.StartEmbedded(dist.EmbeddedConfig{Listen: *listen, Token: token})
+			e, err := cluster.StartEmbedded(cluster.EmbeddedConfig{Listen: *listen, Token: token})
 			if err != nil {
 				return nil, err
 			}
@@ -140,11 +140,11 @@ func advgpServe(args []string, stdout, stderr io.Writer) error {
 		env, flagTok := "", ""
 		switch {
 		case generated:
-			env = dist.EnvToken + "=" + token + " "
+			env = cluster.EnvToken + "=" + token + " "
 		case *tokenFile != "":
 			flagTok = " --token-file " + *tokenFile
 		case token != "":
-			env = dist.EnvToken + "=... " // the operator's own token, from the environment: not echoed
+			env = cluster.EnvToken + "=... " // the operator's own token, from the environment: not echoed
 		}
 		fmt.Fprintf(stdout, "advgp server: NATS %s, run %q; start %d workers:\n  %sgpzoo advgp work --url %s --run %s --shard i/%d%s --data %s\n",
 			o.NATSURL, o.NATSRun, w, env, o.NATSURL, o.NATSRun, w, flagTok, data)
@@ -171,7 +171,7 @@ func (external) Kill() error { return nil }
 func advgpWork(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("advgp work", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	get := dist.WorkerFlags(fs)
+	get := cluster.WorkerFlags(fs)
 	data := fs.String("data", datasets.DefaultDir(), "benchmark data directory")
 	quiet := fs.Bool("quiet", true, "no progress output")
 	if err := fs.Parse(args); err != nil {
@@ -181,7 +181,7 @@ func advgpWork(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	nc, err := dist.Connect(a.URL, fmt.Sprintf("gpzoo-advgp-worker-%d", a.Shard), a.Token)
+	nc, err := cluster.Connect(a.URL, fmt.Sprintf("gpzoo-advgp-worker-%d", a.Shard), a.Token)
 	if err != nil {
 		return err
 	}
@@ -191,8 +191,8 @@ func advgpWork(args []string, stderr io.Writer) error {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 	go func() { <-sig; close(stop) }()
-	cfg := dist.WorkerConfig{Conn: nc, Run: a.Run, Shard: a.Shard, Of: a.Of, Delay: a.Delay, Stop: stop,
-		Loader: func(ref dist.DataRef) (x, y *mat.Dense, err error) {
+	cfg := cluster.WorkerConfig{Conn: nc, Run: a.Run, Shard: a.Shard, Of: a.Of, Delay: a.Delay, Stop: stop,
+		Loader: func(ref cluster.DataRef) (x, y *mat.Dense, err error) {
 			if *data != "" { // this machine's data directory, when it has one
 				ref.Dir = *data
 			}
@@ -201,6 +201,6 @@ func advgpWork(args []string, stderr io.Writer) error {
 	if !*quiet {
 		cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	_, err = dist.Work(cfg)
+	_, err = cluster.Work(cfg)
 	return err
 }

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/gpzoo/gpzoo/cluster"
 	"github.com/gpzoo/gpzoo/datasets"
-	"github.com/gpzoo/gpzoo/dist"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/advgp"
 	"github.com/gpzoo/gpzoo/train"
@@ -63,7 +63,7 @@ type advgpSpec struct {
 
 // synthetic10m is the generated data set of synthetic10m/advgp: 10⁷ training rows in 3 dimensions, y = F(x) +
 // N(0, 0.1²), each worker generating its own shard; rows past 10⁷ are the test set.
-var synthetic10m = dist.Synthetic{N: 10_000_000, D: 3, Noise: 0.1, Seed: 0x10e7}
+var synthetic10m = cluster.Synthetic{N: 10_000_000, D: 3, Noise: 0.1, Seed: 0x10e7}
 
 const synthetic10mTest = 10_000
 
@@ -86,9 +86,9 @@ func init() {
 	}
 }
 
-// ADVGPLoader is the dist.Loader of zoo data: the standardised training part of ref's data set and split (what
+// ADVGPLoader is the cluster.Loader of zoo data: the standardised training part of ref's data set and split (what
 // `gpzoo advgp work` workers load; the server standardises the same way).
-func ADVGPLoader(ref dist.DataRef) (x, y *mat.Dense, err error) {
+func ADVGPLoader(ref cluster.DataRef) (x, y *mat.Dense, err error) {
 	spl, err := loadSplit(ref.Name, ref.Dir, ref.Split)
 	if err != nil {
 		return nil, nil, err
@@ -107,8 +107,8 @@ type advgpProblem struct {
 	n      int
 	te     *datasets.Dataset
 	std    *datasets.Standardizer
-	ref    dist.DataRef
-	load   dist.Loader
+	ref    cluster.DataRef
+	load   cluster.Loader
 	source string
 }
 
@@ -124,7 +124,7 @@ func advgpData(e *Entry, o Options) (*advgpProblem, error) {
 			return nil, err
 		}
 		id := &datasets.Standardizer{XMean: make([]float64, s.D), XStd: onesN(s.D), YMean: []float64{0}, YStd: []float64{1}}
-		return &advgpProblem{trX: sub, n: s.N, te: &datasets.Dataset{X: tx, Y: ty}, std: id, ref: dist.DataRef{Synthetic: &s},
+		return &advgpProblem{trX: sub, n: s.N, te: &datasets.Dataset{X: tx, Y: ty}, std: id, ref: cluster.DataRef{Synthetic: &s},
 			source: fmt.Sprintf("generated: %d rows, D=%d, y = F(x) + N(0, %g²), seed %#x", s.N, s.D, s.Noise, s.Seed)}, nil
 	}
 	spl, err := loadSplit(e.Dataset, o.DataDir, o.Split)
@@ -135,8 +135,8 @@ func advgpData(e *Entry, o Options) (*advgpProblem, error) {
 	if err != nil {
 		return nil, err
 	}
-	load := func(dist.DataRef) (x, y *mat.Dense, err error) { return tr.X, tr.Y, nil }
-	return &advgpProblem{trX: tr.X, n: tr.N(), te: te, std: std, ref: dist.DataRef{Name: e.Dataset, Dir: o.DataDir, Split: o.Split},
+	load := func(cluster.DataRef) (x, y *mat.Dense, err error) { return tr.X, tr.Y, nil }
+	return &advgpProblem{trX: tr.X, n: tr.N(), te: te, std: std, ref: cluster.DataRef{Name: e.Dataset, Dir: o.DataDir, Split: o.Split},
 		load: load, source: spl.source}, nil
 }
 
@@ -167,7 +167,7 @@ type advgpRun struct {
 }
 
 // trainADVGP trains a fresh model of the entry with run r and returns it with the server's result.
-func trainADVGP(e *Entry, o Options, sp advgpSpec, p *advgpProblem, r advgpRun) (*advgp.Model, *dist.Result, error) {
+func trainADVGP(e *Entry, o Options, sp advgpSpec, p *advgpProblem, r advgpRun) (*advgp.Model, *cluster.Result, error) {
 	model, err := newADVGPModel(e, o, sp, p)
 	if err != nil {
 		return nil, nil, err
@@ -179,11 +179,11 @@ func trainADVGP(e *Entry, o Options, sp advgpSpec, p *advgpProblem, r advgpRun) 
 		}
 		return map[string]float64{"test_rmse": *res.TestRMSE, "test_ll": res.TestLL}, nil
 	}
-	c := dist.LocalConfig{URL: o.NATSURL, Token: o.NATSToken, Spawn: o.Spawn, Loader: p.load, Delay: r.delay,
-		Server: dist.ServerConfig{Job: dist.Job{Run: o.NATSRun, Data: p.ref, NumData: p.n, Workers: r.workers, Batch: r.batch, Seed: o.Seed, Tau: r.tau},
+	c := cluster.LocalConfig{URL: o.NATSURL, Token: o.NATSToken, Spawn: o.Spawn, Loader: p.load, Delay: r.delay,
+		Server: cluster.ServerConfig{Job: cluster.Job{Run: o.NATSRun, Data: p.ref, NumData: p.n, Workers: r.workers, Batch: r.batch, Seed: o.Seed, Tau: r.tau},
 			Iters: r.iters, QStep: sp.qstep, EvalEvery: r.evalEvery, Eval: score, Logger: o.Logger, Progress: o.Progress, Stop: o.Stop,
 			CheckpointDir: o.CheckpointDir, CheckpointEvery: o.CheckpointEvery, Resume: o.Resume}}
-	res, err := dist.Local(model, c)
+	res, err := cluster.Local(model, c)
 	if o.Progress != nil {
 		fmt.Fprintln(o.Progress)
 	}
@@ -245,7 +245,7 @@ func runADVGP(e *Entry, o Options, sp advgpSpec) (*Result, error) {
 		return nil, err
 	}
 	res.Optimizer = fmt.Sprintf("ADVGP: %d workers, τ=%d, prox-Adam(%g) on q(w), Adam(%g) on the rest, batch %d/worker, M=%d",
-		workers, tau, sp.qstep, dist.DefaultHyperStep, batch, model.M())
+		workers, tau, sp.qstep, cluster.DefaultHyperStep, batch, model.M())
 	// The server's record as a training loop's (losses as whole-data objectives), for fillTraining.
 	tres := &train.Result{Steps: dres.Updates, Losses: make([]float64, len(dres.Losses)), Times: dres.Times,
 		Seconds: dres.Seconds, Evals: dres.Evals}

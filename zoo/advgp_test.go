@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gpzoo/gpzoo/cluster"
 	"github.com/gpzoo/gpzoo/datasets"
-	"github.com/gpzoo/gpzoo/dist"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/modelfile"
 	"github.com/gpzoo/gpzoo/internal/datatest"
@@ -93,7 +93,7 @@ func TestADVGPOptionsRefused(t *testing.T) {
 // The workers' loader returns the standardised training part the server's run uses.
 func TestADVGPLoader(t *testing.T) {
 	data := datatest.Fake(t, "kin40k")
-	x, y, err := zoo.ADVGPLoader(dist.DataRef{Name: "kin40k", Dir: data})
+	x, y, err := zoo.ADVGPLoader(cluster.DataRef{Name: "kin40k", Dir: data})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gpzoo/gpzoo/dist"
+	"github.com/gpzoo/gpzoo/cluster"
 	"github.com/gpzoo/gpzoo/gp/modelfile"
 )
 
@@ -74,7 +74,7 @@ type Options struct {
 	Tau       *int
 	NATSURL   string
 	NATSToken string
-	Spawn     dist.Spawner
+	Spawn     cluster.Spawner
 	// NATSRun names the ADVGP run on the NATS server ("" = a fresh unique name); external workers join it.
 	NATSRun string
 	// Logger receives structured progress (nil: silent).

@@ -23,13 +23,13 @@ var allowed = map[string][]string{
 	"gp/advgp":            {"gp", "gp/layers", "gp/likelihoods", "gp/models", "graph", "ops"},
 	"gp/grammar":          {"gp", "graph", "ops"},
 	"vbks":                {"gp", "gp/grammar", "gp/layers", "gp/likelihoods", "gp/models", "graph", "ops", "train", "datasets"},
-	"dist":                {"gp", "gp/advgp", "gp/models", "graph", "train", "datasets", "internal/atomicfile", "internal/access"},
+	"cluster":                {"gp", "gp/advgp", "gp/models", "graph", "train", "datasets", "internal/atomicfile", "internal/access"},
 	"gp/modelfile":        {"gp", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "graph", "ops", "datasets", "internal/atomicfile"},
 	"datasets":            {"internal/atomicfile"},
 	"plots":               {},
 	"oip/pb":              {},
 	"train":               {"gp", "graph", "ops", "datasets", "internal/atomicfile"},
-	"zoo":                 {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/modelfile", "gp/advgp", "gp/grammar", "dist", "vbks", "train", "datasets", "plots", "graph", "ops"},
+	"zoo":                 {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/modelfile", "gp/advgp", "gp/grammar", "cluster", "vbks", "train", "datasets", "plots", "graph", "ops"},
 	"internal/gradcheck":  {"ops", "graph"},
 	"internal/archtest":   {},
 	"internal/atomicfile": {},
@@ -51,7 +51,7 @@ var allowed = map[string][]string{
 	"client": {"oip", "oip/pb", "internal/access"},
 
 	// The command line as a library; cmd/gpzoo is its main.
-	"cli": {"datasets", "dist", "gp", "gp/modelfile", "internal/atomicfile", "internal/benchmodels",
+	"cli": {"datasets", "cluster", "gp", "gp/modelfile", "internal/atomicfile", "internal/benchmodels",
 		"internal/benchmodels/variational", "ops", "plots", "train", "vbks", "zoo", "serve", "oip",
 		"client", "internal/access"},
 
@@ -83,8 +83,8 @@ func TestImportDAG(t *testing.T) {
 			if strings.HasPrefix(imp, "gorgonia.org/") && !free && !engineAllowed[pkg] {
 				t.Errorf("%s imports the engine %s directly: go through package graph", pkg, imp)
 			}
-			if strings.HasPrefix(imp, "github.com/nats-io/") && !free && pkg != "dist" {
-				t.Errorf("%s imports %s: only package dist talks to NATS", pkg, imp)
+			if strings.HasPrefix(imp, "github.com/nats-io/") && !free && pkg != "cluster" {
+				t.Errorf("%s imports %s: only package cluster talks to NATS", pkg, imp)
 			}
 			if !strings.HasPrefix(imp, module+"/") {
 				continue

@@ -1,4 +1,4 @@
-package dist
+package cluster
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ const CheckpointFile = "advgp-server.ckpt"
 var checkpointMagic = []byte("GPZADVG1")
 
 // ErrCheckpoint is wrapped by every error about a server checkpoint that exists but cannot be used.
-var ErrCheckpoint = errors.New("dist: unusable server checkpoint")
+var ErrCheckpoint = errors.New("cluster: unusable server checkpoint")
 
 // serverCheckpoint is what the server saves: the version, every Param's raw value, the optimisers' state and
 // the run's record so far.
@@ -55,10 +55,10 @@ func (s *server) save() error {
 	sum := sha256.Sum256(payload)
 	data := append(append(append([]byte(nil), checkpointMagic...), sum[:]...), payload...)
 	if err := os.MkdirAll(s.cfg.CheckpointDir, 0o755); err != nil {
-		return fmt.Errorf("dist: checkpoint: %w", err)
+		return fmt.Errorf("cluster: checkpoint: %w", err)
 	}
 	if err := atomicfile.WriteFile(s.checkpointPath(), data, 0o644); err != nil {
-		return fmt.Errorf("dist: checkpoint: %w", err)
+		return fmt.Errorf("cluster: checkpoint: %w", err)
 	}
 	return nil
 }
@@ -68,7 +68,7 @@ func (s *server) restore() error {
 	path := s.checkpointPath()
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("dist: resuming: %w", err)
+		return fmt.Errorf("cluster: resuming: %w", err)
 	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w %s: %s", ErrCheckpoint, path, fmt.Sprintf(format, args...))

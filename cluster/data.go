@@ -1,4 +1,4 @@
-package dist
+package cluster
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ type Loader func(ref DataRef) (x, y *mat.Dense, err error)
 // ShardRange returns the rows [lo, hi) of shard i of k over n rows: contiguous, sizes differing by at most one.
 func ShardRange(n, i, k int) (lo, hi int, err error) {
 	if k < 1 || i < 0 || i >= k || n < k {
-		return 0, 0, fmt.Errorf("dist: shard %d/%d of %d rows: want 0 ≤ i < k ≤ n", i, k, n)
+		return 0, 0, fmt.Errorf("cluster: shard %d/%d of %d rows: want 0 ≤ i < k ≤ n", i, k, n)
 	}
 	return i * n / k, (i + 1) * n / k, nil
 }
@@ -56,7 +56,7 @@ func (s Synthetic) F(x []float64) float64 {
 // Rows generates rows [lo, hi): x [hi−lo, D] and y [hi−lo, 1].
 func (s Synthetic) Rows(lo, hi int) (x, y *mat.Dense, err error) {
 	if s.D < 1 || lo < 0 || hi <= lo || s.Noise < 0 || math.IsNaN(s.Noise) {
-		return nil, nil, fmt.Errorf("dist: synthetic rows [%d, %d) with D = %d, noise %g", lo, hi, s.D, s.Noise)
+		return nil, nil, fmt.Errorf("cluster: synthetic rows [%d, %d) with D = %d, noise %g", lo, hi, s.D, s.Noise)
 	}
 	n := hi - lo
 	xs, ys := make([]float64, n*s.D), make([]float64, n)
@@ -81,14 +81,14 @@ func loadShard(job *Job, load Loader, i, k int) (x, y *mat.Dense, err error) {
 		return s.Rows(lo, hi)
 	}
 	if load == nil {
-		return nil, nil, fmt.Errorf("dist: no Loader for data %s", job.Data)
+		return nil, nil, fmt.Errorf("cluster: no Loader for data %s", job.Data)
 	}
 	ax, ay, err := load(job.Data)
 	if err != nil {
 		return nil, nil, err
 	}
 	if n, _ := ax.Dims(); n != job.NumData {
-		return nil, nil, fmt.Errorf("dist: data %s has %d training rows, the server's job says %d", job.Data, n, job.NumData)
+		return nil, nil, fmt.Errorf("cluster: data %s has %d training rows, the server's job says %d", job.Data, n, job.NumData)
 	}
 	_, d := ax.Dims()
 	_, p := ay.Dims()

@@ -1,4 +1,4 @@
-package dist
+package cluster
 
 import (
 	"encoding/json"
@@ -25,7 +25,7 @@ const (
 )
 
 // ErrInterrupted is returned (wrapped) by Serve when Stop was closed before the last update.
-var ErrInterrupted = errors.New("dist: training interrupted")
+var ErrInterrupted = errors.New("cluster: training interrupted")
 
 // ServerConfig configures Serve. Zero values mean the documented defaults.
 type ServerConfig struct {
@@ -144,10 +144,10 @@ func Serve(model *advgp.Model, cfg ServerConfig) (*Result, error) {
 
 func newServer(model *advgp.Model, cfg ServerConfig) (*server, error) {
 	if model == nil || cfg.Conn == nil {
-		return nil, errors.New("dist: Serve needs a model and a NATS connection")
+		return nil, errors.New("cluster: Serve needs a model and a NATS connection")
 	}
 	if cfg.Iters <= 0 || cfg.Job.Workers < 1 || cfg.Job.NumData < cfg.Job.Workers || cfg.Job.Tau < 0 {
-		return nil, fmt.Errorf("dist: Serve: Iters %d, Workers %d, NumData %d, Tau %d: want Iters > 0, 1 ≤ k ≤ n, τ ≥ 0",
+		return nil, fmt.Errorf("cluster: Serve: Iters %d, Workers %d, NumData %d, Tau %d: want Iters > 0, 1 ≤ k ≤ n, τ ≥ 0",
 			cfg.Iters, cfg.Job.Workers, cfg.Job.NumData, cfg.Job.Tau)
 	}
 	if cfg.Job.Run == "" {
@@ -155,7 +155,7 @@ func newServer(model *advgp.Model, cfg ServerConfig) (*server, error) {
 	}
 	for _, r := range []string{cfg.QRule, cfg.HyperRule} {
 		if r != "" && r != "adam" && r != "plain" {
-			return nil, fmt.Errorf("dist: unknown step rule %q (want adam or plain)", r)
+			return nil, fmt.Errorf("cluster: unknown step rule %q (want adam or plain)", r)
 		}
 	}
 	spec, err := model.SVGP.Spec()
@@ -192,10 +192,10 @@ func newServer(model *advgp.Model, cfg ServerConfig) (*server, error) {
 		}
 	}
 	if s.iMu < 0 || s.iSqrt < 0 {
-		return nil, errors.New("dist: the model's Params lack μ or the factor")
+		return nil, errors.New("cluster: the model's Params lack μ or the factor")
 	}
 	if max := cfg.Conn.MaxPayload(); int64(8*s.size+1024) > max {
-		return nil, fmt.Errorf("dist: parameters take %d bytes, more than the NATS server's max_payload %d: raise it (the embedded server allows %d)", 8*s.size, max, EmbeddedMaxPayload)
+		return nil, fmt.Errorf("cluster: parameters take %d bytes, more than the NATS server's max_payload %d: raise it (the embedded server allows %d)", 8*s.size, max, EmbeddedMaxPayload)
 	}
 	return s, nil
 }
@@ -224,13 +224,13 @@ func (s *server) run() (*Result, error) {
 	for subj, ch := range map[string]chan *nats.Msg{s.subj.join: joins, s.subj.grad: grads, s.subj.hb: beats} {
 		sub, err := nc.ChanSubscribe(subj, ch)
 		if err != nil {
-			return nil, fmt.Errorf("dist: subscribing to %s: %w", subj, err)
+			return nil, fmt.Errorf("cluster: subscribing to %s: %w", subj, err)
 		}
 		_ = sub.SetPendingLimits(-1, -1)
 		defer sub.Unsubscribe()
 	}
 	if err := nc.Flush(); err != nil {
-		return nil, fmt.Errorf("dist: NATS: %w", err)
+		return nil, fmt.Errorf("cluster: NATS: %w", err)
 	}
 	period := s.cfg.HeartbeatTimeout
 	if st := s.cfg.StallTimeout; st > 0 && st < period {
@@ -429,7 +429,7 @@ func (s *server) maybeUpdate() error {
 	if s.cfg.EvalEvery > 0 && s.cfg.Eval != nil && (t%s.cfg.EvalEvery == 0 || t == s.cfg.Iters) {
 		met, err := s.cfg.Eval(t)
 		if err != nil {
-			return fmt.Errorf("dist: evaluation at update %d: %w", t, err)
+			return fmt.Errorf("cluster: evaluation at update %d: %w", t, err)
 		}
 		s.res.Evals = append(s.res.Evals, train.Eval{Step: t, Seconds: s.res.Times[len(s.res.Times)-1], Metrics: met})
 		s.logf("advgp evaluation", "update", t, "metrics", met)
@@ -482,13 +482,13 @@ func (s *server) update() error {
 		clamped, err = s.model.ProxStep(dMu, dL, eMu, eL, 1/n)
 	}
 	if err != nil {
-		return fmt.Errorf("dist: update %d: %w", t, err)
+		return fmt.Errorf("cluster: update %d: %w", t, err)
 	}
 	s.res.Clamped += clamped
 	for _, p := range s.params {
 		for _, v := range p.Raw() {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("dist: update %d made %s non-finite (lower QStep/HyperStep)", t, p.Name())
+				return fmt.Errorf("cluster: update %d made %s non-finite (lower QStep/HyperStep)", t, p.Name())
 			}
 		}
 	}
@@ -501,7 +501,7 @@ func (s *server) update() error {
 		return err
 	}
 	if err := s.cfg.Conn.Publish(s.subj.params, data); err != nil {
-		return fmt.Errorf("dist: publishing version %d: %w", s.book.version, err)
+		return fmt.Errorf("cluster: publishing version %d: %w", s.book.version, err)
 	}
 	if w := s.cfg.Progress; w != nil && (s.book.version%10 == 0 || s.book.version == s.cfg.Iters) {
 		fmt.Fprintf(w, "\rupdate %d/%d  objective/n %.5g  %.1fs  workers %d  stale %d  dropped %d ", s.book.version, s.cfg.Iters,

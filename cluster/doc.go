@@ -1,4 +1,4 @@
-// Package dist trains ADVGP models (package gp/advgp; Peng, Zhe & Qi 2017, Algorithm 1) with a parameter server
+// Package cluster trains ADVGP models (package gp/advgp; Peng, Zhe & Qi 2017, Algorithm 1) with a parameter server
 // and k workers that talk over NATS (github.com/nats-io/nats.go): the server holds the parameters and applies
 // update t as soon as every live worker has pushed a gradient computed at some version ≥ t − τ (τ = 0 is
 // synchronous); each worker owns one shard of the training data, pulls the newest parameters, computes the
@@ -17,4 +17,4 @@
 // worker joins again; a gradient older than the delay bound is refused and counted; the server checkpoints its
 // parameters and optimiser state and resumes from them. Local starts an embedded NATS server
 // (github.com/nats-io/nats-server/v2) on loopback, the server and k workers (goroutines or processes).
-package dist
+package cluster

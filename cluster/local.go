@@ -1,4 +1,4 @@
-package dist
+package cluster
 
 import (
 	"errors"
@@ -28,7 +28,7 @@ const EmbeddedMaxPayload = 64 << 20
 const EnvToken = "GPZOO_NATS_TOKEN"
 
 // ErrNoToken is returned by StartEmbedded for a server reachable from the network without a token.
-var ErrNoToken = errors.New("dist: a NATS server listening beyond loopback needs a token (clients must authenticate)")
+var ErrNoToken = errors.New("cluster: a NATS server listening beyond loopback needs a token (clients must authenticate)")
 
 // EmbeddedConfig configures StartEmbedded.
 type EmbeddedConfig struct {
@@ -57,14 +57,14 @@ func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
 	if c.Listen != "" {
 		h, p, err := net.SplitHostPort(c.Listen)
 		if err != nil {
-			return nil, fmt.Errorf("dist: listen address %q: want HOST:PORT: %w", c.Listen, err)
+			return nil, fmt.Errorf("cluster: listen address %q: want HOST:PORT: %w", c.Listen, err)
 		}
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 0 || n > 65535 {
-			return nil, fmt.Errorf("dist: listen address %q: port %q is not a number in 0–65535", c.Listen, p)
+			return nil, fmt.Errorf("cluster: listen address %q: port %q is not a number in 0–65535", c.Listen, p)
 		}
 		if h == "" {
-			return nil, fmt.Errorf("dist: listen address %q: name the host (127.0.0.1 for this machine only, 0.0.0.0 for every interface)", c.Listen)
+			return nil, fmt.Errorf("cluster: listen address %q: name the host (127.0.0.1 for this machine only, 0.0.0.0 for every interface)", c.Listen)
 		}
 		host = h
 		if n != 0 {
@@ -78,12 +78,12 @@ func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
 	srv, err := natsserver.NewServer(&natsserver.Options{Host: host, Port: port, NoLog: true, NoSigs: true,
 		MaxPayload: EmbeddedMaxPayload, MaxPending: 4 * EmbeddedMaxPayload, Authorization: c.Token})
 	if err != nil {
-		return nil, fmt.Errorf("dist: starting the embedded NATS server: %w", err)
+		return nil, fmt.Errorf("cluster: starting the embedded NATS server: %w", err)
 	}
 	go srv.Start()
 	if !srv.ReadyForConnections(10 * time.Second) {
 		srv.Shutdown()
-		return nil, fmt.Errorf("dist: the embedded NATS server did not start on %s within 10 s (is the port in use?)", net.JoinHostPort(host, strconv.Itoa(max(port, 0))))
+		return nil, fmt.Errorf("cluster: the embedded NATS server did not start on %s within 10 s (is the port in use?)", net.JoinHostPort(host, strconv.Itoa(max(port, 0))))
 	}
 	url := srv.ClientURL()
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
@@ -112,7 +112,7 @@ func Connect(url, name, token string) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("dist: connecting to NATS at %s: %w", url, err)
+		return nil, fmt.Errorf("cluster: connecting to NATS at %s: %w", url, err)
 	}
 	return nc, nil
 }
@@ -122,7 +122,7 @@ func Connect(url, name, token string) (*nats.Conn, error) {
 func ReadToken(file string) (string, error) {
 	tok, err := access.ReadToken(file, EnvToken)
 	if err != nil {
-		return "", fmt.Errorf("dist: %w", err)
+		return "", fmt.Errorf("cluster: %w", err)
 	}
 	return tok, nil
 }
@@ -198,7 +198,7 @@ func Local(model *advgp.Model, c LocalConfig) (*Result, error) {
 		p, err := spawn(WorkerArgs{URL: url, Token: c.Token, Run: cfg.Job.Run, Shard: i, Of: k, Delay: c.Delay[i]})
 		if err != nil {
 			stopAll(procs, 0)
-			return nil, fmt.Errorf("dist: starting worker %d/%d: %w", i, k, err)
+			return nil, fmt.Errorf("cluster: starting worker %d/%d: %w", i, k, err)
 		}
 		procs = append(procs, p)
 	}
@@ -308,7 +308,7 @@ func WorkerFlags(fs *flag.FlagSet) func() (WorkerArgs, error) {
 		a.Shard, err1 = strconv.Atoi(i)
 		a.Of, err2 = strconv.Atoi(k)
 		if !ok || err1 != nil || err2 != nil || a.Of < 1 || a.Shard < 0 || a.Shard >= a.Of {
-			return a, fmt.Errorf("dist: --shard %q: want i/k with 0 ≤ i < k", *shard)
+			return a, fmt.Errorf("cluster: --shard %q: want i/k with 0 ≤ i < k", *shard)
 		}
 		return a, nil
 	}

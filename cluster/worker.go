@@ -1,4 +1,4 @@
-package dist
+package cluster
 
 import (
 	"encoding/json"
@@ -26,7 +26,7 @@ const (
 )
 
 // ErrJoin is wrapped by the errors of a worker that could not join its run.
-var ErrJoin = errors.New("dist: cannot join the run")
+var ErrJoin = errors.New("cluster: cannot join the run")
 
 // WorkerConfig configures Work. Zero values mean the documented defaults.
 type WorkerConfig struct {
@@ -82,10 +82,10 @@ type worker struct {
 // drops it, or no new version arrives for ServerTimeout, it joins again.
 func Work(cfg WorkerConfig) (*WorkerResult, error) {
 	if cfg.Conn == nil {
-		return nil, errors.New("dist: Work needs a NATS connection")
+		return nil, errors.New("cluster: Work needs a NATS connection")
 	}
 	if cfg.Of < 1 || cfg.Shard < 0 || cfg.Shard >= cfg.Of {
-		return nil, fmt.Errorf("dist: shard %d/%d: want 0 ≤ i < k", cfg.Shard, cfg.Of)
+		return nil, fmt.Errorf("cluster: shard %d/%d: want 0 ≤ i < k", cfg.Shard, cfg.Of)
 	}
 	if cfg.Run == "" {
 		cfg.Run = "default"
@@ -103,7 +103,7 @@ func Work(cfg WorkerConfig) (*WorkerResult, error) {
 	for subj, ch := range map[string]chan *nats.Msg{w.subj.params: w.params, w.subj.ctl + cfg.ID: w.ctl} {
 		sub, err := cfg.Conn.ChanSubscribe(subj, ch)
 		if err != nil {
-			return nil, fmt.Errorf("dist: subscribing to %s: %w", subj, err)
+			return nil, fmt.Errorf("cluster: subscribing to %s: %w", subj, err)
 		}
 		_ = sub.SetPendingLimits(-1, -1)
 		defer sub.Unsubscribe()
@@ -232,15 +232,15 @@ func (w *worker) doneSeen() bool {
 func (w *worker) setup(job *Job) error {
 	var spec gp.Spec
 	if err := json.Unmarshal(job.Model, &spec); err != nil {
-		return fmt.Errorf("dist: the job's model: %w", err)
+		return fmt.Errorf("cluster: the job's model: %w", err)
 	}
 	built, err := gp.BuildSpec(spec, gp.BuildOptions{})
 	if err != nil {
-		return fmt.Errorf("dist: the job's model: %w", err)
+		return fmt.Errorf("cluster: the job's model: %w", err)
 	}
 	svgp, ok := built.(*models.SVGP)
 	if !ok {
-		return fmt.Errorf("dist: the job's model is a %T, not an SVGP", built)
+		return fmt.Errorf("cluster: the job's model is a %T, not an SVGP", built)
 	}
 	if w.model, err = advgp.FromSVGP(svgp); err != nil {
 		return err
@@ -251,7 +251,7 @@ func (w *worker) setup(job *Job) error {
 		names[i] = p.Name()
 	}
 	if !slices.Equal(names, job.Names) {
-		return fmt.Errorf("dist: the rebuilt model's parameters %v differ from the server's %v", names, job.Names)
+		return fmt.Errorf("cluster: the rebuilt model's parameters %v differ from the server's %v", names, job.Names)
 	}
 	x, y, err := loadShard(job, w.cfg.Loader, w.cfg.Shard, w.cfg.Of)
 	if err != nil {
@@ -270,7 +270,7 @@ func (w *worker) setup(job *Job) error {
 	g := graph.New(graph.Options{})
 	prog, err := g.Compile(term.Loss(g.Input("x", batch, d), g.Input("y", batch, 1)), nil)
 	if err != nil {
-		return fmt.Errorf("dist: building the shard's program: %w", err)
+		return fmt.Errorf("cluster: building the shard's program: %w", err)
 	}
 	w.prog = prog
 	w.xb, w.yb = mat.NewDense(batch, d, prog.InputData("x")), mat.NewDense(batch, 1, prog.InputData("y"))
@@ -297,7 +297,7 @@ func (w *worker) push(p *paramsMsg) error {
 	off := 0
 	for _, q := range w.ps {
 		if off+q.Size() > len(p.Raw) {
-			return fmt.Errorf("dist: version %d carries %d values, the model needs more", p.Version, len(p.Raw))
+			return fmt.Errorf("cluster: version %d carries %d values, the model needs more", p.Version, len(p.Raw))
 		}
 		if err := q.SetRaw(p.Raw[off : off+q.Size()]); err != nil {
 			return err
@@ -310,7 +310,7 @@ func (w *worker) push(p *paramsMsg) error {
 		datasets.GatherRows(w.yb, w.y, w.idx)
 	}
 	if err := w.prog.Run(); err != nil {
-		return fmt.Errorf("dist: shard %d at version %d: %w", w.cfg.Shard, p.Version, err)
+		return fmt.Errorf("cluster: shard %d at version %d: %w", w.cfg.Shard, p.Version, err)
 	}
 	grad := make([]float64, 0, off)
 	for _, q := range w.ps {
@@ -327,7 +327,7 @@ func (w *worker) push(p *paramsMsg) error {
 		return err
 	}
 	if err := w.cfg.Conn.Publish(w.subj.grad, data); err != nil {
-		return fmt.Errorf("dist: pushing a gradient: %w", err)
+		return fmt.Errorf("cluster: pushing a gradient: %w", err)
 	}
 	w.res.Gradients++
 	w.res.Points += int64(len(w.idx))

@@ -1,4 +1,4 @@
-package dist
+package cluster
 
 import (
 	"bytes"
@@ -80,14 +80,14 @@ type control struct {
 func encode(v any) ([]byte, error) {
 	var b bytes.Buffer
 	if err := gob.NewEncoder(&b).Encode(v); err != nil {
-		return nil, fmt.Errorf("dist: encoding %T: %w", v, err)
+		return nil, fmt.Errorf("cluster: encoding %T: %w", v, err)
 	}
 	return b.Bytes(), nil
 }
 
 func decode(data []byte, v any) error {
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(v); err != nil {
-		return fmt.Errorf("dist: decoding %T: %w", v, err)
+		return fmt.Errorf("cluster: decoding %T: %w", v, err)
 	}
 	return nil
 }
