@@ -4,7 +4,7 @@
 // synchronous); each worker owns one shard of the training data, pulls the newest parameters, computes the
 // gradient of its data term and pushes it.
 //
-// Subjects, under the prefix gpzoo.advgp.RUN:
+// Subjects, under the prefix gpzoo.cluster.RUN (RunSubjects; CheckRunName keeps RUN one subject token):
 //
 //	.join        request/reply: a worker asks for its shard's Job and the current parameters
 //	.params      server → workers: every new parameter version (and the final "done")

@@ -8,11 +8,32 @@ import (
 	"time"
 )
 
-// subjects returns the NATS subjects of run.
+// subjects are the NATS subjects of one run.
 type subjects struct{ join, params, grad, hb, ctl string }
 
+// SubjectPrefix is the prefix of every subject of run: all of a run's messages travel on RunSubjects(run)+".>"
+// (NATS permissions confining a client to one run name that wildcard).
+const SubjectPrefix = "gpzoo.cluster."
+
+// RunSubjects returns the subject every subject of run starts with (without the trailing dot).
+func RunSubjects(run string) string { return SubjectPrefix + run }
+
+// CheckRunName refuses a run name that is not one NATS subject token of letters, digits, '-' and '_' (at most
+// 64 bytes): a dot, a wildcard or white space would let one run's subjects reach another's.
+func CheckRunName(run string) error {
+	if run == "" || len(run) > 64 {
+		return fmt.Errorf("cluster: run name %q: want 1 to 64 letters, digits, '-' or '_'", run)
+	}
+	for _, c := range run {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return fmt.Errorf("cluster: run name %q: %q is not allowed (want letters, digits, '-' or '_')", run, c)
+		}
+	}
+	return nil
+}
+
 func subjectsOf(run string) subjects {
-	p := "gpzoo.advgp." + run
+	p := RunSubjects(run)
 	return subjects{join: p + ".join", params: p + ".params", grad: p + ".grad", hb: p + ".hb", ctl: p + ".ctl."}
 }
 

@@ -153,6 +153,9 @@ func newServer(model *advgp.Model, cfg ServerConfig) (*server, error) {
 	if cfg.Job.Run == "" {
 		cfg.Job.Run = "default"
 	}
+	if err := CheckRunName(cfg.Job.Run); err != nil {
+		return nil, err
+	}
 	for _, r := range []string{cfg.QRule, cfg.HyperRule} {
 		if r != "" && r != "adam" && r != "plain" {
 			return nil, fmt.Errorf("cluster: unknown step rule %q (want adam or plain)", r)

@@ -90,6 +90,9 @@ func Work(cfg WorkerConfig) (*WorkerResult, error) {
 	if cfg.Run == "" {
 		cfg.Run = "default"
 	}
+	if err := CheckRunName(cfg.Run); err != nil {
+		return nil, err
+	}
 	if cfg.ID == "" {
 		cfg.ID = nuid.Next()
 	}
