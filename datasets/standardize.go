@@ -177,17 +177,50 @@ func affine(m *mat.Dense, mean, std []float64) *mat.Dense {
 	r, c := m.Dims()
 	out := mat.NewDense(r, c, nil)
 	for i := 0; i < r; i++ {
-		src, dst := m.RawRowView(i), out.RawRowView(i)
-		for j, v := range src {
-			d := v - mean[j]
-			if math.IsInf(d, 0) {
-				dst[j] = v/std[j] - mean[j]/std[j]
-				continue
-			}
-			dst[j] = d / std[j]
-		}
+		affineRow(out.RawRowView(i), m.RawRowView(i), mean, std)
 	}
 	return out
+}
+
+// affineRow sets dst to (src − mean)/std, as affine does (dst may be src).
+func affineRow(dst, src, mean, std []float64) {
+	for j, v := range src {
+		d := v - mean[j]
+		if math.IsInf(d, 0) {
+			dst[j] = v/std[j] - mean[j]/std[j]
+			continue
+		}
+		dst[j] = d / std[j]
+	}
+}
+
+// ApplyInPlace standardises x [N, D] and y [N, P] (nil: no targets) in place, as Apply would return them,
+// without a copy (a shard read from a file that fills most of memory). Errors: ErrShape for other widths.
+func (s *Standardizer) ApplyInPlace(x, y *mat.Dense) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if x == nil || x.IsEmpty() {
+		return fmt.Errorf("datasets: ApplyInPlace of empty matrix: %w", ErrEmpty)
+	}
+	r, c := x.Dims()
+	if c != len(s.XMean) {
+		return fmt.Errorf("datasets: ApplyInPlace of %d input columns, fitted on %d: %w", c, len(s.XMean), ErrShape)
+	}
+	if y != nil {
+		if yr, p := y.Dims(); yr != r || p != len(s.YMean) {
+			return fmt.Errorf("datasets: ApplyInPlace of targets [%d, %d] for %d rows, fitted on %d: %w", yr, p, r, len(s.YMean), ErrShape)
+		}
+	}
+	for i := 0; i < r; i++ {
+		row := x.RawRowView(i)
+		affineRow(row, row, s.XMean, s.XStd)
+		if y != nil {
+			row = y.RawRowView(i)
+			affineRow(row, row, s.YMean, s.YStd)
+		}
+	}
+	return nil
 }
 
 // InverseMean maps a standardised value (e.g. a predictive mean) of target

@@ -34,6 +34,28 @@ const DefaultSynthNoise = 0.1
 // with phases φ_d uniform on [0, 2π) and u_d ~ N(0, 1/D) drawn from the seed (the product term needs D ≥ 2).
 // The inputs are named x0 … x{D−1}, the data set "synthetic".
 func Synthetic(c SynthConfig) (*Dataset, error) {
+	g, err := NewSynthStream(c)
+	if err != nil {
+		return nil, err
+	}
+	x, y := mat.NewDense(c.Rows, c.Inputs, nil), mat.NewDense(c.Rows, 1, nil)
+	for i := 0; i < c.Rows; i++ {
+		y.Set(i, 0, g.Next(x.RawRowView(i)))
+	}
+	return &Dataset{Name: "synthetic", X: x, Y: y, FeatureNames: g.Names()}, nil
+}
+
+// SynthStream generates Synthetic's rows one at a time, in order and bit for bit the same, so that a data set
+// of any size is written in constant memory (`gpzoo synth`). It is not safe for concurrent use.
+type SynthStream struct {
+	rng      *rand.Rand
+	noise    float64
+	phase, u []float64
+}
+
+// NewSynthStream returns the generator of the data set Synthetic(c) returns (c.Rows is checked but not
+// enforced: Next goes on drawing). Errors: those of Synthetic.
+func NewSynthStream(c SynthConfig) (*SynthStream, error) {
 	if c.Rows < 1 || c.Inputs < 1 {
 		return nil, fmt.Errorf("datasets: Synthetic: %d rows and %d inputs (want ≥ 1 of each): %w", c.Rows, c.Inputs, ErrInvalid)
 	}
@@ -47,35 +69,39 @@ func Synthetic(c SynthConfig) (*Dataset, error) {
 	case noise < 0:
 		noise = 0
 	}
-	n, d := c.Rows, c.Inputs
-	rng := rand.New(rand.NewPCG(c.Seed, 0x5e7))
-	phase, u := make([]float64, d), make([]float64, d)
-	for j := range phase {
-		phase[j] = 2 * math.Pi * rng.Float64()
-		u[j] = rng.NormFloat64() / math.Sqrt(float64(d))
+	d := c.Inputs
+	g := &SynthStream{rng: rand.New(rand.NewPCG(c.Seed, 0x5e7)), noise: noise, phase: make([]float64, d), u: make([]float64, d)}
+	for j := range g.phase {
+		g.phase[j] = 2 * math.Pi * g.rng.Float64()
+		g.u[j] = g.rng.NormFloat64() / math.Sqrt(float64(d))
 	}
-	x, y := mat.NewDense(n, d, nil), mat.NewDense(n, 1, nil)
-	for i := 0; i < n; i++ {
-		row := x.RawRowView(i)
-		for j := range row {
-			row[j] = 4*rng.Float64() - 2
-		}
-		f, dot := 0.0, 0.0
-		for j, v := range row {
-			f += math.Sin(1.5*v+phase[j]) / (1 + float64(j)/2)
-			dot += u[j] * v
-		}
-		f += 0.5 * math.Sin(dot)
-		if d >= 2 {
-			f += 0.3 * row[0] * row[1]
-		}
-		y.Set(i, 0, f+noise*rng.NormFloat64())
-	}
-	names := make([]string, d)
+	return g, nil
+}
+
+// Names returns the inputs' names, x0 … x{D−1}.
+func (g *SynthStream) Names() []string {
+	names := make([]string, len(g.phase))
 	for j := range names {
 		names[j] = "x" + strconv.Itoa(j)
 	}
-	return &Dataset{Name: "synthetic", X: x, Y: y, FeatureNames: names}, nil
+	return names
+}
+
+// Next draws the next row's inputs into x (length D) and returns its target.
+func (g *SynthStream) Next(x []float64) float64 {
+	for j := range x {
+		x[j] = 4*g.rng.Float64() - 2
+	}
+	f, dot := 0.0, 0.0
+	for j, v := range x {
+		f += math.Sin(1.5*v+g.phase[j]) / (1 + float64(j)/2)
+		dot += g.u[j] * v
+	}
+	f += 0.5 * math.Sin(dot)
+	if len(x) >= 2 {
+		f += 0.3 * x[0] * x[1]
+	}
+	return f + g.noise*g.rng.NormFloat64()
 }
 
 // WriteTable writes d as a CSV table ReadTable reads back exactly: a header row (the feature names, x0 …
