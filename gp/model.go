@@ -24,3 +24,23 @@ const (
 	// StepInput (a scalar): the 0-based training step (an integer ≥ 0).
 	StepInput = "step"
 )
+
+// RowSum is a Model whose loss is a sum over the data rows plus terms that read no data (the −ELBO of the
+// variational families: the expected log-likelihood of each row, and the KL divergences), so that shards of the
+// rows can be summed on several machines (package cluster):
+//
+//	Loss(x, y) = (NumData/B)·DataLoss(x, y) + GlobalLoss(g)   (up to rounding)
+//
+// for a batch x [B,D], y [B,P]. A parameter server adds the workers' DataLoss gradients over their shards,
+// scales the sum to the data set and adds GlobalLoss's.
+type RowSum interface {
+	Model
+	// DataLoss returns Σ_b ℓ_b over the batch's rows, unscaled: ℓ_b = −E_q[log p(y_b | f_b)] (a deep GP's
+	// averaged over its S samples). A Monte-Carlo data term keys its noise as Loss does (RowsInput, StepInput).
+	DataLoss(x, y *graph.Node) *graph.Node
+	// GlobalLoss returns the terms that read no data, added to g (the KL divergences of q(u); a model whose
+	// global term is applied otherwise, as ADVGP's proximal step, returns a zero scalar).
+	GlobalLoss(g *graph.Graph) *graph.Node
+	// DataSize is NumData, the number of training rows the loss is scaled to.
+	DataSize() int
+}

@@ -126,18 +126,34 @@ func (c *converger) add(loss float64) bool {
 // or 0 if the criterion is not met within losses. It lets a criterion be tried offline on the Losses of one
 // long run.
 func ConvergedAt(cfg ConvergeConfig, losses []float64, n int) (int, error) {
-	cfg, err := cfg.withDefaults()
+	c, err := NewConvergence(cfg, n)
 	if err != nil {
 		return 0, err
 	}
-	if n < 1 {
-		return 0, fmt.Errorf("train: ConvergedAt: %d training points", n)
-	}
-	c := newConverger(cfg, n)
 	for i, l := range losses {
-		if c.add(l) {
+		if c.Add(l) {
 			return i + 1, nil
 		}
 	}
 	return 0, nil
 }
+
+// Convergence is the criterion of a ConvergeConfig fed one loss at a time, for training loops outside Train
+// (a cluster's parameter server stops by it as Train does).
+type Convergence struct{ c *converger }
+
+// NewConvergence returns the criterion cfg (zero fields: DefaultConverge's) over n training points.
+func NewConvergence(cfg ConvergeConfig, n int) (*Convergence, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("train: NewConvergence: %d training points", n)
+	}
+	return &Convergence{newConverger(cfg, n)}, nil
+}
+
+// Add feeds the loss of the next step (on the whole data set's scale, as Train's Losses) and reports whether
+// training should stop after it.
+func (c *Convergence) Add(loss float64) bool { return c.c.add(loss) }

@@ -194,7 +194,7 @@ func (h *BasisGrowth) AfterBackward(s *Step) error {
 		if p == nil {
 			return
 		}
-		g := s.Program.Grad(p)
+		g := s.Grads.Grad(p)
 		if g == nil {
 			return
 		}
@@ -205,7 +205,7 @@ func (h *BasisGrowth) AfterBackward(s *Step) error {
 	maskRows(h.zb, fb)
 	maskRows(h.a, fa)
 	for _, lb := range h.lb {
-		g := s.Program.Grad(lb)
+		g := s.Grads.Grad(lb)
 		if g == nil {
 			continue
 		}

@@ -211,8 +211,8 @@ func (h *NatGrad) UnmarshalState(_ []*graph.Param, data []byte) error {
 	return nil
 }
 
-// AfterBackward takes one natural step on every q and output from the gradients of s.Program, with γ =
-// h.Gamma(s.Index), and writes the new mean and factor back (GaussianQ.Mu.Set, GaussianQ.SetSqrt). The Program's
+// AfterBackward takes one natural step on every q and output from the step's gradients (s.Grads), with γ =
+// h.Gamma(s.Index), and writes the new mean and factor back (GaussianQ.Mu.Set, GaussianQ.SetSqrt). The
 // gradients are with respect to raw values; they are converted to ∇_m and ∇_L through the transforms (the
 // diagonal of L is softplus(raw) + floor, whose derivative is sigmoid(raw)), then to the symmetric ∇_S by
 // CovGradFromSqrt.
@@ -222,8 +222,8 @@ func (h *NatGrad) UnmarshalState(_ []*graph.Param, data []byte) error {
 // not positive definite after MaxHalvings halvings of γ; an error from setting the new value (a factor diagonal
 // at or below the transform's floor). On error the q being updated keeps its previous value.
 func (h *NatGrad) AfterBackward(s *Step) error {
-	if s == nil || s.Program == nil {
-		return errors.New("train: NatGrad: nil step or program")
+	if s == nil || s.Grads == nil {
+		return errors.New("train: NatGrad: nil step or gradients")
 	}
 	gamma := h.Gamma(s.Index)
 	h.stats.LastGamma = gamma
@@ -238,7 +238,7 @@ func (h *NatGrad) AfterBackward(s *Step) error {
 
 func (h *NatGrad) stepQ(s *Step, q *gp.GaussianQ, gamma float64) error {
 	m, np := q.M(), q.P()
-	gMu := s.Program.Grad(q.Mu)
+	gMu := s.Grads.Grad(q.Mu)
 	if gMu == nil {
 		return fmt.Errorf("train: NatGrad: %q is not differentiated by the program (frozen, or not in the loss)", q.Mu.Name())
 	}
@@ -248,7 +248,7 @@ func (h *NatGrad) stepQ(s *Step, q *gp.GaussianQ, gamma float64) error {
 	mp, gm := make([]float64, m), make([]float64, m)
 	for p := 0; p < np; p++ {
 		sp := q.Sqrt[p]
-		graw := s.Program.Grad(sp)
+		graw := s.Grads.Grad(sp)
 		if graw == nil {
 			return fmt.Errorf("train: NatGrad: %q is not differentiated by the program (frozen, or not in the loss)", sp.Name())
 		}

@@ -184,7 +184,7 @@ func natStep(t *testing.T, prog *graph.Program, h *train.NatGrad, i int) float64
 	if err := prog.Run(); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.AfterBackward(&train.Step{Index: i, Loss: prog.Loss(), Program: prog}); err != nil {
+	if err := h.AfterBackward(&train.Step{Index: i, Loss: prog.Loss(), Grads: prog, Program: prog}); err != nil {
 		t.Fatal(err)
 	}
 	return prog.Loss()
@@ -539,7 +539,7 @@ func TestNatGradHalving(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := append([]float64(nil), q.Sqrt[0].Raw()...)
-		err = strict.AfterBackward(&train.Step{Index: 3, Program: prog})
+		err = strict.AfterBackward(&train.Step{Index: 3, Grads: prog, Program: prog})
 		var ne *train.NatGradError
 		if !errors.As(err, &ne) || !errors.Is(err, ops.ErrNotPD) || ne.Step != 3 || ne.Halvings != 0 {
 			t.Fatalf("diag=%v: got %v, want a *NatGradError unwrapping to ErrNotPD", diag, err)

@@ -32,11 +32,80 @@ type Hook interface {
 	AfterBackward(s *Step) error
 }
 
-// Step is what hooks and evaluation callbacks see of the current step.
+// Step is what hooks see of the current step.
 type Step struct {
-	Index   int // 0-based
-	Loss    float64
+	Index int // 0-based
+	Loss  float64
+	// Grads holds the loss's gradient of every Param it differentiates (nil for the others), as mutable slices:
+	// a hook may edit them before the Optimizer reads them (BasisGrowth masks inactive bases).
+	Grads Gradients
+	// Program is the step's program (nil when the gradients were assembled elsewhere, as on a cluster's
+	// parameter server: a hook that needs the batch's inputs then fails).
 	Program *graph.Program
+}
+
+// Gradients is where a step's gradients come from: a compiled *graph.Program, or a parameter server's sum.
+type Gradients interface {
+	// Grad returns the gradient of p's raw value (nil when p is not differentiated).
+	Grad(p *graph.Param) []float64
+}
+
+// GradMap is Gradients held in a map.
+type GradMap map[*graph.Param][]float64
+
+// Grad returns m[p].
+func (m GradMap) Grad(p *graph.Param) []float64 { return m[p] }
+
+// Updater applies one step's update as Train does: the hooks in order (a hook may update and claim Params, or
+// edit the gradients), then the Optimizer on the Params no hook claims. A cluster's parameter server applies a
+// model's optimisation through it exactly as single-process training does.
+type Updater struct {
+	optimizer Optimizer
+	hooks     []Hook
+	opt       []*graph.Param
+	grads     [][]float64
+}
+
+// NewUpdater returns the Updater of params (the Params the loss differentiates) with optimizer (nil: Adam with
+// its defaults) and hooks.
+func NewUpdater(params []*graph.Param, optimizer Optimizer, hooks []Hook) *Updater {
+	claimed := map[*graph.Param]bool{}
+	for _, h := range hooks {
+		for _, q := range h.Claims() {
+			claimed[q] = true
+		}
+	}
+	u := &Updater{optimizer: optimizer, hooks: hooks}
+	if u.optimizer == nil {
+		u.optimizer = &Adam{}
+	}
+	for _, q := range params {
+		if !claimed[q] {
+			u.opt = append(u.opt, q)
+		}
+	}
+	u.grads = make([][]float64, len(u.opt))
+	return u
+}
+
+// Optimizer returns the Updater's Optimizer; OptimizedParams the Params it updates (trainable, unclaimed).
+func (u *Updater) Optimizer() Optimizer            { return u.optimizer }
+func (u *Updater) OptimizedParams() []*graph.Param { return u.opt }
+
+// Hooks returns the Updater's hooks.
+func (u *Updater) Hooks() []Hook { return u.hooks }
+
+// Apply runs the hooks on s, then the Optimizer on s's gradients of the unclaimed Params.
+func (u *Updater) Apply(s *Step) error {
+	for _, h := range u.hooks {
+		if err := h.AfterBackward(s); err != nil {
+			return fmt.Errorf("hook: %w", err)
+		}
+	}
+	for i, q := range u.opt {
+		u.grads[i] = s.Grads.Grad(q)
+	}
+	return u.optimizer.Step(s.Index, u.opt, u.grads)
 }
 
 // Config configures Train. Zero values mean the documented defaults.
@@ -169,23 +238,8 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 	defer prog.Close()
 	res := &Result{BuildSeconds: time.Since(t0).Seconds()}
 
-	claimed := map[*graph.Param]bool{}
-	for _, h := range cfg.Hooks {
-		for _, q := range h.Claims() {
-			claimed[q] = true
-		}
-	}
-	var opt []*graph.Param
-	for _, q := range prog.Params() {
-		if !claimed[q] {
-			opt = append(opt, q)
-		}
-	}
-	grads := make([][]float64, len(opt))
-	optimizer := cfg.Optimizer
-	if optimizer == nil {
-		optimizer = &Adam{}
-	}
+	up := NewUpdater(prog.Params(), cfg.Optimizer, cfg.Hooks)
+	optimizer, opt := up.Optimizer(), up.OptimizedParams()
 	all := prog.Params()
 	var ckpt *checkpointer
 	first := 0
@@ -276,18 +330,7 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 		}
 		graph.SnapshotRawInto(good, all)
 		res.Losses = append(res.Losses, loss)
-		st := &Step{Index: step, Loss: loss, Program: prog}
-		for _, h := range cfg.Hooks {
-			if err := h.AfterBackward(st); err != nil {
-				graph.RestoreRaw(all, good)
-				res.StopReason = StopError
-				return res, fmt.Errorf("train: step %d: hook: %w", step, err)
-			}
-		}
-		for i, q := range opt {
-			grads[i] = prog.Grad(q)
-		}
-		if err := optimizer.Step(step, opt, grads); err != nil {
+		if err := up.Apply(&Step{Index: step, Loss: loss, Grads: prog, Program: prog}); err != nil {
 			graph.RestoreRaw(all, good)
 			res.StopReason = StopError
 			return res, fmt.Errorf("train: step %d: %w", step, err)

@@ -215,6 +215,21 @@ func (d *DGP) ELBO(x, y *graph.Node) *graph.Node {
 // Loss returns −ELBO (gp.Model).
 func (d *DGP) Loss(x, y *graph.Node) *graph.Node { return x.Graph().Neg(d.ELBO(x, y)) }
 
+// DataLoss returns −(1/S) Σ_{b,s} E[log p(y_b | f_b^(s))] over the batch's rows and their S samples, with
+// the training noise keyed by row and step as in Loss (gp.RowSum).
+func (d *DGP) DataLoss(x, y *graph.Node) *graph.Node {
+	g := x.Graph()
+	fm, fv := d.Propagate(x, d.samples)
+	ve := g.Sum(d.Likelihood.VariationalExpectations(fm, fv, tile(y, d.samples)))
+	return g.Neg(g.Scale(ve, 1/float64(d.samples)))
+}
+
+// GlobalLoss returns the layers' KL divergences (gp.RowSum).
+func (d *DGP) GlobalLoss(g *graph.Graph) *graph.Node { return d.KL(g) }
+
+// DataSize returns NumData (gp.RowSum).
+func (d *DGP) DataSize() int { return d.NumData }
+
 // tile returns x stacked s times along its rows (x itself for s = 1).
 func tile(x *graph.Node, s int) *graph.Node {
 	if s == 1 {

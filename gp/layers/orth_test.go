@@ -390,7 +390,7 @@ func TestOrthNatGradOneStep(t *testing.T) {
 				if err := prog.Run(); err != nil {
 					t.Fatal(err)
 				}
-				if err := ng.AfterBackward(&train.Step{Index: 0, Loss: prog.Loss(), Program: prog}); err != nil {
+				if err := ng.AfterBackward(&train.Step{Index: 0, Loss: prog.Loss(), Grads: prog, Program: prog}); err != nil {
 					t.Fatal(err)
 				}
 				return m

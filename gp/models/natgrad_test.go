@@ -57,7 +57,7 @@ func TestNatGradOneStepEqualsExactGP(t *testing.T) {
 			if err := prog.Run(); err != nil {
 				t.Fatal(err)
 			}
-			if err := ng.AfterBackward(&train.Step{Index: 0, Loss: prog.Loss(), Program: prog}); err != nil {
+			if err := ng.AfterBackward(&train.Step{Index: 0, Loss: prog.Loss(), Grads: prog, Program: prog}); err != nil {
 				t.Fatal(err)
 			}
 			elbo := value(t, m.ELBO, x, y)

@@ -52,6 +52,19 @@ func (m *SVGP) ELBO(x, y *graph.Node) *graph.Node {
 // Loss returns −ELBO.
 func (m *SVGP) Loss(x, y *graph.Node) *graph.Node { return x.Graph().Neg(m.ELBO(x, y)) }
 
+// DataLoss returns −Σ_b E_q[log p(y_b | f_b)] over the batch's rows (gp.RowSum).
+func (m *SVGP) DataLoss(x, y *graph.Node) *graph.Node {
+	g := x.Graph()
+	fm, fv := m.Layer.Predict(x)
+	return g.Neg(g.Sum(m.Likelihood.VariationalExpectations(fm, fv, y)))
+}
+
+// GlobalLoss returns the layer's KL divergence (gp.RowSum).
+func (m *SVGP) GlobalLoss(g *graph.Graph) *graph.Node { return m.Layer.KL(g) }
+
+// DataSize returns NumData (gp.RowSum).
+func (m *SVGP) DataSize() int { return m.NumData }
+
 // Params returns the layer's and the likelihood's parameters.
 func (m *SVGP) Params() []*graph.Param {
 	return gp.UniqueParams(m.Layer.Params(), m.Likelihood.Params())
