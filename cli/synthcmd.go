@@ -1,24 +1,29 @@
 package cli
 
 import (
-	"bytes"
+	"bufio"
+	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/gpzoo/gpzoo/datasets"
 )
 
-const synthUsage = `gpzoo synth: write a seeded synthetic regression CSV (a stand-in for your own table).
+const synthUsage = `gpzoo synth: write a seeded synthetic regression table (a stand-in for your own data).
 
 Usage:
-  gpzoo synth --rows N --inputs D --out FILE.csv [--seed S] [--noise SD]
+  gpzoo synth --rows N --inputs D --out FILE.csv|FILE.gpzr [--seed S] [--noise SD]
 
 The table has a header row x0,...,x{D-1},y and N rows: inputs uniform on [-2, 2] and the target
 y = f(x) + noise, f smooth and nonlinear in every input (decreasing relevance), noise Gaussian
-(datasets.Synthetic). The same flags write the same bytes. gpzoo train reads it:
+(datasets.Synthetic). The same flags write the same bytes. A FILE ending in .gpzr is written as gpzoo's
+binary row file (fixed-width float64 rows behind a checksummed header, so a worker seeks to its shard:
+README, "Data larger than memory"). Rows are generated and written one at a time, so any N fits in memory.
+gpzoo train reads the CSV:
   gpzoo synth --rows 700 --inputs 8 --seed 1 --out synth.csv
   gpzoo train --csv synth.csv --target y
 
@@ -27,7 +32,7 @@ Flags:
   --inputs D     input columns (required)
   --seed S       seed of every draw (default 1)
   --noise SD     standard deviation of the noise (default %g; 0: none)
-  --out FILE     the CSV to write (required); an existing file is never replaced
+  --out FILE     the CSV, or row file (.gpzr), to write (required); an existing file is never replaced
 `
 
 // synthCmd runs `gpzoo synth`: datasets.Synthetic written by datasets.WriteTable to a new file.
@@ -52,24 +57,66 @@ func synthCmd(args []string, stdout, stderr io.Writer) error {
 	if *noise == 0 {
 		*noise = -1 // SynthConfig: 0 is the default, negative none
 	}
-	d, err := datasets.Synthetic(datasets.SynthConfig{Rows: *rows, Inputs: *inputs, Noise: *noise, Seed: *seed})
+	g, err := datasets.NewSynthStream(datasets.SynthConfig{Rows: *rows, Inputs: *inputs, Noise: *noise, Seed: *seed})
 	if err != nil {
 		return fmt.Errorf("synth: %w", err)
 	}
-	var buf bytes.Buffer
-	if err := datasets.WriteTable(&buf, d, "y"); err != nil {
-		return fmt.Errorf("synth: %w", err)
+	write := writeSynthCSV
+	if datasets.SourceFormat(*out) == datasets.FormatRows {
+		write = writeSynthRows
 	}
-	if err := writeNew(*out, buf.Bytes()); err != nil {
+	if err := writeNew(*out, func(w io.Writer) error { return write(w, g, *rows) }); err != nil {
 		return fmt.Errorf("synth: %w", err)
 	}
 	fmt.Fprintf(stdout, "wrote %s: %d rows, inputs x0..x%d, target y (seed %d, noise sd %g)\n", *out, *rows, *inputs-1, *seed, max(*noise, 0))
 	return nil
 }
 
-// writeNew writes data to a new file at path, refusing to replace anything there (O_EXCL: also a file that
-// appears meanwhile); a failed write removes the partial file.
-func writeNew(path string, data []byte) error {
+// writeSynthCSV streams n rows of g as the CSV datasets.WriteTable writes for datasets.Synthetic: the same
+// bytes, one row in memory at a time.
+func writeSynthCSV(w io.Writer, g *datasets.SynthStream, n int) error {
+	cw := csv.NewWriter(w)
+	names := g.Names()
+	if err := cw.Write(append(names, "y")); err != nil {
+		return err
+	}
+	x := make([]float64, len(names))
+	rec := make([]string, len(names)+1)
+	for range n {
+		y := g.Next(x)
+		for j, v := range x {
+			rec[j] = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		rec[len(x)] = strconv.FormatFloat(y, 'g', -1, 64)
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeSynthRows streams n rows of g as a row file (datasets.RowWriter).
+func writeSynthRows(w io.Writer, g *datasets.SynthStream, n int) error {
+	names := g.Names()
+	d := len(names)
+	rw, err := datasets.NewRowWriter(w, n, 0, d, append(names, "y"))
+	if err != nil {
+		return err
+	}
+	row := make([]float64, d+1)
+	for range n {
+		row[d] = g.Next(row[:d])
+		if err := rw.Write(row); err != nil {
+			return err
+		}
+	}
+	return rw.Close()
+}
+
+// writeNew creates a new file at path, refusing to replace anything there (O_EXCL: also a file that appears
+// meanwhile), and streams write's output into it through a buffer; a failed write removes the partial file.
+func writeNew(path string, write func(io.Writer) error) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("%s exists: it is never replaced (remove it or choose another --out)", path)
@@ -77,7 +124,11 @@ func writeNew(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
 	if err == nil {
 		err = f.Sync()
 	}
