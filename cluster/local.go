@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,17 +28,33 @@ const EmbeddedMaxPayload = 64 << 20
 // token on the command line would show in every process listing.
 const EnvToken = "GPZOO_NATS_TOKEN"
 
-// ErrNoToken is returned by StartEmbedded for a server reachable from the network without a token.
-var ErrNoToken = errors.New("cluster: a NATS server listening beyond loopback needs a token (clients must authenticate)")
+// ErrInsecureListen is returned by StartEmbedded for a server reachable from the network without TLS or client
+// authentication; the error also wraps what is missing: ErrNoTLS, ErrNoAuth.
+var ErrInsecureListen = errors.New("cluster: a NATS server listening beyond loopback needs TLS and client authentication")
+
+var (
+	// ErrNoTLS: no server certificate (EmbeddedConfig.TLSCert, TLSKey), so clients would talk in clear.
+	ErrNoTLS = errors.New("no TLS certificate and key (--tls-cert, --tls-key)")
+	// ErrNoAuth: neither a token nor NKey users, so anybody reaching the port could join.
+	ErrNoAuth = errors.New("no client authentication (a token, or NKey users: --identities)")
+)
 
 // EmbeddedConfig configures StartEmbedded.
 type EmbeddedConfig struct {
 	// Listen is the HOST:PORT the server listens on: "" means 127.0.0.1 on a free port; PORT 0 a free port.
 	// A host other than a loopback address (127.0.0.0/8, ::1, localhost) makes the server reachable from the
-	// network, and then Token is required.
+	// network, and then TLS (TLSCert, TLSKey) and authentication (Token or Users) are required.
 	Listen string
 	// Token, when set, is the secret every client must present (Connect's token): NATS token authentication.
+	// It excludes Users (a token holder would bypass the users' permissions).
 	Token string
+	// Users are NKey users (Identities.NkeyUsers): every client must authenticate as one of them and gets its
+	// permissions.
+	Users []*natsserver.NkeyUser
+	// TLSCert and TLSKey are PEM files of the server's certificate and key: every client connection is TLS.
+	// With TLSVerifyClients, clients must present a certificate signed by a CA in the PEM file TLSCA.
+	TLSCert, TLSKey, TLSCA string
+	TLSVerifyClients       bool
 }
 
 // Embedded is a NATS server running inside this process.
@@ -50,8 +67,8 @@ type Embedded struct {
 	Loopback bool
 }
 
-// StartEmbedded starts a NATS server as c says: on loopback by default, and beyond it only with a token
-// (ErrNoToken otherwise).
+// StartEmbedded starts a NATS server as c says: on loopback by default, and beyond it only with TLS and
+// client authentication (ErrInsecureListen otherwise, wrapping ErrNoTLS and/or ErrNoAuth).
 func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
 	host, port := "127.0.0.1", natsserver.RANDOM_PORT
 	if c.Listen != "" {
@@ -72,11 +89,33 @@ func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
 		}
 	}
 	loopback := IsLoopback(host)
-	if !loopback && c.Token == "" {
-		return nil, fmt.Errorf("%w: listening on %s", ErrNoToken, net.JoinHostPort(host, strconv.Itoa(max(port, 0))))
+	if !loopback {
+		var missing []error
+		if c.TLSCert == "" || c.TLSKey == "" {
+			missing = append(missing, ErrNoTLS)
+		}
+		if c.Token == "" && len(c.Users) == 0 {
+			missing = append(missing, ErrNoAuth)
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("%w: listening on %s: %w", ErrInsecureListen, net.JoinHostPort(host, strconv.Itoa(max(port, 0))), errors.Join(missing...))
+		}
 	}
-	srv, err := natsserver.NewServer(&natsserver.Options{Host: host, Port: port, NoLog: true, NoSigs: true,
-		MaxPayload: EmbeddedMaxPayload, MaxPending: 4 * EmbeddedMaxPayload, Authorization: c.Token})
+	if c.Token != "" && len(c.Users) > 0 {
+		return nil, fmt.Errorf("%w: a token and NKey users exclude each other (a token holder would bypass the users' permissions)", ErrSecurityConflict)
+	}
+	opts := &natsserver.Options{Host: host, Port: port, NoLog: true, NoSigs: true,
+		MaxPayload: EmbeddedMaxPayload, MaxPending: 4 * EmbeddedMaxPayload, Authorization: c.Token, Nkeys: c.Users}
+	if c.TLSCert != "" || c.TLSKey != "" {
+		tc, err := serverTLS(c)
+		if err != nil {
+			return nil, err
+		}
+		opts.TLSConfig, opts.TLS, opts.TLSVerify, opts.TLSTimeout = tc, true, c.TLSVerifyClients, 5
+	} else if c.TLSVerifyClients {
+		return nil, fmt.Errorf("%w: verifying clients' certificates needs the server's TLS certificate and key", ErrSecurityConflict)
+	}
+	srv, err := natsserver.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: starting the embedded NATS server: %w", err)
 	}
@@ -94,6 +133,35 @@ func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
 	return &Embedded{srv: srv, URL: url, Loopback: loopback}, nil
 }
 
+// serverTLS returns the server's TLS configuration (natsserver.GenTLSConfig), its files checked first with
+// FileErrors.
+func serverTLS(c EmbeddedConfig) (*tls.Config, error) {
+	if c.TLSCert == "" || c.TLSKey == "" {
+		return nil, fmt.Errorf("%w: the server's certificate needs both TLSCert and TLSKey", ErrSecurityConflict)
+	}
+	if c.TLSVerifyClients && c.TLSCA == "" {
+		return nil, fmt.Errorf("%w: verifying clients' certificates needs the CA that signs them (TLSCA)", ErrSecurityConflict)
+	}
+	files := [][2]string{{"TLS certificate file", c.TLSCert}, {"TLS key file", c.TLSKey}}
+	if c.TLSCA != "" {
+		files = append(files, [2]string{"TLS CA file", c.TLSCA})
+	}
+	for _, f := range files {
+		if _, err := readFile(f[0], f[1]); err != nil {
+			return nil, err
+		}
+	}
+	o := &natsserver.TLSConfigOpts{CertFile: c.TLSCert, KeyFile: c.TLSKey, Verify: c.TLSVerifyClients}
+	if c.TLSVerifyClients {
+		o.CaFile = c.TLSCA
+	}
+	tc, err := natsserver.GenTLSConfig(o)
+	if err != nil {
+		return nil, malformed("TLS certificate and key", c.TLSCert+", "+c.TLSKey, err)
+	}
+	return tc, nil
+}
+
 // IsLoopback reports whether host (a name or an address) is this machine's loopback (access.LoopbackHost).
 func IsLoopback(host string) bool { return access.LoopbackHost(host) }
 
@@ -103,34 +171,11 @@ func (e *Embedded) Shutdown() {
 	e.srv.WaitForShutdown()
 }
 
-// Connect opens a NATS connection to url for gpzoo (reconnecting for as long as it takes), presenting token
-// when it is not empty.
-func Connect(url, name, token string) (*nats.Conn, error) {
-	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(200 * time.Millisecond)}
-	if token != "" {
-		opts = append(opts, nats.Token(token))
-	}
-	nc, err := nats.Connect(url, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: connecting to NATS at %s: %w", url, err)
-	}
-	return nc, nil
-}
-
-// ReadToken returns the token held by file (surrounding white space removed), or, for file "", the value of
-// EnvToken ("" when unset): access.ReadToken.
-func ReadToken(file string) (string, error) {
-	tok, err := access.ReadToken(file, EnvToken)
-	if err != nil {
-		return "", fmt.Errorf("cluster: %w", err)
-	}
-	return tok, nil
-}
-
 // WorkerArgs tell a Spawner what to start.
 type WorkerArgs struct {
-	URL, Run  string
-	Token     string // NATS token ("" for a server without authentication)
+	URL, Run string
+	// Security is the worker's NATS authentication and TLS (its own identity when the run has Identities).
+	Security  Security
 	Shard, Of int
 	Delay     time.Duration
 }
@@ -149,10 +194,14 @@ type Spawner func(a WorkerArgs) (Proc, error)
 type LocalConfig struct {
 	// Server configures the parameter server (its Conn is set by Local).
 	Server ServerConfig
-	// URL is an external NATS server ("" starts an embedded one on loopback); Token, when set, is presented by
-	// the server's and the workers' connections.
-	URL   string
-	Token string
+	// URL is an external NATS server ("" starts an embedded one: Embedded, on loopback by default); Security is
+	// presented by the server's and the workers' connections.
+	URL      string
+	Security Security
+	Embedded EmbeddedConfig
+	// Identities, when set, are the run's (IssueIdentities for Server.Job.Run): the server connects as its
+	// identity and worker i as Workers[i]; an embedded server takes them as its users.
+	Identities *Identities
 	// Spawn starts the workers (nil: goroutines in this process, each with its own connection, loading data
 	// with Loader).
 	Spawn  Spawner
@@ -165,25 +214,38 @@ type LocalConfig struct {
 // embedded NATS server (unless URL is set), spawns the workers, serves until the last update, then waits for
 // the workers to leave (killing those still there after a grace period).
 func Local(model *advgp.Model, c LocalConfig) (*Result, error) {
+	cfg := c.Server
+	if cfg.Job.Run == "" {
+		cfg.Job.Run = nuid.Next()
+	}
+	ids := c.Identities
+	if ids != nil && (ids.Run != cfg.Job.Run || len(ids.Workers) < cfg.Job.Workers) {
+		return nil, fmt.Errorf("cluster: identities of run %q for %d workers, want run %q and %d workers", ids.Run, len(ids.Workers), cfg.Job.Run, cfg.Job.Workers)
+	}
 	url := c.URL
 	if url == "" {
-		e, err := StartEmbedded(EmbeddedConfig{})
+		ec := c.Embedded
+		if ids != nil && ec.Users == nil {
+			ec.Users = ids.NkeyUsers()
+		}
+		e, err := StartEmbedded(ec)
 		if err != nil {
 			return nil, err
 		}
 		defer e.Shutdown()
 		url = e.URL
 	}
-	nc, err := Connect(url, "gpzoo-advgp-server", c.Token)
+	sec := c.Security
+	sec.InboxPrefix = InboxPrefix(cfg.Job.Run)
+	if ids != nil {
+		sec.NKeyFile, sec.CredsFile, sec.Token = ids.Server.SeedFile, "", ""
+	}
+	nc, err := Connect(url, "gpzoo-advgp-server", sec)
 	if err != nil {
 		return nil, err
 	}
 	defer nc.Close()
-	cfg := c.Server
 	cfg.Conn = nc
-	if cfg.Job.Run == "" {
-		cfg.Job.Run = nuid.Next()
-	}
 	s, err := newServer(model, cfg)
 	if err != nil {
 		return nil, err
@@ -195,7 +257,12 @@ func Local(model *advgp.Model, c LocalConfig) (*Result, error) {
 	k := cfg.Job.Workers
 	procs := make([]Proc, 0, k)
 	for i := range k {
-		p, err := spawn(WorkerArgs{URL: url, Token: c.Token, Run: cfg.Job.Run, Shard: i, Of: k, Delay: c.Delay[i]})
+		ws := c.Security
+		ws.InboxPrefix = InboxPrefix(cfg.Job.Run)
+		if ids != nil {
+			ws.NKeyFile, ws.CredsFile, ws.Token = ids.Workers[i].SeedFile, "", ""
+		}
+		p, err := spawn(WorkerArgs{URL: url, Security: ws, Run: cfg.Job.Run, Shard: i, Of: k, Delay: c.Delay[i]})
 		if err != nil {
 			stopAll(procs, 0)
 			return nil, fmt.Errorf("cluster: starting worker %d/%d: %w", i, k, err)
@@ -234,7 +301,7 @@ func stopAll(procs []Proc, grace time.Duration) {
 // InProcess returns the Spawner of goroutine workers (each with its own NATS connection).
 func InProcess(load Loader) Spawner {
 	return func(a WorkerArgs) (Proc, error) {
-		nc, err := Connect(a.URL, fmt.Sprintf("gpzoo-advgp-worker-%d", a.Shard), a.Token)
+		nc, err := Connect(a.URL, fmt.Sprintf("gpzoo-advgp-worker-%d", a.Shard), a.Security)
 		if err != nil {
 			return nil, err
 		}
@@ -263,19 +330,21 @@ func (p *goProc) Kill() error {
 }
 
 // Command returns the Spawner of worker processes: name with args, then the worker's flags
-// --url URL --run RUN --shard i/k [--delay D] (what `gpzoo advgp work` takes), sharing this process's
-// standard error; a token goes to the process in its environment (EnvToken), not on its command line.
+// --url URL --run RUN --shard i/k [--delay D] and the files of its Security (Security.Args: what `gpzoo advgp
+// work` takes), sharing this process's standard error; a token goes to the process in its environment
+// (EnvToken), not on its command line.
 func Command(name string, args ...string) Spawner {
 	return func(a WorkerArgs) (Proc, error) {
 		full := append(append([]string(nil), args...), "--url", a.URL, "--run", a.Run,
 			"--shard", strconv.Itoa(a.Shard)+"/"+strconv.Itoa(a.Of))
+		full = append(full, a.Security.Args()...)
 		if a.Delay > 0 {
 			full = append(full, "--delay", a.Delay.String())
 		}
 		cmd := exec.Command(name, full...)
 		cmd.Stderr = os.Stderr
-		if a.Token != "" {
-			cmd.Env = append(os.Environ(), EnvToken+"="+a.Token)
+		if a.Security.Token != "" {
+			cmd.Env = append(os.Environ(), EnvToken+"="+a.Security.Token)
 		}
 		if err := cmd.Start(); err != nil {
 			return nil, err
@@ -289,20 +358,25 @@ type cmdProc struct{ cmd *exec.Cmd }
 func (p *cmdProc) Wait() error { return p.cmd.Wait() }
 func (p *cmdProc) Kill() error { return p.cmd.Process.Kill() }
 
-// WorkerFlags registers the worker flags of `gpzoo advgp work` (--url, --run, --shard i/k, --delay) on fs and
-// returns the function that reads them after fs.Parse.
+// WorkerFlags registers the worker flags of `gpzoo advgp work` (--url, --run, --shard i/k, --delay, and
+// SecurityFlags') on fs and returns the function that reads them after fs.Parse (the Security's InboxPrefix is
+// the run's).
 func WorkerFlags(fs *flag.FlagSet) func() (WorkerArgs, error) {
 	url := fs.String("url", nats.DefaultURL, "NATS server URL")
-	tokenFile := fs.String("token-file", "", "file holding the NATS token (default: $"+EnvToken+")")
+	security := SecurityFlags(fs)
 	run := fs.String("run", "default", "training run name (the server's --run)")
 	shard := fs.String("shard", "", "this worker's shard `i/k` (0-based i)")
 	delay := fs.Duration("delay", 0, "artificial pause before every gradient (slow-worker studies)")
 	return func() (WorkerArgs, error) {
 		a := WorkerArgs{URL: *url, Run: *run, Delay: *delay}
-		var err error
-		if a.Token, err = ReadToken(*tokenFile); err != nil {
+		if err := CheckRunName(a.Run); err != nil {
 			return a, err
 		}
+		var err error
+		if a.Security, err = security(); err != nil {
+			return a, err
+		}
+		a.Security.InboxPrefix = InboxPrefix(a.Run)
 		i, k, ok := strings.Cut(*shard, "/")
 		var err1, err2 error
 		a.Shard, err1 = strconv.Atoi(i)

@@ -267,7 +267,7 @@ func TestInvalidGradientsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Shutdown()
-	nc, err := Connect(e.URL, "test", "")
+	nc, err := Connect(e.URL, "test", Security{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestInvalidGradientsRefused(t *testing.T) {
 	}
 	nan = make([]float64, s.size)
 	nan[3] = math.NaN()
-	wn, err := Connect(e.URL, "worker", "")
+	wn, err := Connect(e.URL, "worker", Security{})
 	if err != nil {
 		t.Fatal(err)
 	}

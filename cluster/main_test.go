@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 }
 
 func runWorkerProcess(a WorkerArgs) error {
-	nc, err := Connect(a.URL, "test-worker", a.Token)
+	nc, err := Connect(a.URL, "test-worker", a.Security)
 	if err != nil {
 		return err
 	}

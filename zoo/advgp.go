@@ -179,7 +179,7 @@ func trainADVGP(e *Entry, o Options, sp advgpSpec, p *advgpProblem, r advgpRun) 
 		}
 		return map[string]float64{"test_rmse": *res.TestRMSE, "test_ll": res.TestLL}, nil
 	}
-	c := cluster.LocalConfig{URL: o.NATSURL, Token: o.NATSToken, Spawn: o.Spawn, Loader: p.load, Delay: r.delay,
+	c := cluster.LocalConfig{URL: o.NATSURL, Security: o.NATSSecurity, Spawn: o.Spawn, Loader: p.load, Delay: r.delay,
 		Server: cluster.ServerConfig{Job: cluster.Job{Run: o.NATSRun, Data: p.ref, NumData: p.n, Workers: r.workers, Batch: r.batch, Seed: o.Seed, Tau: r.tau},
 			Iters: r.iters, QStep: sp.qstep, EvalEvery: r.evalEvery, Eval: score, Logger: o.Logger, Progress: o.Progress, Stop: o.Stop,
 			CheckpointDir: o.CheckpointDir, CheckpointEvery: o.CheckpointEvery, Resume: o.Resume}}

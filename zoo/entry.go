@@ -67,14 +67,14 @@ type Options struct {
 	// not counted as training time.
 	EvalEvery int
 	// Workers and Tau override the number of workers and the delay bound of ADVGP entries (Workers 0, Tau nil:
-	// the entry's); NATSURL is an external NATS server ("": an embedded one on loopback) and NATSToken the token
-	// its clients present ("": none); Spawn starts the workers (nil: goroutines in this process; the CLI's
+	// the entry's); NATSURL is an external NATS server ("": an embedded one on loopback) and NATSSecurity what
+	// its clients present (credentials, TLS); Spawn starts the workers (nil: goroutines in this process; the CLI's
 	// `advgp local` starts processes).
-	Workers   int
-	Tau       *int
-	NATSURL   string
-	NATSToken string
-	Spawn     cluster.Spawner
+	Workers      int
+	Tau          *int
+	NATSURL      string
+	NATSSecurity cluster.Security
+	Spawn        cluster.Spawner
 	// NATSRun names the ADVGP run on the NATS server ("" = a fresh unique name); external workers join it.
 	NATSRun string
 	// Logger receives structured progress (nil: silent).
@@ -119,7 +119,7 @@ func (e *Entry) Run(o Options) (*Result, error) {
 	if o.Resume && o.CheckpointDir == "" {
 		return nil, fmt.Errorf("zoo: %s: resuming needs the checkpoint directory", e.Name)
 	}
-	if (o.Workers != 0 || o.Tau != nil || o.NATSURL != "" || o.NATSToken != "" || o.Spawn != nil || o.NATSRun != "") && e.Model != "advgp" {
+	if (o.Workers != 0 || o.Tau != nil || o.NATSURL != "" || o.NATSSecurity != (cluster.Security{}) || o.Spawn != nil || o.NATSRun != "") && e.Model != "advgp" {
 		return nil, fmt.Errorf("zoo: %s: workers, τ and NATS settings are for ADVGP entries (*/advgp)", e.Name)
 	}
 	if o.Tau != nil && *o.Tau < 0 {
