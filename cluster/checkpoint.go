@@ -10,27 +10,28 @@ import (
 	"slices"
 
 	"github.com/gpzoo/gpzoo/internal/atomicfile"
+	"github.com/gpzoo/gpzoo/train"
 )
 
 // CheckpointFile is the server checkpoint's file name inside ServerConfig.CheckpointDir.
-const CheckpointFile = "advgp-server.ckpt"
+const CheckpointFile = "cluster-server.ckpt"
 
-var checkpointMagic = []byte("GPZADVG1")
+var checkpointMagic = []byte("GPZCLUS1")
 
 // ErrCheckpoint is wrapped by every error about a server checkpoint that exists but cannot be used.
 var ErrCheckpoint = errors.New("cluster: unusable server checkpoint")
 
-// serverCheckpoint is what the server saves: the version, every Param's raw value, the optimisers' state and
-// the run's record so far.
+// serverCheckpoint is what the server saves: the version, every Param's raw value, the Optimizer's and each
+// Hook's state (train.Stateful; nil for a stateless one) and the run's record so far.
 type serverCheckpoint struct {
-	Run     string
-	Names   []string
-	Version int
-	Raw     [][]float64
-	HAdam   []byte
-	QAdam   qAdam
-	Res     Result
-	Book    [4]int // stale, unknown, joins, rejoins
+	Run       string
+	Names     []string
+	Version   int
+	Raw       [][]float64
+	Optimizer []byte
+	Hooks     [][]byte
+	Res       Result
+	Book      [4]int // stale, unknown, joins, rejoins
 }
 
 func (s *server) checkpointPath() string { return filepath.Join(s.cfg.CheckpointDir, CheckpointFile) }
@@ -39,14 +40,25 @@ func (s *server) checkpointPath() string { return filepath.Join(s.cfg.Checkpoint
 func (s *server) save() error {
 	s.copyCounters()
 	b := s.book
-	c := serverCheckpoint{Run: s.cfg.Job.Run, Names: s.cfg.Job.Names, Version: b.version, QAdam: s.qAdam, Res: *s.res,
+	c := serverCheckpoint{Run: s.cfg.Job.Run, Names: s.cfg.Job.Names, Version: b.version, Res: *s.res,
 		Book: [4]int{b.stale, b.unknown, b.joins, b.rejoins}}
 	for _, p := range s.params {
 		c.Raw = append(c.Raw, slices.Clone(p.Raw()))
 	}
 	var err error
-	if c.HAdam, err = s.hAdam.MarshalState(s.hyperPs); err != nil {
-		return err
+	if st, ok := s.up.Optimizer().(train.Stateful); ok {
+		if c.Optimizer, err = st.MarshalState(s.up.OptimizedParams()); err != nil {
+			return err
+		}
+	}
+	for _, h := range s.up.Hooks() {
+		var data []byte
+		if st, ok := h.(train.Stateful); ok {
+			if data, err = st.MarshalState(s.params); err != nil {
+				return err
+			}
+		}
+		c.Hooks = append(c.Hooks, data)
 	}
 	payload, err := encode(c)
 	if err != nil {
@@ -74,7 +86,7 @@ func (s *server) restore() error {
 		return fmt.Errorf("%w %s: %s", ErrCheckpoint, path, fmt.Sprintf(format, args...))
 	}
 	if len(data) < len(checkpointMagic)+sha256.Size || !bytes.Equal(data[:len(checkpointMagic)], checkpointMagic) {
-		return bad("not a gpzoo ADVGP server checkpoint (or truncated)")
+		return bad("not a gpzoo cluster server checkpoint (or truncated)")
 	}
 	payload := data[len(checkpointMagic)+sha256.Size:]
 	if sum := sha256.Sum256(payload); !bytes.Equal(sum[:], data[len(checkpointMagic):len(checkpointMagic)+sha256.Size]) {
@@ -95,22 +107,38 @@ func (s *server) restore() error {
 	if c.Version > s.cfg.Iters {
 		return bad("it is at update %d, past Iters %d", c.Version, s.cfg.Iters)
 	}
-	if err := s.hAdam.UnmarshalState(s.hyperPs, c.HAdam); err != nil {
-		return bad("%v", err)
+	if len(c.Hooks) != len(s.up.Hooks()) {
+		return bad("saved with %d hooks, this run has %d", len(c.Hooks), len(s.up.Hooks()))
+	}
+	if st, ok := s.up.Optimizer().(train.Stateful); ok && c.Optimizer != nil {
+		if err := st.UnmarshalState(s.up.OptimizedParams(), c.Optimizer); err != nil {
+			return bad("%v", err)
+		}
+	}
+	for i, h := range s.up.Hooks() {
+		if st, ok := h.(train.Stateful); ok && c.Hooks[i] != nil {
+			if err := st.UnmarshalState(s.params, c.Hooks[i]); err != nil {
+				return bad("%v", err)
+			}
+		}
 	}
 	for i, p := range s.params {
 		if err := p.SetRaw(c.Raw[i]); err != nil {
 			return bad("%v", err)
 		}
 	}
-	s.qAdam = c.QAdam
 	*s.res = c.Res
+	if s.conv != nil { // the criterion's state is a function of the losses
+		for _, l := range s.res.Losses {
+			s.done = s.conv.Add(l * float64(s.cfg.Job.NumData))
+		}
+	}
 	if len(s.res.PerShard) != s.cfg.Job.Workers {
 		s.res.PerShard = make([]int, s.cfg.Job.Workers)
 	}
 	b := s.book
 	b.version = c.Version
 	b.stale, b.unknown, b.joins, b.rejoins = c.Book[0], c.Book[1], c.Book[2], c.Book[3]
-	s.logf("advgp server resumed", "version", c.Version, "path", path)
+	s.logf("cluster server resumed", "version", c.Version, "path", path)
 	return nil
 }

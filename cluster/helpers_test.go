@@ -58,3 +58,13 @@ func rmse(a, b *mat.Dense) float64 {
 	}
 	return math.Sqrt(s / float64(n))
 }
+
+// localADVGP runs Local on an ADVGP model with ADVGP's server update (ADVGPUpdate, DataGradOnly).
+func localADVGP(m *advgp.Model, c LocalConfig) (*Result, error) {
+	opt, hooks, err := ADVGPUpdate(m, ADVGPRule{})
+	if err != nil {
+		return nil, err
+	}
+	c.Server.Optimizer, c.Server.Hooks, c.Server.DataGradOnly = opt, hooks, true
+	return Local(m.SVGP, c)
+}

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gpzoo/gpzoo/gp/advgp"
+	"github.com/gpzoo/gpzoo/gp"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
@@ -213,7 +213,7 @@ type LocalConfig struct {
 // Local trains model with a parameter server and Server.Job.Workers workers on one machine: it starts the
 // embedded NATS server (unless URL is set), spawns the workers, serves until the last update, then waits for
 // the workers to leave (killing those still there after a grace period).
-func Local(model *advgp.Model, c LocalConfig) (*Result, error) {
+func Local(model gp.RowSum, c LocalConfig) (*Result, error) {
 	cfg := c.Server
 	if cfg.Job.Run == "" {
 		cfg.Job.Run = nuid.Next()
@@ -250,6 +250,7 @@ func Local(model *advgp.Model, c LocalConfig) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer s.close()
 	spawn := c.Spawn
 	if spawn == nil {
 		spawn = InProcess(c.Loader)

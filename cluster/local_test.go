@@ -40,11 +40,11 @@ func maxRelDiff(a, b [][]float64) float64 {
 // run equals the one-worker run (up to the order of summation).
 func TestSynchronousWorkersEqualOneWorker(t *testing.T) {
 	one := newTestModel(t, 15)
-	if _, err := Local(one, testConfig(1, 0, 40, 0)); err != nil {
+	if _, err := localADVGP(one, testConfig(1, 0, 40, 0)); err != nil {
 		t.Fatal(err)
 	}
 	four := newTestModel(t, 15)
-	res, err := Local(four, testConfig(4, 0, 40, 0))
+	res, err := localADVGP(four, testConfig(4, 0, 40, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,13 +85,13 @@ func TestWorkerProcessesMatchSingleProcess(t *testing.T) {
 	}
 	single := newTestModel(t, 20)
 	c := testConfig(1, 0, 300, 100)
-	if _, err := Local(single, c); err != nil {
+	if _, err := localADVGP(single, c); err != nil {
 		t.Fatal(err)
 	}
 	four := newTestModel(t, 20)
 	c = testConfig(4, 0, 300, 100)
 	c.Spawn = processes(t)
-	res, err := Local(four, c)
+	res, err := localADVGP(four, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestKilledWorkerIsDroppedAndReplaced(t *testing.T) {
 			}
 		}
 	}
-	res, err := Local(model, c)
+	res, err := localADVGP(model, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestDelayBoundBeatsSynchronousWithSlowWorker(t *testing.T) {
 		c := testConfig(4, tau, iters, 100)
 		c.Spawn = processes(t)
 		c.Delay = map[int]time.Duration{0: delay}
-		res, err := Local(model, c)
+		res, err := localADVGP(model, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +188,7 @@ func TestDelayBoundBeatsSynchronousWithSlowWorker(t *testing.T) {
 // synchronous run, bit for bit.
 func TestServerCheckpointResume(t *testing.T) {
 	whole := newTestModel(t, 10)
-	if _, err := Local(whole, testConfig(2, 0, 60, 0)); err != nil {
+	if _, err := localADVGP(whole, testConfig(2, 0, 60, 0)); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -201,14 +201,14 @@ func TestServerCheckpointResume(t *testing.T) {
 			close(stop)
 		}
 	}
-	res, err := Local(half, c)
+	res, err := localADVGP(half, c)
 	if !errors.Is(err, ErrInterrupted) || res.Updates != 25 {
 		t.Fatalf("interrupted run: %v after %d updates", err, res.Updates)
 	}
 	resumed := newTestModel(t, 10)
 	c = testConfig(2, 0, 60, 0)
 	c.Server.CheckpointDir, c.Server.Resume = dir, true
-	res, err = Local(resumed, c)
+	res, err = localADVGP(resumed, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestServerCheckpointResume(t *testing.T) {
 	}
 	fresh := newTestModel(t, 10)
 	before := rawParams(fresh)
-	if _, err := Local(fresh, c); !errors.Is(err, ErrCheckpoint) {
+	if _, err := localADVGP(fresh, c); !errors.Is(err, ErrCheckpoint) {
 		t.Fatalf("corrupt checkpoint: %v, want ErrCheckpoint", err)
 	}
 	if d := maxRelDiff(rawParams(fresh), before); d != 0 {
@@ -250,7 +250,7 @@ func TestStalledWorkerIsDroppedAndRejoins(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	res, err := Local(model, c)
+	res, err := localADVGP(model, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestInvalidGradientsRefused(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	s, err := newServer(model, c)
+	s, err := newServer(model.SVGP, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestTickDoesNotReapplyGradients(t *testing.T) {
 		c.Server.HeartbeatTimeout = 20 * time.Millisecond
 		c.Server.Job.HeartbeatEvery = 5 * time.Millisecond
 		c.Delay = map[int]time.Duration{0: 20 * time.Millisecond}
-		res, err := Local(model, c)
+		res, err := localADVGP(model, c)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -53,9 +53,18 @@ type Job struct {
 	Batch int
 	// Seed seeds the workers' minibatch draws (each worker mixes in its shard index).
 	Seed uint64
+	// NoiseSeed is the seed of the model's Monte-Carlo training noise (a deep GP's row-keyed ε, noiseSeeded),
+	// which its Spec does not carry: workers set it so they draw what a single process would.
+	NoiseSeed uint64
 	// Tau is the delay bound; HeartbeatEvery how often workers send heartbeats.
 	Tau            int
 	HeartbeatEvery time.Duration
+}
+
+// noiseSeeded is a model whose training noise is keyed by a seed outside its Spec (a deep GP).
+type noiseSeeded interface {
+	NoiseSeed() uint64
+	SetNoiseSeed(seed uint64)
 }
 
 // joinRequest asks for the job (Register false: nothing changes on the server, so a worker can load its data

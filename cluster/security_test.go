@@ -532,7 +532,7 @@ func TestLocalIdentitiesOverTLS(t *testing.T) {
 		_ = rogue.Flush()
 		_ = stranger.Flush()
 	}
-	res, err := Local(model, c)
+	res, err := localADVGP(model, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +560,7 @@ func TestWorkerProcessesWithIdentities(t *testing.T) {
 	c.Security = Security{TLSCA: p.CA}
 	c.Embedded = EmbeddedConfig{TLSCert: p.Cert, TLSKey: p.Key}
 	c.Spawn = processes(t)
-	res, err := Local(newTestModel(t, 5), c)
+	res, err := localADVGP(newTestModel(t, 5), c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/gpzoo/gpzoo/gp/advgp"
+	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/train"
 	"github.com/nats-io/nats.go"
@@ -17,8 +17,6 @@ import (
 
 // Defaults of ServerConfig.
 const (
-	DefaultQStep            = 0.01
-	DefaultHyperStep        = 0.01
 	DefaultHeartbeatEvery   = 500 * time.Millisecond
 	DefaultHeartbeatTimeout = 5 * time.Second
 	DefaultStartTimeout     = 2 * time.Minute
@@ -34,19 +32,20 @@ type ServerConfig struct {
 	// Job is what workers are sent; Serve fills in Model and Names from the model. Job.Workers (k) and
 	// Job.NumData are required; Job.Run names the subjects.
 	Job Job
-	// Iters is the number of updates (required).
+	// Iters is the number of updates (required): exactly Iters without Converge, at most Iters with it.
 	Iters int
-	// QRule steps q(w) = N(μ, UᵀU) before its proximal map (eqs. 18–20): "adam" (default: Adam's bias-corrected
-	// first moment as the direction and its per-coordinate steps QStep/(√v̂+ε) as the γ of the proximal map, a
-	// diagonal-metric proximal gradient step like the paper's ADADELTA) or "plain" (γ_t = QStep).
-	QRule string
-	// QStep is the base step of q (default DefaultQStep).
-	QStep float64
-	// HyperRule steps the kernel hyperparameters, Z and the noise: "adam" (default) or "plain" (gradient descent
-	// with HyperStep); h does not depend on them, so theirs are plain delayed gradient steps.
-	HyperRule string
-	// HyperStep is their rate (default DefaultHyperStep).
-	HyperStep float64
+	// Converge, if set, stops when the objective has converged (train.ConvergeConfig, as single-process
+	// training stops), capped by Iters.
+	Converge *train.ConvergeConfig
+	// Optimizer and Hooks update the Params from the assembled gradient of every update exactly as train.Train
+	// updates them from a step's (train.Updater; nil Optimizer: Adam with its defaults): the natural-gradient
+	// hook of ORTHNAT and of a deep GP's last layer, ADVGP's proximal step (ADVGPUpdate), Adam for the rest.
+	Optimizer train.Optimizer
+	Hooks     []train.Hook
+	// DataGradOnly gives the Optimizer and Hooks the gradient of the data term alone: the global term (the KL)
+	// is then applied by them in closed form, as ADVGP's proximal step applies h (eqs. 18–20). Its value still
+	// counts in the recorded objective.
+	DataGradOnly bool
 	// HeartbeatTimeout drops a worker silent for longer (default DefaultHeartbeatTimeout); StallTimeout drops a
 	// worker without a gradient for longer (0: never); StartTimeout is how long the server waits for all k
 	// workers before it starts with those that joined (default DefaultStartTimeout).
@@ -85,12 +84,13 @@ type Result struct {
 	Stale, Unknown, Joins, Rejoins int
 	// Invalid counts refused messages that could not be used: undecodable, of the wrong size, non-finite.
 	Invalid int
-	// Clamped counts factor diagonals the proximal map put below the positivity floor.
-	Clamped int
-	// Losses are the per-point objective (Σ_k G_k)/n_live + h/n at every update, from the gradients it used;
-	// Times the training seconds at every update.
+	// Losses are the objective per training point at every update, ((n/P)·Σ_k G_k + global)/n from the
+	// gradients it used (G_k: shard k's data term over its P_k points, P = Σ_k P_k); Times the training seconds
+	// at every update.
 	Losses, Times []float64
 	Evals         []train.Eval
+	// StopReason says why training ended (train's reasons: iterations, converged, iteration cap, interrupted).
+	StopReason train.StopReason
 	// PerShard counts each shard's accepted gradients; DroppedShards lists the shard of every drop, in order.
 	PerShard      []int
 	DroppedShards []int
@@ -111,38 +111,41 @@ func (r *Result) Dropped() int { return len(r.DroppedShards) }
 // server is Serve's state.
 type server struct {
 	cfg     ServerConfig
-	model   *advgp.Model
+	model   gp.RowSum
 	subj    subjects
 	params  []*graph.Param
 	offsets []int
 	size    int
-	iMu     int // index of μ's and the factor's Params
-	iSqrt   int
-	hyper   []int          // indices of the other trainable Params
-	hyperPs []*graph.Param // those Params
-	qAdam   qAdam
-	hAdam   *train.Adam
+	global  *graph.Program // the model's GlobalLoss
+	up      *train.Updater
+	conv    *train.Convergence
+	grads   train.GradMap // views of sum, the assembled gradient
+	sum     []float64
 	book    *book
 	res     *Result
 	started bool
+	done    bool // the convergence criterion is met
 	start   time.Time // training clock start (shifted by evaluations and by a resumed run's clock)
 	first   time.Time // the first join
 	shift   float64   // the interrupted run's training seconds, when resumed
 	points0 int64
 }
 
-// Serve runs the parameter server until Iters updates are done: it answers joins, collects gradients, applies
-// the bounded-delay rule and the proximal update, publishes each new version, drops dead or stalled workers
-// and checkpoints. The model holds the final parameters when it returns.
-func Serve(model *advgp.Model, cfg ServerConfig) (*Result, error) {
+// Serve runs the parameter server until Iters updates are done (or Converge stops it): it answers joins,
+// collects the workers' data-term gradients, applies the bounded-delay rule, assembles the objective's
+// gradient (the shards' sum scaled to the data set, plus the global term's) and applies the Optimizer and Hooks
+// to it, publishes each new version, drops dead or stalled workers and checkpoints. The model holds the final
+// parameters when it returns. model must describe itself (gp.Describer): the workers rebuild it from its Spec.
+func Serve(model gp.RowSum, cfg ServerConfig) (*Result, error) {
 	s, err := newServer(model, cfg)
 	if err != nil {
 		return nil, err
 	}
+	defer s.close()
 	return s.run()
 }
 
-func newServer(model *advgp.Model, cfg ServerConfig) (*server, error) {
+func newServer(model gp.RowSum, cfg ServerConfig) (*server, error) {
 	if model == nil || cfg.Conn == nil {
 		return nil, errors.New("cluster: Serve needs a model and a NATS connection")
 	}
@@ -150,23 +153,28 @@ func newServer(model *advgp.Model, cfg ServerConfig) (*server, error) {
 		return nil, fmt.Errorf("cluster: Serve: Iters %d, Workers %d, NumData %d, Tau %d: want Iters > 0, 1 ≤ k ≤ n, τ ≥ 0",
 			cfg.Iters, cfg.Job.Workers, cfg.Job.NumData, cfg.Job.Tau)
 	}
+	if n := model.DataSize(); n != cfg.Job.NumData {
+		return nil, fmt.Errorf("cluster: Serve: the model is scaled to %d training rows, the job has %d", n, cfg.Job.NumData)
+	}
 	if cfg.Job.Run == "" {
 		cfg.Job.Run = "default"
 	}
 	if err := CheckRunName(cfg.Job.Run); err != nil {
 		return nil, err
 	}
-	for _, r := range []string{cfg.QRule, cfg.HyperRule} {
-		if r != "" && r != "adam" && r != "plain" {
-			return nil, fmt.Errorf("cluster: unknown step rule %q (want adam or plain)", r)
-		}
+	d, ok := model.(gp.Describer)
+	if !ok {
+		return nil, fmt.Errorf("cluster: Serve: a %T does not describe itself (gp.Describer): workers could not rebuild it", model)
 	}
-	spec, err := model.SVGP.Spec()
+	spec, err := d.Spec()
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Job.Model, err = json.Marshal(spec); err != nil {
 		return nil, err
+	}
+	if ns, ok := model.(noiseSeeded); ok {
+		cfg.Job.NoiseSeed = ns.NoiseSeed()
 	}
 	if cfg.Job.HeartbeatEvery <= 0 {
 		cfg.Job.HeartbeatEvery = DefaultHeartbeatEvery
@@ -177,38 +185,42 @@ func newServer(model *advgp.Model, cfg ServerConfig) (*server, error) {
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = DefaultStartTimeout
 	}
-	s := &server{cfg: cfg, model: model, subj: subjectsOf(cfg.Job.Run), params: model.Params(), iMu: -1, iSqrt: -1,
-		hAdam: &train.Adam{LR: orDefault(cfg.HyperStep, DefaultHyperStep)}, book: newBook(cfg.Job.Tau),
-		res: &Result{PerShard: make([]int, cfg.Job.Workers)}}
+	s := &server{cfg: cfg, model: model, subj: subjectsOf(cfg.Job.Run), params: model.Params(), book: newBook(cfg.Job.Tau),
+		res: &Result{PerShard: make([]int, cfg.Job.Workers)}, grads: train.GradMap{}}
+	if cfg.Converge != nil {
+		if s.conv, err = train.NewConvergence(*cfg.Converge, cfg.Job.NumData); err != nil {
+			return nil, err
+		}
+	}
 	s.cfg.Job.Names = nil
-	for i, p := range s.params {
+	var trained []*graph.Param
+	for _, p := range s.params {
 		s.cfg.Job.Names = append(s.cfg.Job.Names, p.Name())
 		s.offsets = append(s.offsets, s.size)
 		s.size += p.Size()
-		switch {
-		case p == model.Mu():
-			s.iMu = i
-		case p == model.Sqrt():
-			s.iSqrt = i
-		case p.Trainable():
-			s.hyper, s.hyperPs = append(s.hyper, i), append(s.hyperPs, p)
+		if p.Trainable() {
+			trained = append(trained, p)
 		}
 	}
-	if s.iMu < 0 || s.iSqrt < 0 {
-		return nil, errors.New("cluster: the model's Params lack μ or the factor")
+	s.sum = make([]float64, s.size)
+	for i, p := range s.params {
+		if p.Trainable() {
+			s.grads[p] = s.sum[s.offsets[i] : s.offsets[i]+p.Size()]
+		}
 	}
+	g := graph.New(graph.Options{})
+	if s.global, err = g.Compile(model.GlobalLoss(g), nil); err != nil {
+		return nil, fmt.Errorf("cluster: building the model's global term: %w", err)
+	}
+	s.up = train.NewUpdater(trained, cfg.Optimizer, cfg.Hooks)
 	if max := cfg.Conn.MaxPayload(); int64(8*s.size+1024) > max {
+		s.close()
 		return nil, fmt.Errorf("cluster: parameters take %d bytes, more than the NATS server's max_payload %d: raise it (the embedded server allows %d)", 8*s.size, max, EmbeddedMaxPayload)
 	}
 	return s, nil
 }
 
-func orDefault(x, d float64) float64 {
-	if x == 0 {
-		return d
-	}
-	return x
-}
+func (s *server) close() { s.global.Close() }
 
 func (s *server) logf(msg string, args ...any) {
 	if s.cfg.Logger != nil {
@@ -241,8 +253,8 @@ func (s *server) run() (*Result, error) {
 	}
 	tick := time.NewTicker(max(period/4, 5*time.Millisecond))
 	defer tick.Stop()
-	s.logf("advgp server ready", "run", s.cfg.Job.Run, "workers", s.cfg.Job.Workers, "tau", s.cfg.Job.Tau, "version", s.book.version)
-	for s.book.version < s.cfg.Iters {
+	s.logf("cluster server ready", "run", s.cfg.Job.Run, "workers", s.cfg.Job.Workers, "tau", s.cfg.Job.Tau, "version", s.book.version)
+	for s.book.version < s.cfg.Iters && !s.done {
 		var err error
 		select {
 		case <-s.cfg.Stop:
@@ -253,6 +265,7 @@ func (s *server) run() (*Result, error) {
 				}
 			}
 			s.publishDone()
+			s.res.StopReason = train.StopInterrupted
 			return s.res, fmt.Errorf("%w after %d updates", ErrInterrupted, s.book.version)
 		case m := <-joins:
 			err = s.onJoin(m)
@@ -267,7 +280,7 @@ func (s *server) run() (*Result, error) {
 			shards, ids := s.book.expire(now, s.cfg.HeartbeatTimeout, s.cfg.StallTimeout)
 			for i, k := range shards {
 				s.res.DroppedShards = append(s.res.DroppedShards, k)
-				s.logf("advgp worker dropped", "shard", k, "id", ids[i], "version", s.book.version)
+				s.logf("cluster worker dropped", "shard", k, "id", ids[i], "version", s.book.version)
 				s.rejoin(ids[i])
 			}
 			startNow := !s.started && len(s.book.slots) > 0 && now.Sub(s.first) > s.cfg.StartTimeout
@@ -285,6 +298,14 @@ func (s *server) run() (*Result, error) {
 		}
 	}
 	s.finishClock()
+	switch {
+	case s.done:
+		s.res.StopReason = train.StopConverged
+	case s.conv != nil:
+		s.res.StopReason = train.StopIterationCap
+	default:
+		s.res.StopReason = train.StopIterations
+	}
 	if s.cfg.CheckpointDir != "" {
 		if err := s.save(); err != nil {
 			return s.res, err
@@ -302,7 +323,7 @@ func (s *server) startClock() {
 	}
 	s.start = time.Now().Add(-time.Duration(s.shift * float64(time.Second)))
 	s.points0 = s.res.Points
-	s.logf("advgp training started", "workers", len(s.book.slots))
+	s.logf("cluster training started", "workers", len(s.book.slots))
 }
 
 func (s *server) clock() float64 { return time.Since(s.start).Seconds() }
@@ -340,7 +361,7 @@ func (s *server) onJoin(m *nats.Msg) error {
 		}
 		lo, hi, _ := ShardRange(s.cfg.Job.NumData, req.Shard, req.Of)
 		if s.book.join(req.Shard, req.ID, hi-lo, now) {
-			s.logf("advgp worker rejoined", "shard", req.Shard, "id", req.ID, "version", s.book.version)
+			s.logf("cluster worker rejoined", "shard", req.Shard, "id", req.ID, "version", s.book.version)
 		}
 		reply.Params = s.paramsMsg()
 		if !s.started && len(s.book.slots) == s.cfg.Job.Workers {
@@ -352,7 +373,7 @@ func (s *server) onJoin(m *nats.Msg) error {
 		return err
 	}
 	if err := m.Respond(data); err != nil {
-		s.logf("advgp join reply failed", "err", err)
+		s.logf("cluster join reply failed", "err", err)
 	}
 	return nil
 }
@@ -361,7 +382,7 @@ func (s *server) onGrad(m *nats.Msg) error {
 	var g gradMsg
 	if err := decode(m.Data, &g); err != nil || len(g.Grad) != s.size || !finite(g.Grad) || !finite([]float64{g.Loss}) {
 		s.res.Invalid++
-		s.logf("advgp gradient refused: undecodable, of the wrong size or not finite", "shard", g.Shard, "values", len(g.Grad), "want", s.size)
+		s.logf("cluster gradient refused: undecodable, of the wrong size or not finite", "shard", g.Shard, "values", len(g.Grad), "want", s.size)
 		return nil
 	}
 	s.res.Points += int64(g.Points)
@@ -409,7 +430,7 @@ func (s *server) publishDone() {
 
 // maybeUpdate applies update t if the bounded-delay rule allows it.
 func (s *server) maybeUpdate() error {
-	if !s.started || s.book.version >= s.cfg.Iters || !s.book.ready() {
+	if !s.started || s.book.version >= s.cfg.Iters || s.done || !s.book.ready() {
 		return nil
 	}
 	if err := s.update(); err != nil {
@@ -429,13 +450,13 @@ func (s *server) maybeUpdate() error {
 			return err
 		}
 	}
-	if s.cfg.EvalEvery > 0 && s.cfg.Eval != nil && (t%s.cfg.EvalEvery == 0 || t == s.cfg.Iters) {
+	if s.cfg.EvalEvery > 0 && s.cfg.Eval != nil && (t%s.cfg.EvalEvery == 0 || t == s.cfg.Iters || s.done) {
 		met, err := s.cfg.Eval(t)
 		if err != nil {
 			return fmt.Errorf("cluster: evaluation at update %d: %w", t, err)
 		}
 		s.res.Evals = append(s.res.Evals, train.Eval{Step: t, Seconds: s.res.Times[len(s.res.Times)-1], Metrics: met})
-		s.logf("advgp evaluation", "update", t, "metrics", met)
+		s.logf("cluster evaluation", "update", t, "metrics", met)
 	}
 	if s.cfg.OnUpdate != nil {
 		s.cfg.OnUpdate(t)
@@ -443,60 +464,43 @@ func (s *server) maybeUpdate() error {
 	return nil
 }
 
-// update performs update t (Algorithm 1, server side): the per-point gradient of the newest gradients' sum,
-// the proximal step of q(w) and the plain or Adam step of the other Params; then it publishes version t+1.
+// update performs update t (Algorithm 1, server side): the objective's gradient from the newest gradients'
+// sum, (n/P)·Σ_k ∇G_k plus the global term's, the Hooks' and the Optimizer's step on it as train.Train's step;
+// then it publishes version t+1.
 func (s *server) update() error {
 	t := s.book.version
 	sum, loss, points := s.book.aggregate(s.size)
-	inv := 1 / float64(points)
-	for i := range sum {
-		sum[i] *= inv
-	}
 	n := float64(s.cfg.Job.NumData)
-	at := func(i int) []float64 { return sum[s.offsets[i] : s.offsets[i]+s.params[i].Size()] }
-	// The other Params first: their step reads nothing of q.
-	if len(s.hyper) > 0 {
-		ps, gs := s.hyperPs, make([][]float64, len(s.hyper))
-		for j, i := range s.hyper {
-			gs[j] = at(i)
-		}
-		if s.cfg.HyperRule == "plain" {
-			lr := orDefault(s.cfg.HyperStep, DefaultHyperStep)
-			for j, p := range ps {
-				raw := p.Raw()
-				for k := range raw {
-					raw[k] -= lr * gs[j][k]
+	scale := n / float64(points)
+	if err := s.global.Run(); err != nil {
+		return fmt.Errorf("cluster: update %d: the global term: %w", t, err)
+	}
+	for i, v := range sum {
+		s.sum[i] = scale * v
+	}
+	if !s.cfg.DataGradOnly {
+		for p, g := range s.grads {
+			if gg := s.global.Grad(p); gg != nil {
+				for j, v := range gg {
+					g[j] += v
 				}
 			}
-		} else if err := s.hAdam.Step(t, ps, gs); err != nil {
-			return err
 		}
 	}
-	gMu, gL, err := s.model.QGrads(at(s.iMu), at(s.iSqrt))
-	if err != nil {
-		return err
-	}
-	step := orDefault(s.cfg.QStep, DefaultQStep)
-	var clamped int
-	if s.cfg.QRule == "plain" {
-		clamped, err = s.model.ProxStep(gMu, gL, []float64{step}, []float64{step}, 1/n)
-	} else {
-		dMu, dL, eMu, eL := s.qAdam.step(gMu, gL, step)
-		clamped, err = s.model.ProxStep(dMu, dL, eMu, eL, 1/n)
-	}
-	if err != nil {
+	total := scale*loss + s.global.Loss()
+	if err := s.up.Apply(&train.Step{Index: t, Loss: total, Grads: s.grads}); err != nil {
 		return fmt.Errorf("cluster: update %d: %w", t, err)
 	}
-	s.res.Clamped += clamped
 	for _, p := range s.params {
 		for _, v := range p.Raw() {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("cluster: update %d made %s non-finite (lower QStep/HyperStep)", t, p.Name())
+				return fmt.Errorf("cluster: update %d made %s non-finite (lower the step sizes)", t, p.Name())
 			}
 		}
 	}
 	s.book.version++
-	s.res.Losses = append(s.res.Losses, loss*inv+s.model.H()/n)
+	s.done = s.conv != nil && s.conv.Add(total)
+	s.res.Losses = append(s.res.Losses, total/n)
 	s.res.Times = append(s.res.Times, s.clock())
 	s.copyCounters()
 	data, err := encode(s.paramsMsg())
@@ -511,35 +515,4 @@ func (s *server) update() error {
 			s.res.Losses[len(s.res.Losses)-1], s.res.Times[len(s.res.Times)-1], len(s.book.slots), s.book.stale, s.res.Dropped())
 	}
 	return nil
-}
-
-// qAdam is Adam's state for q(w): moments of the value-space gradients of μ and of the lower factor.
-type qAdam struct {
-	T    int
-	M, V []float64
-}
-
-// step returns the bias-corrected first moment as the direction and lr/(√v̂ + ε) as the per-coordinate step.
-func (a *qAdam) step(gMu, gL []float64, lr float64) (dMu, dL, eMu, eL []float64) {
-	n := len(gMu) + len(gL)
-	if len(a.M) != n {
-		a.M, a.V, a.T = make([]float64, n), make([]float64, n), 0
-	}
-	a.T++
-	b1, b2, eps := train.DefaultAdamBeta1, train.DefaultAdamBeta2, train.DefaultAdamEpsilon
-	c1, c2 := 1-math.Pow(b1, float64(a.T)), 1-math.Pow(b2, float64(a.T))
-	d, e := make([]float64, n), make([]float64, n)
-	for i := range n {
-		g := 0.0
-		if i < len(gMu) {
-			g = gMu[i]
-		} else {
-			g = gL[i-len(gMu)]
-		}
-		a.M[i] = b1*a.M[i] + (1-b1)*g
-		a.V[i] = b2*a.V[i] + (1-b2)*g*g
-		d[i] = a.M[i] / c1
-		e[i] = lr / (math.Sqrt(a.V[i]/c2) + eps)
-	}
-	return d[:len(gMu)], d[len(gMu):], e[:len(gMu)], e[len(gMu):]
 }

@@ -11,8 +11,6 @@ import (
 
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
-	"github.com/gpzoo/gpzoo/gp/advgp"
-	"github.com/gpzoo/gpzoo/gp/models"
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
@@ -67,13 +65,31 @@ type worker struct {
 	ctl    chan *nats.Msg
 	res    WorkerResult
 	job    *Job
-	model  *advgp.Model
+	model  gp.RowSum
 	ps     []*graph.Param
 	prog   *graph.Program
 	x, y   *mat.Dense // the shard, standardised
 	xb, yb *mat.Dense // the program's batch inputs
 	smp    *datasets.Sampler
 	idx    []int
+	rows   []int       // the shard's rows' global indices
+	in     batchInputs // the program's gp.RowsInput and gp.StepInput (nil when the model declares none)
+}
+
+// batchInputs are a program's optional gp.RowsInput and gp.StepInput storage: the global indices of the
+// batch's rows and the step (the parameter version), by which a model keys per-row Monte-Carlo noise, so a
+// shard draws the noise a single process would.
+type batchInputs struct{ rows, step []float64 }
+
+func (in batchInputs) set(step int, idx, global []int) {
+	for i, r := range idx {
+		if in.rows != nil {
+			in.rows[i] = float64(global[r])
+		}
+	}
+	if in.step != nil {
+		in.step[0] = float64(step)
+	}
 }
 
 // Work runs one worker until the server says it is done (nil error), Stop is closed or an error occurs:
@@ -179,7 +195,7 @@ func (w *worker) join() (*paramsMsg, error) {
 		return &paramsMsg{Done: true}, err
 	}
 	w.res.Joins++
-	w.logf("advgp worker joined", "version", rep.Params.Version)
+	w.logf("cluster worker joined", "version", rep.Params.Version)
 	return &rep.Params, nil
 }
 
@@ -241,14 +257,15 @@ func (w *worker) setup(job *Job) error {
 	if err != nil {
 		return fmt.Errorf("cluster: the job's model: %w", err)
 	}
-	svgp, ok := built.(*models.SVGP)
+	model, ok := built.(gp.RowSum)
 	if !ok {
-		return fmt.Errorf("cluster: the job's model is a %T, not an SVGP", built)
+		return fmt.Errorf("cluster: the job's model, a %T, is not a sum over rows (gp.RowSum)", built)
 	}
-	if w.model, err = advgp.FromSVGP(svgp); err != nil {
-		return err
+	if ns, ok := model.(noiseSeeded); ok {
+		ns.SetNoiseSeed(job.NoiseSeed)
 	}
-	w.ps = w.model.Params()
+	w.model = model
+	w.ps = model.Params()
 	names := make([]string, len(w.ps))
 	for i, p := range w.ps {
 		names[i] = p.Name()
@@ -266,17 +283,23 @@ func (w *worker) setup(job *Job) error {
 	if batch <= 0 || batch > n {
 		batch = n
 	}
-	term, err := w.model.ShardTerm(n)
+	lo, _, err := ShardRange(job.NumData, w.cfg.Shard, w.cfg.Of)
 	if err != nil {
 		return err
 	}
+	w.rows = make([]int, n)
+	for i := range w.rows {
+		w.rows[i] = lo + i
+	}
+	_, p := y.Dims()
 	g := graph.New(graph.Options{})
-	prog, err := g.Compile(term.Loss(g.Input("x", batch, d), g.Input("y", batch, 1)), nil)
+	prog, err := g.Compile(w.model.DataLoss(g.Input("x", batch, d), g.Input("y", batch, p)), nil)
 	if err != nil {
 		return fmt.Errorf("cluster: building the shard's program: %w", err)
 	}
 	w.prog = prog
-	w.xb, w.yb = mat.NewDense(batch, d, prog.InputData("x")), mat.NewDense(batch, 1, prog.InputData("y"))
+	w.xb, w.yb = mat.NewDense(batch, d, prog.InputData("x")), mat.NewDense(batch, p, prog.InputData("y"))
+	w.in = batchInputs{rows: prog.InputData(gp.RowsInput), step: prog.InputData(gp.StepInput)}
 	w.idx = make([]int, batch)
 	if batch < n {
 		rng := rand.New(rand.NewPCG(job.Seed, uint64(w.cfg.Shard)+0xad76))
@@ -312,9 +335,13 @@ func (w *worker) push(p *paramsMsg) error {
 		datasets.GatherRows(w.xb, w.x, w.idx)
 		datasets.GatherRows(w.yb, w.y, w.idx)
 	}
+	w.in.set(p.Version, w.idx, w.rows)
 	if err := w.prog.Run(); err != nil {
 		return fmt.Errorf("cluster: shard %d at version %d: %w", w.cfg.Shard, p.Version, err)
 	}
+	// G_k, the shard's data term, estimated from the batch: (N_k/B)·Σ_b ℓ_b (exactly Σ_b ℓ_b for the whole shard).
+	n, _ := w.x.Dims()
+	scale := float64(n) / float64(len(w.idx))
 	grad := make([]float64, 0, off)
 	for _, q := range w.ps {
 		if g := w.prog.Grad(q); g != nil {
@@ -323,8 +350,14 @@ func (w *worker) push(p *paramsMsg) error {
 			grad = append(grad, make([]float64, q.Size())...)
 		}
 	}
-	n, _ := w.x.Dims()
-	data, err := encode(gradMsg{ID: w.cfg.ID, Shard: w.cfg.Shard, Version: p.Version, Loss: w.prog.Loss(),
+	loss := w.prog.Loss()
+	if scale != 1 {
+		for i := range grad {
+			grad[i] *= scale
+		}
+		loss *= scale
+	}
+	data, err := encode(gradMsg{ID: w.cfg.ID, Shard: w.cfg.Shard, Version: p.Version, Loss: loss,
 		Points: len(w.idx), ShardN: n, Grad: grad})
 	if err != nil {
 		return err
@@ -363,10 +396,10 @@ func (w *worker) await(v int) (*paramsMsg, error) {
 				return best, nil
 			}
 		case <-w.ctl:
-			w.logf("advgp worker told to join again")
+			w.logf("cluster worker told to join again")
 			return w.join()
 		case <-timeout.C:
-			w.logf("advgp worker: no new version, joining again", "after", w.cfg.ServerTimeout)
+			w.logf("cluster worker: no new version, joining again", "after", w.cfg.ServerTimeout)
 			return w.join()
 		}
 	}

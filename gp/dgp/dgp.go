@@ -124,6 +124,14 @@ func (d *DGP) NoiseSeed() uint64 {
 	return d.seed
 }
 
+// SetNoiseSeed fixes NoiseSeed to seed (Config.Rand is then not drawn from): a cluster's workers rebuild the
+// deep GP from its Spec and take their server's seed, so that every process draws the same ε for a row and step.
+// Graphs built before the call keep the seed they read.
+func (d *DGP) SetNoiseSeed(seed uint64) {
+	d.seedOnce.Do(func() {})
+	d.seed = seed
+}
+
 // rowNoise returns the default training Noise of a graph whose batch has b rows tiled s times: layer ℓ's ε
 // [s·b, cols] is graph.RowNormal over the inputs gp.RowsInput [b] and gp.StepInput (declared on first use),
 // keyed by (NoiseSeed, ℓ); sample k of batch row i (row k·b + i) is copy k of that data row's draws.
