@@ -1,13 +1,16 @@
 package cluster
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -23,12 +26,15 @@ import (
 )
 
 // Issue 33's test across hosts on one machine: the parameter server (`gpzoo advgp serve`, its embedded NATS
-// server listening on its namespace's veth address, beyond loopback) in one network namespace, a lossy proxy
-// (20 ms per chunk and direction, 1 % of connections cut, and one cut of every connection mid-run) in a
-// second, and two workers (`gpzoo advgp work`) in a third and a fourth, each reaching the server only through
-// the proxy. Training completes through latency and cuts, through the SIGKILL of a worker (dropped, restarted,
-// rejoined) and of the server (restarted with --resume from its checkpoint); clients without the token, and one
-// pushing garbage to the run's gradient subject, are refused and counted.
+// server listening on its namespace's veth address, beyond loopback, so with TLS and client authentication) in
+// one network namespace, a lossy proxy (20 ms per chunk and direction, 1 % of connections cut, and one cut of
+// every connection mid-run) in a second, and two workers (`gpzoo advgp work`) in a third and a fourth, each
+// reaching the server only through the proxy (TLS runs end to end through it). Training completes through
+// latency and cuts with per-worker NKey identities, and with a token through the SIGKILL of a worker (dropped,
+// restarted, rejoined) and of the server (restarted with --resume from its checkpoint). Clients without
+// credentials, without TLS or with another run's identity are refused by the NATS server; a worker's identity
+// cannot reach another run's subjects; garbage pushed to the run's gradient subject is refused and counted.
+// The embedded server refuses to listen beyond loopback without TLS and credentials.
 const (
 	netnsLatency = 20 * time.Millisecond
 	netnsCuts    = 0.01
@@ -64,6 +70,8 @@ type netnsCluster struct {
 	listen    string    // the server's HOST:PORT, in srvNS
 	workerURL [2]string // the proxy's address as each worker namespace reaches it
 	proxy     *lossyProxy
+	pki       netnsPKI
+	proxyNS   string
 }
 
 func TestNetnsCluster(t *testing.T) {
@@ -76,12 +84,16 @@ func TestNetnsCluster(t *testing.T) {
 
 	c.srvNS = lab.addNS("srv")
 	proxyNS := lab.addNS("proxy")
+	c.proxyNS = proxyNS
 	c.workerNS = [2]string{lab.addNS("wb"), lab.addNS("wc")}
 	srvAddr, _ := lab.link(c.srvNS, proxyNS)
+	ips := []string{srvAddr}
 	for i, ns := range c.workerNS {
 		p, _ := lab.link(proxyNS, ns)
 		c.workerURL[i] = "nats://" + net.JoinHostPort(p, netnsPort)
+		ips = append(ips, p)
 	}
+	c.pki = newNetnsPKI(t, ips...)
 	c.listen = net.JoinHostPort(srvAddr, netnsPort)
 	c.token = fmt.Sprintf("netns-%d-%x", os.Getpid(), rand.Uint64())
 	c.tokenFile = filepath.Join(t.TempDir(), "token")
@@ -101,19 +113,31 @@ func TestNetnsCluster(t *testing.T) {
 		t.Fatalf("a worker namespace reaches the server at %s directly", c.listen)
 	}
 
+	t.Run("listen-refused", c.testListenRefused)
 	t.Run("latency-and-cuts", c.testLatencyAndCuts)
 	t.Run("kills", c.testKills)
 	t.Logf("proxy: %d connections, %d cut, %d upstream dials refused; whole test %.1fs", c.proxy.accepted.Load(),
 		c.proxy.cut.Load(), c.proxy.dialFailed.Load(), time.Since(t0).Seconds())
 }
 
-// serve starts `gpzoo advgp serve` for run in the server namespace.
-func (c *netnsCluster) serve(run string, iters int, dir string, extra ...string) *nsProc {
-	args := append([]string{"advgp", "serve", "protein/advgp", "--run", run, "--listen", c.listen, "--token-file", c.tokenFile,
+// netnsAuth is how a run's clients authenticate: per-worker NKey identities the server issues into a folder
+// (--identities), or the shared token (--token-file).
+type netnsAuth struct{ identities string }
+
+// serve starts `gpzoo advgp serve` for run in the server namespace, with TLS (the test CA's certificate) and
+// auth, and waits until it listens.
+func (c *netnsCluster) serve(run string, iters int, dir string, auth netnsAuth, extra ...string) *nsProc {
+	args := []string{"advgp", "serve", "protein/advgp", "--run", run, "--listen", c.listen,
+		"--tls-cert", c.pki.Cert, "--tls-key", c.pki.Key, "--tls-ca", c.pki.CA,
 		"--workers", "2", "--tau", "4", "--iters", strconv.Itoa(iters), "--inducing", "8", "--batch", "40", "--data", c.data,
 		"--out", filepath.Join(dir, "result.json"), "--save", filepath.Join(dir, "model.gpz"),
-		"--checkpoint", filepath.Join(dir, "ckpt"), "--checkpoint-every", "10", "--eval-every", "5"}, extra...)
-	p := c.lab.start(c.ctx, c.srvNS, "server "+run, []string{"GOMAXPROCS=1"}, c.bin, args...)
+		"--checkpoint", filepath.Join(dir, "ckpt"), "--checkpoint-every", "10", "--eval-every", "5"}
+	if auth.identities != "" {
+		args = append(args, "--identities", auth.identities)
+	} else {
+		args = append(args, "--token-file", c.tokenFile)
+	}
+	p := c.lab.start(c.ctx, c.srvNS, "server "+run, []string{"GOMAXPROCS=1", EnvToken + "="}, c.bin, append(args, extra...)...)
 	// Workers start once the server listens: `gpzoo advgp work` gives up when its first connection fails.
 	if !p.await(time.Minute, func(s string) bool { return strings.Contains(s, "advgp server ready") }) {
 		c.t.Fatalf("the server did not start\n%s", p.output(20))
@@ -122,10 +146,60 @@ func (c *netnsCluster) serve(run string, iters int, dir string, extra ...string)
 }
 
 // work starts `gpzoo advgp work` for shard i/2 of run in worker namespace i, through the proxy.
-func (c *netnsCluster) work(run string, i int) *nsProc {
-	return c.lab.start(c.ctx, c.workerNS[i], fmt.Sprintf("worker %d of %s", i, run), []string{"GOMAXPROCS=1"}, c.bin,
-		"advgp", "work", "--url", c.workerURL[i], "--run", run, "--shard", fmt.Sprintf("%d/2", i), "--token-file", c.tokenFile,
-		"--data", c.data, "--quiet=false")
+func (c *netnsCluster) work(run string, i int, auth netnsAuth) *nsProc {
+	args := []string{"advgp", "work", "--url", c.workerURL[i], "--run", run, "--shard", fmt.Sprintf("%d/2", i),
+		"--tls-ca", c.pki.CA, "--data", c.data, "--quiet=false"}
+	if auth.identities != "" {
+		args = append(args, "--nkey", c.workerSeed(auth, run, i))
+	} else {
+		args = append(args, "--token-file", c.tokenFile)
+	}
+	return c.lab.start(c.ctx, c.workerNS[i], fmt.Sprintf("worker %d of %s", i, run), []string{"GOMAXPROCS=1", EnvToken + "="}, c.bin, args...)
+}
+
+// workerSeed is the NKey seed file serve --identities wrote for worker i of run.
+func (c *netnsCluster) workerSeed(auth netnsAuth, run string, i int) string {
+	return filepath.Join(auth.identities, fmt.Sprintf("%s-worker-%d.nk", run, i))
+}
+
+// The embedded server refuses to listen on the namespace's veth address (beyond loopback) without TLS, with
+// or without credentials, and without credentials with TLS only when it cannot make a token; it exits non-zero
+// saying why, and nothing listens.
+func (c *netnsCluster) testListenRefused(t *testing.T) {
+	addr := strings.Replace(c.listen, ":"+netnsPort, ":4223", 1)
+	idDir := filepath.Join(t.TempDir(), "ids")
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"nothing", nil},
+		{"a token only", []string{"--token-file", c.tokenFile}},
+		{"identities only", []string{"--identities", idDir}},
+	} {
+		args := append([]string{"advgp", "serve", "protein/advgp", "--run", "refused", "--listen", addr, "--workers", "2",
+			"--iters", "5", "--data", c.data, "--quiet"}, tc.args...)
+		p := c.lab.start(c.ctx, c.srvNS, "server without TLS, "+tc.name, []string{EnvToken + "="}, c.bin, args...)
+		err := p.wait(time.Minute)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() == 0 {
+			t.Errorf("serve --listen %s with %s: %v, want a non-zero exit\n%s", addr, tc.name, err, p.output(5))
+			continue
+		}
+		if got := p.output(5); !strings.Contains(got, "needs TLS and client authentication") || !strings.Contains(got, "--tls-cert") {
+			t.Errorf("serve --listen %s with %s: the message does not say TLS is needed:\n%s", addr, tc.name, got)
+		} else {
+			p.mu.Lock()
+			t.Logf("with %s: %s", tc.name, strings.Join(p.lines, " | "))
+			p.mu.Unlock()
+		}
+	}
+	if left, _ := os.ReadDir(idDir); len(left) > 0 {
+		t.Errorf("the refused server left identity files in %s: %d", idDir, len(left))
+	}
+	if conn, err := (nsDialer{lab: c.lab, ns: c.proxyNS}).Dial("tcp", addr); err == nil {
+		conn.Close()
+		t.Errorf("something listens on %s after the refusals", addr)
+	}
 }
 
 // finish waits for the server and the workers to end successfully and returns the run's JSON result, checked
@@ -181,44 +255,89 @@ func (c *netnsCluster) finish(dir string, iters int, srv *nsProc, workers ...*ns
 
 var refusedRe = regexp.MustCompile(`advgp gradient refused`)
 
-// Latency on every chunk, 1 % of connections cut at random and every connection cut once mid-run; meanwhile
-// clients without the token are refused by the NATS server, and one with it pushing garbage to the run's
-// gradient subject has every message refused and counted (the server logs each).
+// Latency on every chunk, 1 % of connections cut at random and every connection cut once mid-run, each worker
+// with its own NKey identity; meanwhile clients without credentials, with a wrong token, with another run's
+// identity, not trusting the server's CA or talking in clear are refused by the NATS server; a worker's identity
+// cannot publish or subscribe beyond its run (nor read the other workers' gradients); and that identity pushing
+// garbage to the run's gradient subject has every message refused and counted (the server logs each).
 func (c *netnsCluster) testLatencyAndCuts(t *testing.T) {
 	const iters = 150
 	run, dir := "netns-cuts", t.TempDir()
+	auth := netnsAuth{identities: filepath.Join(dir, "identities")}
 	t0 := time.Now()
-	srv := c.serve(run, iters, dir)
-	w0, w1 := c.work(run, 0), c.work(run, 1)
+	srv := c.serve(run, iters, dir, auth)
+	w0, w1 := c.work(run, 0, auth), c.work(run, 1, auth)
 	if !srv.await(time.Minute, func(s string) bool { return strings.Contains(s, "advgp training started") }) {
 		t.Fatalf("training did not start\n%s\n%s\n%s", srv.output(20), w0.output(10), w1.output(10))
 	}
 	t.Logf("started after %.1fs", time.Since(t0).Seconds())
 
-	// Clients without the token, or with a wrong one, through the proxy from a worker's namespace.
+	// Refused clients, through the proxy from a worker's namespace.
 	dialer := nats.SetCustomDialer(nsDialer{lab: c.lab, ns: c.workerNS[0]})
-	for _, tok := range []string{"", "not-" + c.token} {
-		opts := []nats.Option{dialer, nats.MaxReconnects(0), nats.Timeout(5 * time.Second)}
-		if tok != "" {
-			opts = append(opts, nats.Token(tok))
-		}
-		nc, err := nats.Connect(c.workerURL[0], opts...)
+	secure := nats.Secure(c.pki.tlsConfig(t))
+	other, err := IssueIdentities("netns-other", 1, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherKey, err := nats.NkeyOptionFromSeed(other.Workers[0].SeedFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownKey, err := nats.NkeyOptionFromSeed(c.workerSeed(auth, run, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts []nats.Option
+		want string
+	}{
+		{"no credentials", []nats.Option{secure}, "authorization violation"},
+		{"a wrong token", []nats.Option{secure, nats.Token("not-" + c.token)}, "authorization violation"},
+		{"another run's identity", []nats.Option{secure, otherKey}, "authorization violation"},
+		{"a worker's identity without the CA", []nats.Option{ownKey}, "certificate"},
+	} {
+		nc, err := nats.Connect(c.workerURL[0], append(tc.opts, dialer, nats.MaxReconnects(0), nats.Timeout(5*time.Second))...)
 		if err == nil {
 			nc.Close()
-			t.Errorf("a client with token %q was let in", tok)
-		} else if !strings.Contains(strings.ToLower(err.Error()), "authorization") {
-			t.Errorf("a client with token %q: %v, want an authorization violation", tok, err)
+			t.Errorf("a client with %s was let in", tc.name)
+		} else if !strings.Contains(strings.ToLower(err.Error()), tc.want) {
+			t.Errorf("a client with %s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
+	c.plaintextRefused(t, run)
 
-	// A client with the token pushing garbage: undecodable bytes, a gradient of the wrong size, one of the right
-	// size with a NaN. Each is refused and counted (the server's log line per refusal).
-	nc, err := nats.Connect(c.workerURL[0], dialer, nats.Token(c.token), nats.MaxReconnects(-1))
+	// A worker's identity (a compromised worker) is confined to its run, and pushes garbage: undecodable bytes,
+	// a gradient of the wrong size, one of the right size with a NaN. Each is refused and counted.
+	violations := make(chan error, 16)
+	nc, err := nats.Connect(c.workerURL[0], dialer, secure, ownKey, nats.MaxReconnects(-1),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { violations <- err }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	subj := subjectsOf(run)
+	subj, elsewhere := subjectsOf(run), subjectsOf("netns-other")
+	if err := nc.Publish(elsewhere.grad, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{elsewhere.params, subj.grad, "gpzoo.>"} {
+		if _, err := nc.SubscribeSync(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"publish to \"" + elsewhere.grad, "subscription to \"" + elsewhere.params, "subscription to \"" + subj.grad, "subscription to \"gpzoo.>"} {
+		select {
+		case err := <-violations:
+			if !strings.Contains(strings.ToLower(err.Error()), "permissions violation for "+want) {
+				t.Errorf("a worker's identity beyond its run: %v, want a permissions violation for %s", err, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("a worker's identity beyond its run: no permissions violation for %s", want)
+		}
+	}
 	sub, err := nc.SubscribeSync(subj.params)
 	if err != nil {
 		t.Fatal(err)
@@ -273,6 +392,11 @@ func (c *netnsCluster) testLatencyAndCuts(t *testing.T) {
 	}) {
 		t.Errorf("%d of %d garbage messages refused in the server's log", refused, len(garbage))
 	}
+	select {
+	case err := <-violations:
+		t.Errorf("pushing to the run's gradient subject with a worker's identity: %v", err)
+	default:
+	}
 
 	// Every connection cut at once, a third of the way in.
 	if !srv.await(time.Minute, atUpdate(iters/3)) {
@@ -302,8 +426,8 @@ func (c *netnsCluster) testKills(t *testing.T) {
 	const iters = 200
 	run, dir := "netns-kills", t.TempDir()
 	t0 := time.Now()
-	srv := c.serve(run, iters, dir)
-	w0, w1 := c.work(run, 0), c.work(run, 1)
+	srv := c.serve(run, iters, dir, netnsAuth{})
+	w0, w1 := c.work(run, 0, netnsAuth{}), c.work(run, 1, netnsAuth{})
 	if !srv.await(time.Minute, atUpdate(30)) {
 		t.Fatalf("no update 30\n%s\n%s\n%s", srv.output(20), w0.output(10), w1.output(10))
 	}
@@ -312,7 +436,7 @@ func (c *netnsCluster) testKills(t *testing.T) {
 		t.Fatalf("the killed worker was not dropped\n%s", srv.output(20))
 	}
 	t.Logf("worker 1 killed and dropped after %.1fs", time.Since(t0).Seconds())
-	w1 = c.work(run, 1)
+	w1 = c.work(run, 1, netnsAuth{})
 
 	if !srv.await(time.Minute, atUpdate(100)) {
 		t.Fatalf("no update 100 after the worker's restart\n%s\n%s", srv.output(20), w1.output(10))
@@ -325,7 +449,7 @@ func (c *netnsCluster) testKills(t *testing.T) {
 		t.Fatal("the killed server wrote its result")
 	}
 	t.Logf("server killed after %.1fs", time.Since(t0).Seconds())
-	srv = c.serve(run, iters, dir, "--resume")
+	srv = c.serve(run, iters, dir, netnsAuth{}, "--resume")
 	var from int
 	if !srv.await(time.Minute, func(s string) bool {
 		m := resumedRe.FindStringSubmatch(s)
@@ -345,4 +469,33 @@ func (c *netnsCluster) testKills(t *testing.T) {
 	}
 	t.Logf("%d updates in %.1fs (resumed from %d); gradients per shard %v, stale %d, dropped %d, rejoins %d",
 		r.ADVGP.Updates, time.Since(t0).Seconds(), from, r.ADVGP.PerShard, r.ADVGP.Stale, r.ADVGP.Dropped, r.ADVGP.Rejoins)
+}
+
+// plaintextRefused talks NATS in clear to the server (through the proxy): it reads the server's INFO, sends
+// CONNECT and a gradient without TLS, and expects the connection closed without an +OK or a PONG.
+func (c *netnsCluster) plaintextRefused(t *testing.T, run string) {
+	conn, err := (nsDialer{lab: c.lab, ns: c.workerNS[0]}).Dial("tcp", strings.TrimPrefix(c.workerURL[0], "nats://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(15 * time.Second))
+	rd := bufio.NewReader(conn)
+	info, err := rd.ReadString('\n')
+	if err != nil || !strings.HasPrefix(info, "INFO ") || !strings.Contains(info, `"tls_required":true`) {
+		t.Fatalf("the server's greeting %q (%v): want INFO with tls_required", info, err)
+	}
+	fmt.Fprintf(conn, "CONNECT {\"verbose\":true,\"pedantic\":false,\"auth_token\":%q}\r\nPUB %s 3\r\nabc\r\nPING\r\n", c.token, subjectsOf(run).grad)
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Error("a client talking in clear: the connection stayed open")
+			}
+			return // closed: refused
+		}
+		if strings.HasPrefix(line, "+OK") || strings.HasPrefix(line, "PONG") {
+			t.Fatalf("a client talking in clear was answered %q", line)
+		}
+	}
 }
