@@ -23,6 +23,10 @@ const dataUsage = `Usage:
   gpzoo data fetch NAME... [--data DIR] [--mirror URL]
                                                     download the data sets' files from their public source
                                                     into DIR and check them; present files are skipped
+  gpzoo data stats FILE [--test-frac F] ...        one streaming pass: a large file's rows and its training
+                                                    rows' statistics (gpzoo data stats --help)
+  gpzoo data shard-stats FILE --shard i/k ...       load a worker's shard of a large file as a worker does:
+                                                    rows, test rows, means, time, peak RSS
 
 NAME is a data set (see list), "all", or a path or folder of the manifest (e.g. uci-regression-evans/kin40k).
 DIR defaults to $%s. The manifest is DIR/%s, or the one built into gpzoo when DIR has none (fetch then
@@ -39,6 +43,9 @@ func dataCmd(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	sub := args[0]
+	if sub == "stats" || sub == "shard-stats" {
+		return dataShardCmd(sub, args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("data "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {} // -h prints dataUsage instead
@@ -84,7 +91,7 @@ func dataCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		return dataFetch(stdout, *dir, *mirror, entries)
 	}
-	return fmt.Errorf("unknown data command %q (list, verify or fetch)", sub)
+	return fmt.Errorf("unknown data command %q (list, verify, fetch, stats or shard-stats)", sub)
 }
 
 // dataParse parses flags that may come before, between or after the names.
