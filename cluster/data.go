@@ -195,33 +195,35 @@ func (s Synthetic) Rows(lo, hi int) (x, y *mat.Dense, err error) {
 	return mat.NewDense(n, s.D, xs), mat.NewDense(n, 1, ys), nil
 }
 
-// loadShard returns shard i of k of the job's training data.
-func loadShard(job *Job, load Loader, i, k int) (x, y *mat.Dense, err error) {
+// loadShard returns shard i of k of the job's training data with the rows' global indices (what per-row
+// Monte-Carlo noise is keyed by): LoadShardRows for a Synthetic set or a File, else the rows ShardRange of the
+// Loader's whole set.
+func loadShard(job *Job, load Loader, i, k int) (x, y *mat.Dense, rows []int, err error) {
+	if f := job.Data.File; f != nil && f.Train != job.NumData {
+		return nil, nil, nil, fmt.Errorf("cluster: data %s has %d training rows, the server's job says %d", job.Data, f.Train, job.NumData)
+	}
+	if job.Data.Synthetic != nil || job.Data.File != nil {
+		return LoadShardRows(job.Data, i, k)
+	}
 	lo, hi, err := ShardRange(job.NumData, i, k)
 	if err != nil {
-		return nil, nil, err
-	}
-	if s := job.Data.Synthetic; s != nil {
-		return s.Rows(lo, hi)
-	}
-	if f := job.Data.File; f != nil {
-		if f.Train != job.NumData {
-			return nil, nil, fmt.Errorf("cluster: data %s has %d training rows, the server's job says %d", job.Data, f.Train, job.NumData)
-		}
-		x, y, _, err := LoadShardRows(job.Data, i, k)
-		return x, y, err
+		return nil, nil, nil, err
 	}
 	if load == nil {
-		return nil, nil, fmt.Errorf("cluster: no Loader for data %s", job.Data)
+		return nil, nil, nil, fmt.Errorf("cluster: no Loader for data %s", job.Data)
 	}
 	ax, ay, err := load(job.Data)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if n, _ := ax.Dims(); n != job.NumData {
-		return nil, nil, fmt.Errorf("cluster: data %s has %d training rows, the server's job says %d", job.Data, n, job.NumData)
+		return nil, nil, nil, fmt.Errorf("cluster: data %s has %d training rows, the server's job says %d", job.Data, n, job.NumData)
 	}
 	_, d := ax.Dims()
 	_, p := ay.Dims()
-	return mat.DenseCopyOf(ax.Slice(lo, hi, 0, d)), mat.DenseCopyOf(ay.Slice(lo, hi, 0, p)), nil
+	rows = make([]int, hi-lo)
+	for r := range rows {
+		rows[r] = lo + r
+	}
+	return mat.DenseCopyOf(ax.Slice(lo, hi, 0, d)), mat.DenseCopyOf(ay.Slice(lo, hi, 0, p)), rows, nil
 }

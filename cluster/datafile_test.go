@@ -145,10 +145,10 @@ func TestFileShardsAreTheStandardisedTrainingRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := loadShard(&Job{Data: DataRef{File: f}, NumData: f.Train + 1}, nil, 0, 2); err == nil {
+	if _, _, _, err := loadShard(&Job{Data: DataRef{File: f}, NumData: f.Train + 1}, nil, 0, 2); err == nil {
 		t.Error("a job whose NumData differs from the file's training rows was loaded")
 	}
-	x, _, err := loadShard(&Job{Data: DataRef{File: f}, NumData: f.Train}, nil, 1, 2)
+	x, _, _, err := loadShard(&Job{Data: DataRef{File: f}, NumData: f.Train}, nil, 1, 2)
 	if r, _ := x.Dims(); err != nil || r != func() int { c, _ := f.ShardTrainRows(1, 2); return c }() {
 		t.Errorf("loadShard of a file: %v", err)
 	}

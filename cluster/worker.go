@@ -273,23 +273,15 @@ func (w *worker) setup(job *Job) error {
 	if !slices.Equal(names, job.Names) {
 		return fmt.Errorf("cluster: the rebuilt model's parameters %v differ from the server's %v", names, job.Names)
 	}
-	x, y, err := loadShard(job, w.cfg.Loader, w.cfg.Shard, w.cfg.Of)
+	x, y, rows, err := loadShard(job, w.cfg.Loader, w.cfg.Shard, w.cfg.Of)
 	if err != nil {
 		return err
 	}
-	w.x, w.y = x, y
+	w.x, w.y, w.rows = x, y, rows
 	n, d := x.Dims()
 	batch := job.Batch
 	if batch <= 0 || batch > n {
 		batch = n
-	}
-	lo, _, err := ShardRange(job.NumData, w.cfg.Shard, w.cfg.Of)
-	if err != nil {
-		return err
-	}
-	w.rows = make([]int, n)
-	for i := range w.rows {
-		w.rows[i] = lo + i
 	}
 	_, p := y.Dims()
 	g := graph.New(graph.Options{})
