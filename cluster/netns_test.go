@@ -59,7 +59,6 @@ type netnsResult struct {
 
 // netnsCluster is the lab of TestNetnsCluster: namespaces, addresses, the proxy and the command lines.
 type netnsCluster struct {
-	t         *testing.T
 	lab       *netLab
 	ctx       context.Context
 	bin, data string
@@ -79,7 +78,7 @@ func TestNetnsCluster(t *testing.T) {
 	t0 := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	c := &netnsCluster{t: t, lab: lab, ctx: ctx, bin: buildGpzoo(t), data: datatest.Fake(t, "protein")}
+	c := &netnsCluster{lab: lab, ctx: ctx, bin: buildGpzoo(t), data: datatest.Fake(t, "protein")}
 	t.Logf("built gpzoo in %.1fs", time.Since(t0).Seconds())
 
 	c.srvNS = lab.addNS("srv")
@@ -126,7 +125,7 @@ type netnsAuth struct{ identities string }
 
 // serve starts `gpzoo advgp serve` for run in the server namespace, with TLS (the test CA's certificate) and
 // auth, and waits until it listens.
-func (c *netnsCluster) serve(run string, iters int, dir string, auth netnsAuth, extra ...string) *nsProc {
+func (c *netnsCluster) serve(t *testing.T, run string, iters int, dir string, auth netnsAuth, extra ...string) *nsProc {
 	args := []string{"advgp", "serve", "protein/advgp", "--run", run, "--listen", c.listen,
 		"--tls-cert", c.pki.Cert, "--tls-key", c.pki.Key, "--tls-ca", c.pki.CA,
 		"--workers", "2", "--tau", "4", "--iters", strconv.Itoa(iters), "--inducing", "8", "--batch", "40", "--data", c.data,
@@ -139,8 +138,8 @@ func (c *netnsCluster) serve(run string, iters int, dir string, auth netnsAuth, 
 	}
 	p := c.lab.start(c.ctx, c.srvNS, "server "+run, []string{"GOMAXPROCS=1", EnvToken + "="}, c.bin, append(args, extra...)...)
 	// Workers start once the server listens: `gpzoo advgp work` gives up when its first connection fails.
-	if !p.await(time.Minute, func(s string) bool { return strings.Contains(s, "advgp server ready") }) {
-		c.t.Fatalf("the server did not start\n%s", p.output(20))
+	if !p.await(time.Minute, func(s string) bool { return strings.Contains(s, "server ready") }) {
+		t.Fatalf("the server did not start\n%s", p.output(20))
 	}
 	return p
 }
@@ -204,8 +203,7 @@ func (c *netnsCluster) testListenRefused(t *testing.T) {
 
 // finish waits for the server and the workers to end successfully and returns the run's JSON result, checked
 // for a complete run: every update done, the model file written and loadable, counters consistent.
-func (c *netnsCluster) finish(dir string, iters int, srv *nsProc, workers ...*nsProc) *netnsResult {
-	t := c.t
+func (c *netnsCluster) finish(t *testing.T, dir string, iters int, srv *nsProc, workers ...*nsProc) *netnsResult {
 	t.Helper()
 	if err := srv.wait(2 * time.Minute); err != nil {
 		t.Fatalf("%v\n%s", err, srv.output(30))
@@ -253,7 +251,7 @@ func (c *netnsCluster) finish(dir string, iters int, srv *nsProc, workers ...*ns
 	return &r
 }
 
-var refusedRe = regexp.MustCompile(`advgp gradient refused`)
+var refusedRe = regexp.MustCompile(`msg="[a-z]* ?gradient refused`)
 
 // Latency on every chunk, 1 % of connections cut at random and every connection cut once mid-run, each worker
 // with its own NKey identity; meanwhile clients without credentials, with a wrong token, with another run's
@@ -265,9 +263,9 @@ func (c *netnsCluster) testLatencyAndCuts(t *testing.T) {
 	run, dir := "netns-cuts", t.TempDir()
 	auth := netnsAuth{identities: filepath.Join(dir, "identities")}
 	t0 := time.Now()
-	srv := c.serve(run, iters, dir, auth)
+	srv := c.serve(t, run, iters, dir, auth)
 	w0, w1 := c.work(run, 0, auth), c.work(run, 1, auth)
-	if !srv.await(time.Minute, func(s string) bool { return strings.Contains(s, "advgp training started") }) {
+	if !srv.await(time.Minute, func(s string) bool { return strings.Contains(s, "training started") }) {
 		t.Fatalf("training did not start\n%s\n%s\n%s", srv.output(20), w0.output(10), w1.output(10))
 	}
 	t.Logf("started after %.1fs", time.Since(t0).Seconds())
@@ -407,7 +405,7 @@ func (c *netnsCluster) testLatencyAndCuts(t *testing.T) {
 	if cut < 2 {
 		t.Errorf("cut %d connections, want the workers' 2 at least", cut)
 	}
-	r := c.finish(dir, iters, srv, w0, w1)
+	r := c.finish(t, dir, iters, srv, w0, w1)
 	if got := srv.count(refusedRe); got != len(garbage) {
 		t.Errorf("the server refused %d gradients, want the %d garbage ones", got, len(garbage))
 	}
@@ -416,8 +414,8 @@ func (c *netnsCluster) testLatencyAndCuts(t *testing.T) {
 }
 
 var (
-	droppedRe = regexp.MustCompile(`advgp worker dropped.*shard=1`)
-	resumedRe = regexp.MustCompile(`advgp server resumed.*version=(\d+)`)
+	droppedRe = regexp.MustCompile(`msg="[a-z]* ?worker dropped.*shard=1`)
+	resumedRe = regexp.MustCompile(`msg="[a-z]* ?server resumed.*version=(\d+)`)
 )
 
 // SIGKILL of a worker (dropped after the heartbeat timeout, restarted, rejoins) and of the server (restarted
@@ -426,7 +424,7 @@ func (c *netnsCluster) testKills(t *testing.T) {
 	const iters = 200
 	run, dir := "netns-kills", t.TempDir()
 	t0 := time.Now()
-	srv := c.serve(run, iters, dir, netnsAuth{})
+	srv := c.serve(t, run, iters, dir, netnsAuth{})
 	w0, w1 := c.work(run, 0, netnsAuth{}), c.work(run, 1, netnsAuth{})
 	if !srv.await(time.Minute, atUpdate(30)) {
 		t.Fatalf("no update 30\n%s\n%s\n%s", srv.output(20), w0.output(10), w1.output(10))
@@ -449,7 +447,7 @@ func (c *netnsCluster) testKills(t *testing.T) {
 		t.Fatal("the killed server wrote its result")
 	}
 	t.Logf("server killed after %.1fs", time.Since(t0).Seconds())
-	srv = c.serve(run, iters, dir, netnsAuth{}, "--resume")
+	srv = c.serve(t, run, iters, dir, netnsAuth{}, "--resume")
 	var from int
 	if !srv.await(time.Minute, func(s string) bool {
 		m := resumedRe.FindStringSubmatch(s)
@@ -463,7 +461,7 @@ func (c *netnsCluster) testKills(t *testing.T) {
 	if from < 90 || from%10 != 0 {
 		t.Errorf("resumed from update %d, want the last checkpoint (every 10) at or after update 90", from)
 	}
-	r := c.finish(dir, iters, srv, w0, w1)
+	r := c.finish(t, dir, iters, srv, w0, w1)
 	if r.ADVGP.Dropped < 1 || r.ADVGP.Rejoins < 1 {
 		t.Errorf("dropped %d, rejoins %d: want the killed worker's drop and rejoin counted", r.ADVGP.Dropped, r.ADVGP.Rejoins)
 	}
