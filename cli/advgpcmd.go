@@ -37,6 +37,11 @@ const advgpUsage = `gpzoo advgp: asynchronous distributed variational GP trainin
       one NKey seed file per worker (DIR/NAME-worker-I.nk, mode 0600, never overwritten) that confines it to
       this run, else a token from --token-file FILE, $GPZOO_NATS_TOKEN, or a fresh random one printed with
       the workers' command. Start the workers yourself
+  gpzoo advgp identities --run NAME --workers K --out DIR
+      writes run NAME's identities for an external NATS server (--nats): DIR/NAME-server.nk (the server's
+      --nkey), DIR/NAME-worker-I.nk (worker I's --nkey; seeds, mode 0600, never overwritten) and
+      DIR/NAME-nats.conf, the users and their run-confining permissions to include in the NATS server's
+      configuration
   gpzoo advgp work --url URL --run NAME --shard i/k [security flags] [--data DIR] [--delay D]
       one worker: joins run NAME, loads shard i of k of the entry's training data and pushes gradients until
       the server is done; a restarted worker joins again
@@ -67,8 +72,10 @@ func advgpCmd(args []string, stdout, stderr io.Writer) error {
 		return advgpServe(args[1:], stdout, stderr)
 	case "work":
 		return advgpWork(args[1:], stderr)
+	case "identities":
+		return advgpIdentities(args[1:], stdout, stderr)
 	}
-	return fmt.Errorf("advgp: unknown subcommand %q (local, serve or work; gpzoo advgp help)", args[0])
+	return fmt.Errorf("advgp: unknown subcommand %q (local, serve, work or identities; gpzoo advgp help)", args[0])
 }
 
 // ownFlags takes the flags fs defines (each with a value) out of args; the rest go to gpzoo run.
@@ -243,6 +250,32 @@ func workerCommand(stdout io.Writer, o *zoo.Options, w int, sec cluster.Security
 		fmt.Fprintf(stdout, "  gpzoo advgp work --url %s --run %s --shard %d/%d --nkey %s%s --data %s\n", o.NATSURL, o.NATSRun, i, w, id.SeedFile, extra, data)
 	}
 	fmt.Fprintf(stdout, "  (copy each worker's --nkey file, mode 0600, to its machine only)\n")
+}
+
+// advgpIdentities issues a run's identities for an external NATS server.
+func advgpIdentities(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("advgp identities", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	run := fs.String("run", "", "run name (the server's and the workers' --run)")
+	workers := fs.Int("workers", 0, "number of workers")
+	out := fs.String("out", "", "folder to write the identities in")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" || fs.NArg() > 0 {
+		return fmt.Errorf("advgp identities: want --run NAME --workers K --out DIR")
+	}
+	ids, err := cluster.IssueIdentities(*run, *workers, *out)
+	if err != nil {
+		return fmt.Errorf("advgp identities: %w", err)
+	}
+	fmt.Fprintf(stdout, "advgp identities: run %q, %d workers\n  NATS server: include %s in its configuration and reload it\n  parameter server: gpzoo advgp serve ENTRY --run %s --nats URL --nkey %s ...\n",
+		ids.Run, len(ids.Workers), ids.ConfigFile, ids.Run, ids.Server.SeedFile)
+	for i, w := range ids.Workers {
+		fmt.Fprintf(stdout, "  worker %d: gpzoo advgp work --url URL --run %s --shard %d/%d --nkey %s ...\n", i, ids.Run, i, len(ids.Workers), w.SeedFile)
+	}
+	fmt.Fprintf(stdout, "  (copy each --nkey file, mode 0600, to its machine only)\n")
+	return nil
 }
 
 // newToken returns a fresh random NATS token (128 bits, hex).

@@ -140,3 +140,26 @@ func TestADVGPServeIdentities(t *testing.T) {
 		t.Errorf("serving again into the same folder: %v, want ErrIdentityExists", err)
 	}
 }
+
+// advgp identities writes a run's identities for an external NATS server and prints who gets which file.
+func TestADVGPIdentities(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ids")
+	var out bytes.Buffer
+	if err := Main([]string{"advgp", "identities", "--run", "r1", "--workers", "2", "--out", dir}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"r1-server.nk", "r1-worker-0.nk", "r1-worker-1.nk", "r1-nats.conf"} {
+		p := filepath.Join(dir, f)
+		if _, err := os.Stat(p); err != nil || !strings.Contains(out.String(), p) {
+			t.Errorf("%s: %v; output:\n%s", f, err, out.String())
+		}
+	}
+	if err := Main([]string{"advgp", "identities", "--run", "r1", "--workers", "2", "--out", dir}, &bytes.Buffer{}, &bytes.Buffer{}); !errors.Is(err, cluster.ErrIdentityExists) {
+		t.Errorf("issuing again: %v, want ErrIdentityExists", err)
+	}
+	for _, args := range [][]string{{"--run", "r2", "--workers", "2"}, {"--run", "a.b", "--workers", "2", "--out", dir}, {"--run", "r3", "--out", dir}} {
+		if err := Main(append([]string{"advgp", "identities"}, args...), &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}

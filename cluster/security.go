@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -259,6 +261,38 @@ type Identities struct {
 	Run     string
 	Server  Identity
 	Workers []Identity
+	// ConfigFile holds NATSConfig: the users with their permissions for an external NATS server's configuration.
+	ConfigFile string
+}
+
+// NATSConfig returns the identities as a nats-server configuration block (authorization { users = [...] }:
+// each user's public NKey and permissions; no secret), for an external NATS server's configuration file.
+func (ids *Identities) NATSConfig() ([]byte, error) {
+	type perm struct {
+		Allow []string `json:"allow"`
+	}
+	type perms struct {
+		Publish   perm `json:"publish"`
+		Subscribe perm `json:"subscribe"`
+	}
+	type user struct {
+		Nkey        string `json:"nkey"`
+		Permissions perms  `json:"permissions"`
+	}
+	var users []user
+	for _, id := range append([]Identity{ids.Server}, ids.Workers...) {
+		users = append(users, user{Nkey: id.PublicKey, Permissions: perms{
+			Publish: perm{id.Permissions.Publish.Allow}, Subscribe: perm{id.Permissions.Subscribe.Allow}}})
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# gpzoo cluster run %s: its NATS users (public keys and permissions; include in the NATS server's configuration)\nauthorization ", ids.Run)
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // '>' as is: nats-server's parser knows no \u escapes
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(map[string]any{"users": users}); err != nil {
+		return nil, fmt.Errorf("cluster: the identities' NATS configuration: %w", err)
+	}
+	return b.Bytes(), nil
 }
 
 // NkeyUsers returns the identities as the NATS server's users (EmbeddedConfig.Users, or an external server's
@@ -298,7 +332,8 @@ func ServerPermissions(run string) *natsserver.Permissions {
 // IssueIdentities creates run's identities in dir (made with mode 0700 when missing): one NKey user for the
 // parameter server (RUN-server.nk) and one per worker (RUN-worker-I.nk, I = 0..k-1), each seed file written
 // with mode 0600 for the operator to hand to that machine (the worker's --nkey), with WorkerPermissions and
-// ServerPermissions. It refuses (ErrIdentityExists) when any of the files exists, and writes none then.
+// ServerPermissions, and RUN-nats.conf, their NATSConfig for an external NATS server. It refuses
+// (ErrIdentityExists) when any of the files exists, and writes none then.
 func IssueIdentities(run string, k int, dir string) (*Identities, error) {
 	if err := CheckRunName(run); err != nil {
 		return nil, err
@@ -313,24 +348,65 @@ func IssueIdentities(run string, k int, dir string) (*Identities, error) {
 	for i := range k {
 		ids.Workers = append(ids.Workers, Identity{Name: "worker-" + strconv.Itoa(i), Permissions: WorkerPermissions(run)})
 	}
+	ids.ConfigFile = filepath.Join(dir, run+"-nats.conf")
 	all := append([]*Identity{&ids.Server}, pointers(ids.Workers)...)
 	for _, id := range all {
 		id.SeedFile = filepath.Join(dir, run+"-"+id.Name+".nk")
-		if _, err := os.Lstat(id.SeedFile); err == nil {
-			return nil, fmt.Errorf("%w: %s", ErrIdentityExists, id.SeedFile)
+	}
+	for _, f := range append(seedFiles(all), ids.ConfigFile) {
+		if _, err := os.Lstat(f); err == nil {
+			return nil, fmt.Errorf("%w: %s", ErrIdentityExists, f)
 		}
 	}
 	var written []string
+	undo := func(err error) (*Identities, error) {
+		for _, f := range written {
+			_ = os.Remove(f)
+		}
+		return nil, err
+	}
 	for _, id := range all {
 		if err := writeSeed(id, run); err != nil {
-			for _, f := range written {
-				_ = os.Remove(f)
-			}
-			return nil, err
+			return undo(err)
 		}
 		written = append(written, id.SeedFile)
 	}
+	conf, err := ids.NATSConfig()
+	if err != nil {
+		return undo(err)
+	}
+	if err := writeNew(ids.ConfigFile, conf, 0o644); err != nil {
+		return undo(err)
+	}
 	return ids, nil
+}
+
+func seedFiles(ids []*Identity) []string {
+	f := make([]string, len(ids))
+	for i, id := range ids {
+		f[i] = id.SeedFile
+	}
+	return f
+}
+
+// writeNew writes data to a new file (ErrIdentityExists when it exists), removing it when the write fails.
+func writeNew(path string, data []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%w: %s", ErrIdentityExists, path)
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: writing an identity: %w", err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(path)
+		return fmt.Errorf("cluster: writing %s: %w", path, err)
+	}
+	return nil
 }
 
 func pointers(ids []Identity) []*Identity {
@@ -355,20 +431,7 @@ func writeSeed(id *Identity, run string) error {
 	if err != nil {
 		return fmt.Errorf("cluster: creating an NKey user: %w", err)
 	}
-	f, err := os.OpenFile(id.SeedFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("%w: %s", ErrIdentityExists, id.SeedFile)
-	}
-	if err != nil {
-		return fmt.Errorf("cluster: writing an identity: %w", err)
-	}
-	_, err = fmt.Fprintf(f, "# gpzoo cluster run %s, %s: NATS NKey seed (secret: give it to that machine only; --nkey FILE)\n%s\n", run, id.Name, seed)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = os.Remove(id.SeedFile)
-		return fmt.Errorf("cluster: writing %s: %w", id.SeedFile, err)
-	}
-	return nil
+	text := fmt.Appendf(nil, "# gpzoo cluster run %s, %s: NATS NKey seed (secret: give it to that machine only; --nkey FILE)\n%s\n", run, id.Name, seed)
+	defer clear(text)
+	return writeNew(id.SeedFile, text, 0o600)
 }

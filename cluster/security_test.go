@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 )
@@ -252,6 +253,12 @@ func TestIssueIdentities(t *testing.T) {
 		if now, _ := os.ReadFile(f); string(now) != string(b) {
 			t.Errorf("%s was overwritten", f)
 		}
+	}
+	if err := os.Remove(ids.ConfigFile); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := IssueIdentities("run-1", 3, dir); !errors.Is(err, ErrIdentityExists) {
+		t.Fatalf("issuing again with the seed files there: %v, want ErrIdentityExists", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "run-1-worker-4.nk")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a refused issue wrote a new file: %v", err)
@@ -566,5 +573,74 @@ func TestWorkerProcessesWithIdentities(t *testing.T) {
 	}
 	if res.Updates != 4 || res.Gradients() != 8 {
 		t.Errorf("%d updates from %d gradients, want 4 from 8", res.Updates, res.Gradients())
+	}
+}
+
+// The identities' NATS configuration block, loaded by an external NATS server (nats-server's own parser),
+// admits the run's identities with their permissions and nobody else.
+func TestIdentitiesNATSConfig(t *testing.T) {
+	dir := t.TempDir()
+	ids, err := IssueIdentities("ext", 2, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(ids.ConfigFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range append([]Identity{ids.Server}, ids.Workers...) {
+		sb, _ := os.ReadFile(id.SeedFile)
+		kp, err := nkeys.ParseDecoratedUserNKey(sb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seed, _ := kp.Seed()
+		if strings.Contains(string(b), string(seed)) || !strings.Contains(string(b), id.PublicKey) {
+			t.Errorf("%s: the configuration holds its seed or lacks its public key:\n%s", id.Name, b)
+		}
+	}
+	conf := filepath.Join(dir, "server.conf")
+	if err := os.WriteFile(conf, []byte("port: -1\nhost: 127.0.0.1\ninclude ./ext-nats.conf\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := natsserver.ProcessConfigFile(conf)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if len(opts.Nkeys) != 3 || opts.Nkeys[1].Nkey != ids.Workers[0].PublicKey ||
+		!slices.Equal(opts.Nkeys[1].Permissions.Publish.Allow, WorkerPermissions("ext").Publish.Allow) ||
+		!slices.Equal(opts.Nkeys[0].Permissions.Subscribe.Allow, ServerPermissions("ext").Subscribe.Allow) {
+		t.Fatalf("users %+v", opts.Nkeys)
+	}
+	opts.NoLog, opts.NoSigs = true, true
+	srv, err := natsserver.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	defer srv.Shutdown()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the server did not start")
+	}
+	url := srv.ClientURL()
+	if nc, err := Connect(url, "nobody", Security{}); err == nil {
+		nc.Close()
+		t.Error("a client without an identity connected")
+	}
+	w, errs := connectWatched(t, url, "worker", Security{NKeyFile: ids.Workers[1].SeedFile, InboxPrefix: InboxPrefix("ext")})
+	if err := w.Publish(subjectsOf("other").grad, nil); err != nil {
+		t.Fatal(err)
+	}
+	if errs.violation(subjectsOf("other").grad) == nil {
+		t.Error("no permissions violation for another run's subject")
+	}
+	if err := w.Publish(subjectsOf("ext").grad, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if errs.violation(subjectsOf("ext").grad) != nil {
+		t.Error("a permissions violation for the run's own gradient subject")
 	}
 }
