@@ -25,14 +25,7 @@ const (
 
 // ADVGPStats are the distributed-training numbers of an ADVGP run (Result.ADVGP).
 type ADVGPStats struct {
-	Workers         int     `json:"workers"`
-	Tau             int     `json:"tau"`
-	Updates         int     `json:"updates"`
-	PointsPerSecond float64 `json:"points_per_second"`
-	Stale           int     `json:"stale"`
-	Dropped         int     `json:"dropped"`
-	Rejoins         int     `json:"rejoins"`
-	PerShard        []int   `json:"gradients_per_shard"`
+	ClusterStats
 	// Studies of synthetic10m/advgp: throughput against the number of workers (seed 002 Fig. 1) and the delay
 	// bound with one slow worker (Fig. 2); each row is one run with its test RMSE against training seconds.
 	Throughput []ADVGPStudyRun `json:"throughput,omitempty"`
@@ -260,8 +253,7 @@ func runADVGP(e *Entry, o Options, sp advgpSpec) (*Result, error) {
 		tres.SecondsPerIter = dres.Seconds / float64(dres.Updates)
 	}
 	fillTraining(res, tres, p.n)
-	stats.Workers, stats.Tau, stats.Updates, stats.PointsPerSecond = workers, tau, dres.Updates, dres.PointsPerSecond
-	stats.Stale, stats.Dropped, stats.Rejoins, stats.PerShard = dres.Stale, dres.Dropped(), dres.Rejoins, dres.PerShard
+	stats.ClusterStats = newClusterStats(dres, workers, tau)
 	res.ADVGP = stats
 	if err := saveModel(e, o, res, model.SVGP, p.std); err != nil {
 		return nil, err

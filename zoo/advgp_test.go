@@ -1,6 +1,7 @@
 package zoo_test
 
 import (
+	"errors"
 	"math"
 	"path/filepath"
 	"testing"
@@ -73,12 +74,12 @@ func TestADVGPEntry(t *testing.T) {
 }
 
 func TestADVGPOptionsRefused(t *testing.T) {
-	e, err := zoo.Lookup("airfoil/svgp")
+	e, err := zoo.Lookup("airfoil/gpr")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Run(zoo.Options{Workers: 2}); err == nil {
-		t.Fatal("a non-ADVGP entry accepted --workers")
+	if _, err := e.Run(zoo.Options{Workers: 2}); !errors.Is(err, zoo.ErrNotRowSum) {
+		t.Fatalf("the exact GP on workers: %v, want ErrNotRowSum", err)
 	}
 	a, err := zoo.Lookup("kin40k/advgp")
 	if err != nil {

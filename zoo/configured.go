@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"github.com/gpzoo/gpzoo/cluster"
 	"maps"
 	"math/rand/v2"
 	"runtime"
@@ -47,6 +48,15 @@ func runConfigured(e *Entry, o Options) (*Result, error) {
 	c.NatGrad = c.NatGrad || o.NatGrad
 	c.CheckpointDir, c.CheckpointEvery, c.Resume, c.Stop = o.CheckpointDir, o.CheckpointEvery, o.Resume, o.Stop
 	c.Logger, c.Progress, c.EvalEvery = o.Logger, o.Progress, o.EvalEvery
+	if o.Workers > 0 {
+		c.Cluster = &ClusterConfig{Workers: o.Workers, URL: o.NATSURL, Security: o.NATSSecurity, Spawn: o.Spawn, Run: o.NATSRun}
+		if o.Tau != nil {
+			c.Cluster.Tau = *o.Tau
+		}
+		if o.Spawn != nil && !e.RawInputs { // spawned workers load the entry's split themselves
+			c.Cluster.Data = cluster.DataRef{Name: e.Dataset, Dir: o.DataDir, Split: o.Split}
+		}
+	}
 	if c, err = c.withDefaults(tr); err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 	}

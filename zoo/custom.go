@@ -101,6 +101,9 @@ type CustomConfig struct {
 	// Logger and Progress as in Options.
 	Logger   *slog.Logger
 	Progress io.Writer
+	// Cluster, if set, trains on a parameter server and workers over NATS (ClusterConfig; the families that
+	// are sums over rows, with Adam).
+	Cluster *ClusterConfig
 }
 
 // Custom is the outcome of TrainCustom: the metrics and the model file (saved by the caller, if wanted).
@@ -203,6 +206,9 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	res.Optimizer = b.describe
 	var tres *train.Result
 	ytr := trainTargets(tr) // [y | mask] with missing targets
+	if c.Cluster != nil && (c.Optimizer == "lbfgs" || !ClusterFamily(c.Family)) {
+		return nil, fmt.Errorf("%w (family %s, optimizer %s)", ErrNotRowSum, c.Family, c.Optimizer)
+	}
 	if c.Optimizer == "lbfgs" {
 		tres, err = train.TrainLBFGS(b.model, tr.X, ytr, train.LBFGSConfig{Iters: c.Iters})
 		res.MaxIters = c.Iters // L-BFGS stops early when it converges
@@ -227,7 +233,11 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 				return scoreCustom(r, f, te, c, fam)
 			})
 		}
-		tres, err = train.Train(b.model, tr.X, ytr, rng, cfg)
+		if c.Cluster != nil {
+			tres, err = trainCluster(b.model, tr.X, ytr, c, cfg, res)
+		} else {
+			tres, err = train.Train(b.model, tr.X, ytr, rng, cfg)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)

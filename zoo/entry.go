@@ -67,7 +67,8 @@ type Options struct {
 	// not counted as training time.
 	EvalEvery int
 	// Workers and Tau override the number of workers and the delay bound of ADVGP entries (Workers 0, Tau nil:
-	// the entry's); NATSURL is an external NATS server ("": an embedded one on loopback) and NATSSecurity what
+	// the entry's); for the entries of a family that is a sum over rows (ClusterFamily), Workers ≥ 1 trains them
+	// on a cluster (ClusterConfig; Tau nil: 0); NATSURL is an external NATS server ("": an embedded one on loopback) and NATSSecurity what
 	// its clients present (credentials, TLS); Spawn starts the workers (nil: goroutines in this process; the CLI's
 	// `advgp local` starts processes).
 	Workers      int
@@ -119,8 +120,12 @@ func (e *Entry) Run(o Options) (*Result, error) {
 	if o.Resume && o.CheckpointDir == "" {
 		return nil, fmt.Errorf("zoo: %s: resuming needs the checkpoint directory", e.Name)
 	}
-	if (o.Workers != 0 || o.Tau != nil || o.NATSURL != "" || o.NATSSecurity != (cluster.Security{}) || o.Spawn != nil || o.NATSRun != "") && e.Model != "advgp" {
-		return nil, fmt.Errorf("zoo: %s: workers, τ and NATS settings are for ADVGP entries (*/advgp)", e.Name)
+	clustered := o.Workers != 0 || o.Tau != nil || o.NATSURL != "" || o.NATSSecurity != (cluster.Security{}) || o.Spawn != nil || o.NATSRun != ""
+	if clustered && e.Model != "advgp" && (e.Config == nil || !ClusterFamily(e.Config.Family)) {
+		return nil, fmt.Errorf("zoo: %s: workers, τ and NATS settings are for ADVGP entries and entries of the families that are sums over rows (svgp, decoupled, hybrid, orth, orthnat, dgp): %w", e.Name, ErrNotRowSum)
+	}
+	if clustered && e.Model != "advgp" && o.Workers < 1 {
+		return nil, fmt.Errorf("zoo: %s: a cluster run needs Workers ≥ 1", e.Name)
 	}
 	if o.Tau != nil && *o.Tau < 0 {
 		return nil, fmt.Errorf("zoo: %s: τ must be ≥ 0, got %d", e.Name, *o.Tau)

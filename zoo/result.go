@@ -79,6 +79,8 @@ type Result struct {
 	// TestECE is the expected calibration error of a classifier's test predictions (ReliabilityBins equal-width
 	// bins of the predicted class's probability); absent for regression.
 	TestECE *float64 `json:"test_ece,omitempty"`
+	// Cluster holds the numbers of a run trained on a cluster (ClusterConfig; absent otherwise).
+	Cluster *ClusterStats `json:"cluster,omitempty"`
 	// ADVGP holds the distributed-training numbers (and studies) of ADVGP entries.
 	ADVGP *ADVGPStats `json:"advgp,omitempty"`
 	// What WritePlots draws (not in the JSON): the loss and the seconds at every training step, and for
@@ -164,6 +166,10 @@ func (r *Result) Summary() string {
 			}
 			s += fmt.Sprintf("    %-11s %14.6g %13s %10s %10.2f\n", m.Method, m.FinalELBO, it, st, m.Seconds)
 		}
+	}
+	if c := r.Cluster; c != nil {
+		s += fmt.Sprintf("  cluster: %d workers, τ=%d: %d updates, %.0f points/s, gradients per shard %v, refused %d stale and %d invalid, dropped %d\n",
+			c.Workers, c.Tau, c.Updates, c.PointsPerSecond, c.PerShard, c.Stale, c.Invalid, c.Dropped)
 	}
 	if a := r.ADVGP; a != nil {
 		s += fmt.Sprintf("  advgp: %d workers, τ=%d: %d updates, %.0f points/s, gradients per shard %v, stale %d, dropped %d\n",

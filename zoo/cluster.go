@@ -1,0 +1,179 @@
+package zoo
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/gpzoo/gpzoo/cluster"
+	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/train"
+	"gonum.org/v1/gonum/mat"
+)
+
+// ClusterConfig trains a family whose objective is a sum over the rows plus global terms (svgp and its layer
+// families, dgp: gp.RowSum) with a parameter server and Workers workers over NATS (package cluster) instead
+// of in this process: worker i owns shard i of the training rows and pushes the gradients of its data term for
+// minibatches of ⌈BatchSize/Workers⌉ rows; the server adds the KL terms and applies the optimiser and hooks a
+// single-process fit applies (Adam; natural gradients with NatGrad), with the delay bound Tau and the same
+// stopping rule. GPR and SGPR (not sums over rows) and L-BFGS stay single-process and refuse it.
+type ClusterConfig struct {
+	// Workers is k ≥ 1; Tau the delay bound τ ≥ 0 (0: synchronous).
+	Workers, Tau int
+	// URL is an external NATS server ("": an embedded one, Embedded); Security what the server's and the
+	// workers' connections present; Identities the run's per-worker identities (cluster.IssueIdentities).
+	URL        string
+	Security   cluster.Security
+	Embedded   cluster.EmbeddedConfig
+	Identities *cluster.Identities
+	// Spawn starts the workers (nil: goroutines in this process); Run names the run ("": a fresh name).
+	Spawn cluster.Spawner
+	Run   string
+	// Data is where spawned workers find the standardised training rows: a zoo data set (Name, Dir, Split:
+	// ClusterLoader) or a row file (File); zero: goroutine workers read the server's rows, spawned workers a
+	// row file the server writes in DataDir (default: a temporary folder, removed afterwards).
+	Data    cluster.DataRef
+	DataDir string
+	// OnData, if set, is told the row file written for the workers (the CLI prints the workers' command).
+	OnData func(path string)
+}
+
+// ClusterFamily reports whether family trains as a sum over rows (ClusterConfig).
+func ClusterFamily(family string) bool { return family != "gpr" && family != "sgpr" }
+
+// ErrNotRowSum is returned for a cluster run of a family that is not a sum over rows.
+var ErrNotRowSum = errors.New("zoo: only the families whose objective is a sum over rows (svgp, decoupled, hybrid, orth, orthnat, dgp) train on a cluster; gpr and sgpr take the whole data set in one process")
+
+// ClusterLoader is the cluster.Loader of zoo data sets: the standardised training part of ref's data set and
+// split, as a configured entry trains on it (what `gpzoo cluster work --data DIR` loads).
+func ClusterLoader(ref cluster.DataRef) (x, y *mat.Dense, err error) { return ADVGPLoader(ref) }
+
+// ClusterStats are the numbers of a cluster run (Result.Cluster; ADVGP's in Result.ADVGP): the workers, τ, the
+// updates, the training points per second the workers' gradients covered, the gradients refused (stale: older
+// than τ; invalid: undecodable, of the wrong size or not finite), the workers dropped and rejoined, and each
+// shard's accepted gradients.
+type ClusterStats struct {
+	Workers         int     `json:"workers"`
+	Tau             int     `json:"tau"`
+	Updates         int     `json:"updates"`
+	PointsPerSecond float64 `json:"points_per_second"`
+	Stale           int     `json:"stale"`
+	Invalid         int     `json:"invalid"`
+	Dropped         int     `json:"dropped"`
+	Rejoins         int     `json:"rejoins"`
+	PerShard        []int   `json:"gradients_per_shard"`
+}
+
+func newClusterStats(r *cluster.Result, workers, tau int) ClusterStats {
+	return ClusterStats{Workers: workers, Tau: tau, Updates: r.Updates, PointsPerSecond: r.PointsPerSecond, Stale: r.Stale,
+		Invalid: r.Invalid, Dropped: r.Dropped(), Rejoins: r.Rejoins, PerShard: r.PerShard}
+}
+
+// trainCluster trains model with the configuration single-process training would use (cfg) on a cluster.
+func trainCluster(model gp.Model, x, y *mat.Dense, c CustomConfig, cfg train.Config, out *Result) (*train.Result, error) {
+	cc := c.Cluster
+	rs, ok := model.(gp.RowSum)
+	if !ok || !ClusterFamily(c.Family) {
+		return nil, fmt.Errorf("%w (family %s)", ErrNotRowSum, c.Family)
+	}
+	if cc.Workers < 1 || cc.Tau < 0 {
+		return nil, fmt.Errorf("%w: %d workers and τ = %d: want k ≥ 1, τ ≥ 0", ErrBadCustom, cc.Workers, cc.Tau)
+	}
+	n, _ := x.Dims()
+	if n < cc.Workers {
+		return nil, fmt.Errorf("%w: %d training rows for %d workers", ErrBadCustom, n, cc.Workers)
+	}
+	batch := 0 // the whole shard
+	if c.BatchSize > 0 && c.BatchSize < n {
+		batch = (c.BatchSize + cc.Workers - 1) / cc.Workers
+	}
+	data, load := cc.Data, cluster.Loader(nil)
+	switch {
+	case data != (cluster.DataRef{}):
+		load = ClusterLoader
+	case cc.Spawn == nil:
+		data = cluster.DataRef{Name: "in-process"}
+		load = func(cluster.DataRef) (*mat.Dense, *mat.Dense, error) { return x, y, nil }
+	default:
+		path, cleanup, err := writeRows(cc.DataDir, x, y)
+		if err != nil {
+			return nil, err
+		}
+		defer cleanup()
+		if cc.OnData != nil {
+			cc.OnData(path)
+		}
+		data = cluster.DataRef{File: &cluster.FileData{Source: datasets.RowSource{Path: path}, Rows: n, Train: n}}
+	}
+	sc := cluster.ServerConfig{Job: cluster.Job{Run: cc.Run, Data: data, NumData: n, Workers: cc.Workers, Batch: batch, Seed: c.Seed, Tau: cc.Tau},
+		Iters: cfg.Iters, Converge: cfg.Converge, Optimizer: cfg.Optimizer, Hooks: cfg.Hooks, EvalEvery: cfg.EvalEvery, Eval: cfg.Eval,
+		Logger: cfg.Logger, Progress: cfg.Progress, Stop: cfg.Stop}
+	if ck := cfg.Checkpoint; ck != nil {
+		sc.CheckpointDir, sc.CheckpointEvery, sc.Resume = ck.Dir, ck.Every, ck.Resume
+	}
+	res, err := cluster.Local(rs, cluster.LocalConfig{Server: sc, URL: cc.URL, Security: cc.Security, Embedded: cc.Embedded,
+		Identities: cc.Identities, Spawn: cc.Spawn, Loader: load})
+	if res == nil {
+		return nil, err
+	}
+	t := &train.Result{Steps: res.Updates, Times: res.Times, Seconds: res.Seconds, Evals: res.Evals, StopReason: res.StopReason}
+	for _, l := range res.Losses { // train's losses are on the whole data set's scale
+		t.Losses = append(t.Losses, l*float64(n))
+	}
+	if res.Updates > 0 {
+		t.SecondsPerIter = res.Seconds / float64(res.Updates)
+	}
+	st := newClusterStats(res, cc.Workers, cc.Tau)
+	out.Cluster = &st
+	return t, err
+}
+
+// writeRows writes the training rows (x, y) to a row file in dir ("": a fresh temporary folder) for spawned
+// workers, and returns its path and the function that removes what it created.
+func writeRows(dir string, x, y *mat.Dense) (path string, cleanup func(), err error) {
+	cleanup = func() {}
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "gpzoo-cluster-"); err != nil {
+			return "", nil, err
+		}
+		tmp := dir
+		cleanup = func() { os.RemoveAll(tmp) }
+	}
+	f, err := os.CreateTemp(dir, "train-*.gpzr")
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	path = f.Name()
+	n, d := x.Dims()
+	_, p := y.Dims()
+	names := make([]string, 0, d+p)
+	for j := range d {
+		names = append(names, fmt.Sprint("x", j))
+	}
+	for j := range p {
+		names = append(names, fmt.Sprint("y", j))
+	}
+	w, err := datasets.NewRowWriter(f, n, 0, d, names)
+	row := make([]float64, d+p)
+	for i := 0; err == nil && i < n; i++ {
+		copy(row, x.RawRowView(i))
+		copy(row[d:], y.RawRowView(i))
+		err = w.Write(row)
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		cleanup()
+		return "", nil, fmt.Errorf("zoo: writing the workers' rows to %s: %w", filepath.Dir(path), err)
+	}
+	rm := cleanup
+	return path, func() { os.Remove(path); rm() }, nil
+}
