@@ -1,0 +1,165 @@
+// Command shardtrain trains an SVGP across worker processes on a data set larger than one machine's memory:
+// each worker reads only its shard of a row file (.gpzr) or CSV, streaming (cluster.DataRef.File), and
+// reports its peak resident memory (VmHWM) when training ends. The standardisation and the test split come
+// from the statistics file of `gpzoo data stats` (one streaming pass over the file). Issue 33, deliverable 5:
+//
+//	gpzoo synth --rows 100000000 --inputs 8 --out big.gpzr
+//	gpzoo data stats big.gpzr --test-frac 0.1 --out big.stats.json
+//	go run ./examples/shardtrain --stats big.stats.json --iters 2000 --workers 4
+//
+// The workers are processes of this program on one machine over an embedded NATS server (cluster.Local,
+// cluster.Command); the test RMSE is computed on the held-out rows among the file's first 50 000.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpzoo/gpzoo/cluster"
+	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/layers"
+	"github.com/gpzoo/gpzoo/gp/likelihoods"
+	"github.com/gpzoo/gpzoo/gp/models"
+	"github.com/gpzoo/gpzoo/train"
+)
+
+func rss() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			return kb / 1024
+		}
+	}
+	return -1
+}
+
+func die(err error) {
+	fmt.Fprintln(os.Stderr, "error:", err)
+	os.Exit(1)
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "work" {
+		fs := flag.NewFlagSet("work", flag.ExitOnError)
+		get := cluster.WorkerFlags(fs)
+		fs.Parse(os.Args[2:])
+		a, err := get()
+		if err != nil {
+			die(err)
+		}
+		nc, err := cluster.Connect(a.URL, fmt.Sprintf("w%d", a.Shard), a.Security)
+		if err != nil {
+			die(err)
+		}
+		t0 := time.Now()
+		res, err := cluster.Work(cluster.WorkerConfig{Conn: nc, Run: a.Run, Shard: a.Shard, Of: a.Of})
+		if err != nil {
+			die(err)
+		}
+		fmt.Fprintf(os.Stderr, "worker %d/%d: %d gradients, %d points, %.1f s computing, %.1f s in all, peak RSS %.1f MiB\n",
+			a.Shard, a.Of, res.Gradients, res.Points, res.Seconds, time.Since(t0).Seconds(), rss())
+		return
+	}
+	fs := flag.NewFlagSet("shardtrain", flag.ExitOnError)
+	statsPath := fs.String("stats", "", "the statistics file of gpzoo data stats (required)")
+	iters := fs.Int("iters", 200, "updates")
+	workers := fs.Int("workers", 4, "worker processes")
+	batch := fs.Int("batch", 1024, "minibatch size per worker and step")
+	tau := fs.Int("tau", 2, "delay bound")
+	inducing := fs.Int("inducing", 64, "inducing points")
+	fs.Parse(os.Args[1:])
+	if *statsPath == "" {
+		die(fmt.Errorf("--stats FILE is required"))
+	}
+	b, err := os.ReadFile(*statsPath)
+	if err != nil {
+		die(err)
+	}
+	var st struct {
+		File     string                 `json:"file"`
+		Rows     int                    `json:"rows"`
+		Train    int                    `json:"train_rows"`
+		Split    datasets.RowSplit      `json:"split"`
+		Standard *datasets.Standardizer `json:"standardizer"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		die(err)
+	}
+	f := &cluster.FileData{Source: datasets.RowSource{Path: st.File}, Rows: st.Rows, Train: st.Train, Split: st.Split, Std: st.Standard}
+	// Z by k-means on 20 000 training rows at the start of the file; test rows from the same range
+	xz, _, _, err := datasets.ReadShard(f.Source, 0, 22_300, func(r int) bool { return !f.Split.IsTest(r) })
+	if err != nil {
+		die(err)
+	}
+	tx, ty, _, err := datasets.ReadShard(f.Source, 0, 50_000, f.Split.IsTest)
+	if err != nil {
+		die(err)
+	}
+	if err := f.Std.ApplyInPlace(xz, nil); err != nil {
+		die(err)
+	}
+	if err := f.Std.ApplyInPlace(tx, ty); err != nil {
+		die(err)
+	}
+	_, d := xz.Dims()
+	ls := make([]float64, d)
+	for j := range ls {
+		ls[j] = 1
+	}
+	k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: d, Variance: 1, Lengthscales: ls})
+	if err != nil {
+		die(err)
+	}
+	z, err := gp.KMeans(xz, *inducing, 10, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		die(err)
+	}
+	layer, err := layers.NewSVGP(layers.SVGPConfig{Kernel: k, Z: z})
+	if err != nil {
+		die(err)
+	}
+	lik, err := likelihoods.NewGaussian(likelihoods.GaussianConfig{Variance: 0.1})
+	if err != nil {
+		die(err)
+	}
+	m, err := models.NewSVGP(models.SVGPConfig{Layer: layer, Likelihood: lik, NumData: f.Train})
+	if err != nil {
+		die(err)
+	}
+	self, _ := os.Executable()
+	t0 := time.Now()
+	res, err := cluster.Local(m, cluster.LocalConfig{
+		Server: cluster.ServerConfig{Job: cluster.Job{Data: cluster.DataRef{File: f}, NumData: f.Train, Workers: *workers, Batch: *batch, Seed: 1, Tau: *tau},
+			Iters: *iters, Optimizer: &train.Adam{LR: 0.02}, StartTimeout: 10 * time.Minute},
+		Spawn: cluster.Command(self, "work")})
+	if err != nil {
+		die(err)
+	}
+	p, err := m.Predict(tx, gp.PredictOptions{})
+	if err != nil {
+		die(err)
+	}
+	n, _ := tx.Dims()
+	se := 0.0
+	for i := range n {
+		e := (p.YMean.At(i, 0) - ty.At(i, 0)) * f.Std.YStd[0]
+		se += e * e
+	}
+	fmt.Printf("server: %d updates in %.1f s (%.0f points/s), loss %.4f -> %.4f, per shard %v, stale %d; test RMSE (original units) on %d held-out rows %.4f; %.1f s in all; server peak RSS %.1f MiB\n",
+		res.Updates, res.Seconds, res.PointsPerSecond, res.Losses[0], res.Losses[len(res.Losses)-1], res.PerShard, res.Stale, n, math.Sqrt(se/float64(n)), time.Since(t0).Seconds(), rss())
+}
