@@ -289,6 +289,11 @@ func TestInvalidGradientsRefused(t *testing.T) {
 		if err := nc.Publish(subjectsOf("invalid").grad, []byte("not gob")); err != nil {
 			t.Error(err)
 		}
+		// A join whose reply would go to the run's parameters subject.
+		req, _ := encode(joinRequest{ID: "x", Shard: 0, Of: 1})
+		if err := nc.PublishRequest(subjectsOf("invalid").join, subjectsOf("invalid").params, req); err != nil {
+			t.Error(err)
+		}
 	}
 	s, err := newServer(model.SVGP, c)
 	if err != nil {
@@ -308,8 +313,8 @@ func TestInvalidGradientsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Invalid != 3 || res.Updates != 5 {
-		t.Fatalf("%d invalid, %d updates; want 3, 5", res.Invalid, res.Updates)
+	if res.Invalid != 4 || res.Updates != 5 {
+		t.Fatalf("%d invalid, %d updates; want 4, 5", res.Invalid, res.Updates)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/gpzoo/gpzoo/gp"
@@ -124,7 +125,7 @@ type server struct {
 	book    *book
 	res     *Result
 	started bool
-	done    bool // the convergence criterion is met
+	done    bool      // the convergence criterion is met
 	start   time.Time // training clock start (shifted by evaluations and by a resumed run's clock)
 	first   time.Time // the first join
 	shift   float64   // the interrupted run's training seconds, when resumed
@@ -348,6 +349,13 @@ func (s *server) copyCounters() {
 }
 
 func (s *server) onJoin(m *nats.Msg) error {
+	// A reply goes to the asker's inbox only: a reply subject among gpzoo's (another run's, or this run's
+	// parameters) would let a client make the server publish there.
+	if m.Reply == "" || (strings.HasPrefix(m.Reply, SubjectPrefix) && !strings.HasPrefix(m.Reply, InboxPrefix(s.cfg.Job.Run)+".")) {
+		s.res.Invalid++
+		s.logf("cluster join refused: reply subject outside the asker's inbox", "reply", m.Reply)
+		return nil
+	}
 	var req joinRequest
 	reply := joinReply{Job: s.cfg.Job}
 	if err := decode(m.Data, &req); err != nil {
