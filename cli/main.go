@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	"github.com/gpzoo/gpzoo/cluster"
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/train"
 	"github.com/gpzoo/gpzoo/zoo"
@@ -43,7 +44,8 @@ var commands = []command{
 	{"report", "[--out FILE.md] RESULT.json...", "Markdown table of JSON results against the published numbers", report},
 	{"data", "list|verify|fetch [NAME...] [--data DIR]", "the benchmark data: list, verify checksums, download (gpzoo data help)", dataCmd},
 	{"synth", "--rows N --inputs D --out FILE.csv [--seed S]", "write a seeded synthetic regression CSV to try train on (gpzoo synth --help)", synthCmd},
-	{"advgp", "local|serve|work [flags]", "distributed ADVGP training over NATS: one machine, or a server and workers (gpzoo advgp help)", advgpCmd},
+	{"cluster", "local|serve|work|identities [flags]", "distributed training over NATS of svgp, dgp and ADVGP models: a parameter server and workers (gpzoo cluster help)", clusterCmd("cluster")},
+	{"advgp", "local|serve|work|identities [flags]", "gpzoo cluster under its former name (gpzoo advgp help)", clusterCmd("advgp")},
 	{"vbks", "--data DATA [--kernels K12|K144|EXPRS] [flags]", "variational Bayesian kernel selection over composite kernels, with BMA (gpzoo vbks --help)", vbksCmd},
 	{"illustrate", "[ringnorm] [flags]", "short for gpzoo run " + zoo.IllustrationEntry + " (see below)", illustrate},
 	{"bench", "[--quick] [flags]", "this machine's BLAS GFLOP/s (gpzoo's, gonum's, OpenBLAS's) and ms per training step (gpzoo bench --help)", benchCmd},
@@ -75,10 +77,12 @@ Flags of run:
                    diagram into DIR as PNG and SVG (one split only)
   --eval-every K   score the test split every K training steps (SVGP-model and deep-GP entries; not counted
                    as training time); with --plots and no --eval-every: every iters/20 steps
-  --workers K      ADVGP entries (*/advgp): number of workers (default 4)
-  --tau T          ADVGP entries: delay bound τ (default 4; 0 = synchronous)
-  --nats URL       ADVGP entries: an external NATS server (default: an embedded one on loopback)
-  --run NAME       ADVGP entries: the run's name on the NATS server (gpzoo advgp serve; workers join it)
+  --workers K      train on a parameter server and K worker processes over NATS (entries of the families that
+                   are sums over rows: svgp and its layer families, dgp; ADVGP entries, default 4; gpzoo
+                   cluster help)
+  --tau T          with --workers: delay bound τ (default 0 = synchronous; ADVGP entries 4)
+  --nats URL       with --workers: an external NATS server (default: an embedded one on loopback)
+  --run NAME       with --workers: the run's name on the NATS server (gpzoo cluster serve; workers join it)
   --quiet          no progress output
 
 gpzoo run without ENTRY, --split and --splits is the showcase: %[4]s on splits %[5]s, each split's line,
@@ -228,9 +232,10 @@ func runEntry(args []string, stdout, stderr io.Writer) error {
 	return runEntryWith(args, nil, stdout, stderr)
 }
 
-// runEntryWith is `gpzoo run`; advgp (non-nil for `gpzoo advgp local|serve`) completes the options of an ADVGP
-// run: how its workers start and where its NATS server is.
-func runEntryWith(args []string, advgp func(o *zoo.Options, data string) (cleanup func(), err error), stdout, stderr io.Writer) error {
+// runEntryWith is `gpzoo run`; onCluster (non-nil for `gpzoo cluster local|serve`) completes the options of a
+// cluster run: how its workers start and where its NATS server is. Without it, --workers K starts K worker
+// processes of this program (`gpzoo cluster work`; an ADVGP entry's run in this process) on the embedded NATS server.
+func runEntryWith(args []string, onCluster func(e *zoo.Entry, o *zoo.Options, data string) (cleanup func(), err error), stdout, stderr io.Writer) error {
 	pos, flags := splitArgs(args)
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -253,10 +258,10 @@ func runEntryWith(args []string, advgp func(o *zoo.Options, data string) (cleanu
 	resume := fs.Bool("resume", false, "resume from the checkpoint")
 	plotDir := fs.String("plots", "", "directory for the figures")
 	evalEvery := fs.Int("eval-every", 0, "score the test split every K steps")
-	workers := fs.Int("workers", 0, "ADVGP: number of workers")
-	tau := fs.Int("tau", 0, "ADVGP: delay bound τ")
-	natsURL := fs.String("nats", "", "ADVGP: external NATS server URL")
-	natsRun := fs.String("run", "", "ADVGP: run name (the NATS subjects' prefix)")
+	workers := fs.Int("workers", 0, "number of cluster workers")
+	tau := fs.Int("tau", 0, "cluster: delay bound τ")
+	natsURL := fs.String("nats", "", "cluster: external NATS server URL")
+	natsRun := fs.String("run", "", "cluster: run name (the NATS subjects' prefix)")
 	if err := fs.Parse(flags); err != nil {
 		return err
 	}
@@ -314,12 +319,18 @@ func runEntryWith(args []string, advgp func(o *zoo.Options, data string) (cleanu
 	if set["tau"] {
 		o.Tau = tau
 	}
-	if advgp != nil {
-		cleanup, err := advgp(&o, *data)
+	if onCluster != nil {
+		cleanup, err := onCluster(e, &o, *data)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
+	} else if o.Workers > 0 && e.Model != "advgp" {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		o.Spawn = cluster.Command(exe, "cluster", "work", "--data", *data)
 	}
 	if *plotDir != "" && *evalEvery == 0 {
 		it := *iters

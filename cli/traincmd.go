@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gpzoo/gpzoo/cluster"
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/modelfile"
@@ -94,6 +95,11 @@ Flags:
   --checkpoint DIR    checkpoint training in DIR (at the end, every --checkpoint-every K steps, on SIGINT/SIGTERM);
                       --resume continues from it and ends exactly as an uninterrupted run would
   --quiet             no progress output
+  --workers K         train on a parameter server and K worker processes over NATS (the families that are sums
+                      over rows; gpzoo cluster help): each update takes ⌈B/K⌉ rows from each worker's shard
+  --tau T             with --workers: delay bound τ (default 0: synchronous)
+  --nats URL          with --workers: an external NATS server (default: an embedded one on loopback)
+  --run NAME          with --workers: the run's name on the NATS server (default: a fresh one)
 
 Kernels (every registered kernel family; per, lin are short for periodic, linear):
 %[2]s
@@ -104,6 +110,13 @@ Benchmark data sets (--dataset; gpzoo data list shows which are present in DIR):
 `
 
 func trainCmd(args []string, stdout, stderr io.Writer) error {
+	return trainCmdWith(args, nil, stdout, stderr)
+}
+
+// trainCmdWith is `gpzoo train`; onCluster (non-nil for `gpzoo cluster local|serve --csv`) completes a cluster
+// run's configuration: how its workers start and where its NATS server is. Without it, --workers K starts K
+// worker processes of this program (`gpzoo cluster work`) on the embedded NATS server.
+func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup func(), err error), stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -144,6 +157,10 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	ckEvery := fs.Int("checkpoint-every", 0, "checkpoint period in steps")
 	resume := fs.Bool("resume", false, "resume from the checkpoint")
 	quiet := fs.Bool("quiet", false, "no progress")
+	workers := fs.Int("workers", 0, "cluster workers")
+	tau := fs.Int("tau", 0, "cluster: delay bound")
+	natsURL := fs.String("nats", "", "cluster: external NATS server")
+	natsRun := fs.String("run", "", "cluster: run name")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -176,6 +193,15 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := checkLength(set, *family, *maxIters, *maxRows); err != nil {
 		return err
+	}
+	if (set["tau"] || set["nats"] || set["run"]) && !set["workers"] {
+		return errors.New("train: --tau, --nats and --run are for a cluster run: add --workers K")
+	}
+	if set["workers"] && (*workers < 1 || *tau < 0) {
+		return fmt.Errorf("train: --workers %d --tau %d: want K ≥ 1 workers and τ ≥ 0", *workers, *tau)
+	}
+	if set["workers"] && !zoo.ClusterFamily(*family) {
+		return fmt.Errorf("train: --workers: %w (--model %s)", zoo.ErrNotRowSum, *family)
 	}
 	*lik = strings.ToLower(strings.TrimSpace(*lik))
 	likFam, known := gp.LookupLikelihood(*lik)
@@ -226,6 +252,22 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c.Stop = ctx.Done()
+	if set["workers"] {
+		c.Cluster = &zoo.ClusterConfig{Workers: *workers, Tau: *tau, URL: *natsURL, Run: *natsRun}
+	}
+	if onCluster != nil {
+		cleanup, err := onCluster(&c)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+	} else if c.Cluster != nil {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		c.Cluster.Spawn = cluster.Command(exe, "cluster", "work")
+	}
 	if !*quiet {
 		c.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 		if isTerminal(stderr) {

@@ -35,8 +35,11 @@ type WorkerConfig struct {
 	Shard, Of int
 	// ID identifies the worker (default: a fresh NUID, so a restarted worker is a new one).
 	ID string
-	// Loader resolves the job's data (not needed for synthetic data).
+	// Loader resolves the job's data (not needed for synthetic data or a row file).
 	Loader Loader
+	// DataFile, if set, is this host's copy of the job's row file (Job.Data.File): it replaces the path the
+	// server named.
+	DataFile string
 	// Delay is an artificial pause before every gradient (the slow workers of the delay study).
 	Delay time.Duration
 	// JoinTimeout bounds how long the worker keeps asking to join (the server may start later; default
@@ -272,6 +275,11 @@ func (w *worker) setup(job *Job) error {
 	}
 	if !slices.Equal(names, job.Names) {
 		return fmt.Errorf("cluster: the rebuilt model's parameters %v differ from the server's %v", names, job.Names)
+	}
+	if f := job.Data.File; f != nil && w.cfg.DataFile != "" {
+		local := *f
+		local.Source.Path = w.cfg.DataFile
+		job.Data.File = &local
 	}
 	x, y, rows, err := loadShard(job, w.cfg.Loader, w.cfg.Shard, w.cfg.Of)
 	if err != nil {

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// writeToyCSV writes n rows of a 2-input regression with a header x0,x1,y.
+func writeToyCSV(t *testing.T, n int) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(3, 4))
+	var b strings.Builder
+	b.WriteString("x0,x1,y\n")
+	for range n {
+		a, c := 4*rng.Float64()-2, 4*rng.Float64()-2
+		fmt.Fprintf(&b, "%g,%g,%g\n", a, c, 10+3*a*a-2*c+0.2*rng.NormFloat64())
+	}
+	path := filepath.Join(t.TempDir(), "toy.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// waitFor polls out until re has matched want times (or serve ended, or 30 s passed) and returns the matches.
+func waitFor(t *testing.T, out *syncBuffer, served chan error, re *regexp.Regexp, want int) [][]string {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if m := re.FindAllStringSubmatch(out.String(), -1); len(m) >= want {
+			return m
+		}
+		select {
+		case err := <-served:
+			t.Fatalf("serve ended early: %v\n%s", err, out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing matching %s after 30 s:\n%s", re, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// gpzoo cluster serve --csv trains a CSV's model with workers started from the command it prints: the server
+// writes the standardised training rows to a row file in --data-out, a worker reads its shard of it (one from
+// another copy, through --data-file), and the server saves the model as gpzoo train does.
+func TestClusterServeCSV(t *testing.T) {
+	csv := writeToyCSV(t, 300)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "toy.gpz")
+	args := []string{"cluster", "serve", "--csv", csv, "--target", "y", "--inducing", "10", "--run", "csvrun", "--workers", "2",
+		"--iters", "30", "--lr", "0.05", "--listen", "127.0.0.1:0", "--data-out", dir, "--save", model, "--quiet"}
+	out := &syncBuffer{}
+	served := make(chan error, 1)
+	go func() { served <- Main(args, out, &bytes.Buffer{}) }()
+	m := waitFor(t, out, served, regexp.MustCompile(`gpzoo cluster work (.*)\n`), 1)
+	fields := strings.Fields(m[0][1])
+	file := fields[len(fields)-1]
+	if !strings.Contains(m[0][1], "--data-file "+dir) || !strings.HasSuffix(file, ".gpzr") {
+		t.Fatalf("the workers' command does not name the row file in %s: %q", dir, m[0][1])
+	}
+	copyFile := filepath.Join(t.TempDir(), "copy.gpzr")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copyFile, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	werrs := make([]error, 2)
+	for i := range 2 {
+		c := strings.Join(fields, " ")
+		c = strings.Replace(c, "--shard i/2", fmt.Sprintf("--shard %d/2", i), 1)
+		if i == 1 {
+			c = strings.Replace(c, file, copyFile, 1)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			werrs[i] = Main(append([]string{"cluster", "work"}, strings.Fields(c)...), &bytes.Buffer{}, &bytes.Buffer{})
+		}()
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("serve: %v\n%s", err, out.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("serve did not finish in 2 minutes:\n%s", out.String())
+	}
+	wg.Wait()
+	for i, err := range werrs {
+		if err != nil {
+			t.Errorf("worker %d: %v", i, err)
+		}
+	}
+	for _, want := range []string{"cluster: 2 workers, τ=0: 30 updates", "saved the model to " + model} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in:\n%s", want, out.String())
+		}
+	}
+	var pred bytes.Buffer
+	if err := Main([]string{"predict", "--model", model, "--input", csv}, &pred, &bytes.Buffer{}); err != nil {
+		t.Fatalf("predicting with the served run's model: %v", err)
+	}
+}
+
+// Refusals of the cluster commands, each naming what is wrong.
+func TestClusterCommandErrors(t *testing.T) {
+	csv := writeToyCSV(t, 50)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train", "--csv", csv, "--target", "y", "--model", "gpr", "--workers", "2"}, "sum over rows"},
+		{[]string{"train", "--csv", csv, "--target", "y", "--tau", "2"}, "add --workers"},
+		{[]string{"train", "--csv", csv, "--target", "y", "--workers", "0"}, "want K ≥ 1"},
+		{[]string{"cluster", "serve", "--csv", csv, "--target", "y", "--run", "r"}, "add --workers K"},
+		{[]string{"cluster", "serve", "--csv", csv, "--target", "y", "--workers", "2"}, "--run NAME is required"},
+		{[]string{"cluster", "serve", "--csv", csv, "--target", "y", "--workers", "2", "--run", "a.b"}, "run name"},
+		{[]string{"cluster", "serve", "airfoil/svgp", "--run", "r", "--data-out", "x"}, "--data-out is for --csv"},
+		{[]string{"cluster", "frobnicate"}, "unknown subcommand"},
+	} {
+		err := Main(c.args, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want an error about %q", c.args, err, c.want)
+		}
+	}
+}
