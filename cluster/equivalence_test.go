@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/advgp"
 	"github.com/gpzoo/gpzoo/gp/dgp"
@@ -183,5 +184,58 @@ func TestOneUpdateEqualsSingleProcessStep(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// On a row file with hash-chosen test rows, workers reading only their shards (ShardRange over the file's
+// rows, test rows dropped, standardised by the server's streaming statistics) make one update equal to one
+// single-process full-batch step on the standardised training rows: the shards' sizes are their training rows.
+func TestOneUpdateOnAFileEqualsSingleProcessStep(t *testing.T) {
+	bin, _, _ := writeFileData(t, t.TempDir(), 300, 2)
+	f, _, err := NewFileData(datasets.RowSource{Path: bin}, datasets.RowSplit{Seed: 5, TestFrac: 0.2}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := DataRef{File: f}
+	x, y, _, err := LoadShardRows(ref, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func() *models.SVGP {
+		l, err := layers.NewSVGP(layers.SVGPConfig{Kernel: equivKernel(t), Z: equivZ(t, x, 10, 7)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := models.NewSVGP(models.SVGPConfig{Layer: l, Likelihood: equivGaussian(t), NumData: f.Train})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	single := build()
+	if _, err := train.Train(single, x, y, rand.New(rand.NewPCG(1, 1)), train.Config{Iters: 1, Optimizer: &train.Adam{LR: 0.02}}); err != nil {
+		t.Fatal(err)
+	}
+	// The server counts a shard's training rows (what its worker scales by), not a range of the training count:
+	// the two differ when test rows are spread unevenly, which matters when a shard's gradient is missing.
+	s := &server{cfg: ServerConfig{Job: Job{Data: ref, NumData: f.Train}}}
+	for i := range 3 {
+		n, _ := f.ShardTrainRows(i, 3)
+		lo, hi, _ := ShardRange(f.Train, i, 3)
+		if got := s.shardRows(i, 3); got != n || (i == 0 && n == hi-lo) {
+			t.Errorf("shard %d/3: the server counts %d rows, the worker holds %d (a range of the training count: %d)", i, got, n, hi-lo)
+		}
+	}
+	dist := build()
+	cfg := LocalConfig{Server: ServerConfig{Job: Job{Data: ref, NumData: f.Train, Workers: 3}, Iters: 1, Optimizer: &train.Adam{LR: 0.02}}}
+	if _, err := Local(dist, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range single.Params() {
+		for j, v := range p.Raw() {
+			if w := dist.Params()[i].Raw()[j]; !(math.Abs(v-w) <= 1e-9*math.Max(math.Abs(v), 1e-3)) {
+				t.Fatalf("%s[%d]: %v single-process, %v on the file's shards", p.Name(), j, v, w)
+			}
+		}
 	}
 }

@@ -367,8 +367,7 @@ func (s *server) onJoin(m *nats.Msg) error {
 		if s.first.IsZero() {
 			s.first = now
 		}
-		lo, hi, _ := ShardRange(s.cfg.Job.NumData, req.Shard, req.Of)
-		if s.book.join(req.Shard, req.ID, hi-lo, now) {
+		if s.book.join(req.Shard, req.ID, s.shardRows(req.Shard, req.Of), now) {
 			s.logf("cluster worker rejoined", "shard", req.Shard, "id", req.ID, "version", s.book.version)
 		}
 		reply.Params = s.paramsMsg()
@@ -384,6 +383,18 @@ func (s *server) onJoin(m *nats.Msg) error {
 		s.logf("cluster join reply failed", "err", err)
 	}
 	return nil
+}
+
+// shardRows is the number of training rows of shard i of k: a row file's shards are ranges of its rows
+// less the test rows among them.
+func (s *server) shardRows(i, k int) int {
+	if f := s.cfg.Job.Data.File; f != nil {
+		if n, err := f.ShardTrainRows(i, k); err == nil {
+			return n
+		}
+	}
+	lo, hi, _ := ShardRange(s.cfg.Job.NumData, i, k)
+	return hi - lo
 }
 
 func (s *server) onGrad(m *nats.Msg) error {
