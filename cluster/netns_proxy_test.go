@@ -14,9 +14,10 @@ import (
 
 // lossyProxy is a user-space TCP proxy standing in for a bad network (this kernel has no netem qdisc): every
 // accepted connection is forwarded to a dialled upstream, each chunk read in either direction delivered
-// Latency later (chunks stay in order and overlap in flight, as on a long link), and a fraction CutFraction of
-// the connections is cut — both sides closed — at a random moment within CutWithin of its start, losing what
-// is in flight. The cut draws come from a seeded generator, one per accepted connection in order.
+// Latency later (chunks stay in order and overlap in flight, as on a long link; an end closed or reset by its
+// peer still gets what was in flight towards it, then end of file), and a fraction CutFraction of the
+// connections is cut — both sides closed at once — at a random moment within CutWithin of its start, losing
+// what is in flight. The cut draws come from a seeded generator, one per accepted connection in order.
 type lossyProxy struct {
 	ln          net.Listener
 	dial        func() (net.Conn, error)
@@ -37,6 +38,7 @@ type lossyProxy struct {
 type proxyConn struct {
 	down, up net.Conn
 	once     sync.Once
+	ended    atomic.Int32 // directions that have ended: at 2 the connection closes
 }
 
 func (c *proxyConn) close() {
@@ -114,7 +116,9 @@ func (p *lossyProxy) cutAll() int {
 	return len(cs)
 }
 
-// pipe copies src to dst, each chunk delivered latency after it was read; any error closes both sides.
+// pipe copies src to dst, each chunk delivered latency after it was read. When src ends (end of file or an
+// error) the chunks in flight are still delivered, then dst's write side is shut (its peer reads end of file);
+// when dst fails, src's read side is shut. The connection closes when both directions have ended (or at a cut).
 func (p *lossyProxy) pipe(c *proxyConn, src, dst net.Conn) {
 	defer p.wg.Done()
 	type chunk struct {
@@ -140,14 +144,24 @@ func (p *lossyProxy) pipe(c *proxyConn, src, dst net.Conn) {
 			time.Sleep(d)
 		}
 		if _, err := dst.Write(ch.b); err != nil {
+			if r, ok := src.(interface{ CloseRead() error }); ok {
+				_ = r.CloseRead() // the reader's Read returns: this direction is over
+			} else {
+				c.close()
+			}
 			break
 		}
 	}
-	p.mu.Lock()
-	delete(p.conns, c)
-	p.mu.Unlock()
-	c.close()
-	for range q { // let the reader end (its Read fails now that src is closed)
+	for range q { // let the reader end
+	}
+	if w, ok := dst.(interface{ CloseWrite() error }); ok {
+		_ = w.CloseWrite()
+	}
+	if c.ended.Add(1) == 2 {
+		p.mu.Lock()
+		delete(p.conns, c)
+		p.mu.Unlock()
+		c.close()
 	}
 }
 
@@ -239,6 +253,38 @@ func TestNetnsLossyProxy(t *testing.T) {
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := c.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Errorf("read after cutAll: %v, want the connection closed", err)
+	}
+
+	// An upstream that says goodbye and closes at once: the goodbye, in flight for a latency, still arrives.
+	bye, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bye.Close()
+	go func() {
+		for {
+			c, err := bye.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("done"))
+			c.Close()
+		}
+	}()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb := newLossyProxy(ln, func() (net.Conn, error) { return net.Dial("tcp", bye.Addr().String()) }, lat, 0, 0, 5)
+	defer pb.Close()
+	cb, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	cb.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if got, err := io.ReadAll(cb); string(got) != "done" || err != nil {
+		t.Errorf("from an upstream that closed: %q, %v; want \"done\" then end of file", got, err)
 	}
 
 	p = newProxy(1)

@@ -251,6 +251,8 @@ func (c *netnsCluster) finish(t *testing.T, dir string, iters int, srv *nsProc, 
 	return &r
 }
 
+var serverTimeoutRe = regexp.MustCompile(`no new version, joining again`)
+
 var refusedRe = regexp.MustCompile(`msg="[a-z]* ?gradient refused`)
 
 // Latency on every chunk, 1 % of connections cut at random and every connection cut once mid-run, each worker
@@ -409,8 +411,10 @@ func (c *netnsCluster) testLatencyAndCuts(t *testing.T) {
 	if got := srv.count(refusedRe); got != len(garbage) {
 		t.Errorf("the server refused %d gradients, want the %d garbage ones", got, len(garbage))
 	}
-	t.Logf("%d updates in %.1fs (%.1fs after cutting %d connections); gradients per shard %v, stale %d, dropped %d, rejoins %d",
-		r.ADVGP.Updates, time.Since(t0).Seconds(), time.Since(tc).Seconds(), cut, r.ADVGP.PerShard, r.ADVGP.Stale, r.ADVGP.Dropped, r.ADVGP.Rejoins)
+	// A worker whose gradient or parameters were lost in the cut waits for its ServerTimeout before it joins again.
+	waited := w0.count(serverTimeoutRe) + w1.count(serverTimeoutRe)
+	t.Logf("%d updates in %.1fs (%.1fs after cutting %d connections; %d worker waits for the server timeout); gradients per shard %v, stale %d, dropped %d, rejoins %d",
+		r.ADVGP.Updates, time.Since(t0).Seconds(), time.Since(tc).Seconds(), cut, waited, r.ADVGP.PerShard, r.ADVGP.Stale, r.ADVGP.Dropped, r.ADVGP.Rejoins)
 }
 
 var (
