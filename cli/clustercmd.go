@@ -31,7 +31,7 @@ command under its former name.)
   gpzoo train --csv FILE ... --workers K [--tau T]
       one machine: an embedded NATS server on loopback, the parameter server and K worker processes (this
       binary's "%[1]s work"); prints the result and saves the model as without --workers
-  gpzoo %[1]s serve (ENTRY | --csv FILE [train flags]) --run NAME --workers K [--tau T]
+  gpzoo %[1]s serve (ENTRY | --csv FILE | --rows FILE [train flags]) --run NAME --workers K [--tau T]
                   [--nats URL | --listen HOST:PORT] [security flags] [--identities DIR] [--data-out DIR]
       the parameter server only, on an external NATS server (--nats) or an embedded one listening on
       HOST:PORT (default 127.0.0.1:4222: this machine only; --port P is --listen 127.0.0.1:P). Workers must
@@ -44,7 +44,8 @@ command under its former name.)
       the workers' command. Start the workers yourself: the command prints theirs. An ENTRY's workers load
       their split from their own --data DIR; with --csv the server writes the standardised training rows to a
       row file (.gpzr) in --data-out DIR (default: a temporary folder) that each worker reads its shard of:
-      copy it to the workers' hosts
+      copy it to the workers' hosts; with --rows FILE (a row file or CSV too large for memory: gpzoo train
+      --help) the workers read their shards of FILE itself, --data-file naming their host's copy
   gpzoo %[1]s identities --run NAME --workers K --out DIR
       writes run NAME's identities for an external NATS server (--nats): DIR/NAME-server.nk (the server's
       --nkey), DIR/NAME-worker-I.nk (worker I's --nkey; seeds, mode 0600, never overwritten) and
@@ -158,6 +159,24 @@ func clusterLocal(name string, args []string, stdout, stderr io.Writer) error {
 		o.Spawn = cluster.Command(exe, name, "work", "--data", data)
 		return func() {}, nil
 	}, stdout, stderr)
+}
+
+// flagValue returns the value of the flag --name in args (--name V or --name=V).
+func flagValue(args []string, name string) (string, bool) {
+	for i, a := range args {
+		n, v, eq := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || n != name {
+			continue
+		}
+		if eq {
+			return v, true
+		}
+		if i+1 < len(args) {
+			return args[i+1], true
+		}
+		return "", true
+	}
+	return "", false
 }
 
 // hasFlag reports whether args name the flag --name (or -name).
@@ -314,6 +333,22 @@ func clusterServe(name string, args []string, stdout, stderr io.Writer) error {
 		f.sec.Token = "" // from the environment: the identities replace it
 	}
 	external := func(cluster.WorkerArgs) (cluster.Proc, error) { return externalProc{}, nil }
+	if rows, ok := flagValue(rest, "rows"); ok {
+		return trainCmdWith(rest, func(c *zoo.CustomConfig) (func(), error) {
+			cc := c.Cluster
+			if cc == nil {
+				return nil, fmt.Errorf("%s serve --rows: --workers K is required", name)
+			}
+			n, err := f.start(cc.URL, cc.Run, cc.Workers, stdout)
+			if err != nil {
+				return nil, err
+			}
+			cc.URL, cc.Security, cc.Spawn = n.url, n.serverSec, external
+			f.workerCommand(stdout, n, cc.Run, cc.Workers, "--data-file "+rows)
+			fmt.Fprintf(stdout, "  (each worker reads only its shard of %s: --data-file names its host's copy)\n", rows)
+			return n.shutdown, nil
+		}, stdout, stderr)
+	}
 	if hasFlag(rest, "csv") {
 		return trainCmdWith(rest, func(c *zoo.CustomConfig) (func(), error) {
 			cc := c.Cluster

@@ -45,7 +45,11 @@ the latest. --max-iters N sets that cap; --iters N instead runs exactly N steps.
 stopped and after how many steps.
 
 Flags:
-  --csv FILE          the data (required, or --dataset)
+  --csv FILE          the data (required, or --dataset, or --rows)
+  --rows FILE         with --workers: a row file (.gpzr, gpzoo synth --out X.gpzr) or CSV too large for memory:
+                      one streaming pass standardises the training rows (a row is held out by a hash of its
+                      index), the first 20000 training rows place the inducing inputs, the first 20000 test rows
+                      are scored, and each worker reads only its shard
   --target COLUMN     the column to predict (required with --csv, or --targets)
   --targets A,B,...   several real-valued columns to predict: a model with one output per column, each column
                       standardised on its own (independent latent GPs sharing the kernel and Z, or --lmc). An
@@ -126,6 +130,7 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 			strings.Join(missingTargetLikelihoods(), ", "))
 	}
 	csvPath := fs.String("csv", "", "CSV file")
+	rowsPath := fs.String("rows", "", "row file (.gpzr) or CSV its workers read by shard")
 	target := fs.String("target", "", "target column")
 	targetList := fs.String("targets", "", "target columns")
 	lmc := fs.Int("lmc", 0, "latent GPs of a linear model of coregionalisation")
@@ -185,7 +190,11 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 	if set["lmc"] && *lmc < 1 {
 		return fmt.Errorf("train: --lmc %d: want at least 1 latent GP", *lmc)
 	}
-	if err := checkSource(set, *csvPath, *target, *dataset, *split); err != nil {
+	if *rowsPath != "" {
+		if err := checkRows(set, *rowsPath, *target, targets); err != nil {
+			return err
+		}
+	} else if err := checkSource(set, *csvPath, *target, *dataset, *split); err != nil {
 		return err
 	}
 	if err := checkTrainFlags(set, *family, *iters, *inducing, *meanBases, *batch, *ckEvery, *lr, *testFrac); err != nil {
@@ -231,6 +240,9 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 	savePath := *save
 	if savePath == "" {
 		savePath = strings.TrimSuffix(filepath.Base(*csvPath), filepath.Ext(*csvPath)) + ".gpz"
+		if *rowsPath != "" {
+			savePath = strings.TrimSuffix(filepath.Base(*rowsPath), filepath.Ext(*rowsPath)) + ".gpz"
+		}
 		if *dataset != "" {
 			savePath = fmt.Sprintf("%s-split%d.gpz", *dataset, *split)
 		}
@@ -278,12 +290,22 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 		run  *zoo.Custom
 		data *datasets.Dataset // the CSV's rows (for the 1-D plot)
 	)
-	if *dataset != "" {
+	switch {
+	case *rowsPath != "":
+		src := datasets.RowSource{Path: *rowsPath, Features: splitList(*features)}
+		if *target != "" {
+			src.Targets = []string{*target}
+		}
+		fmt.Fprintf(stdout, "gpzoo train --rows %s: each of %d workers reads only its shard; model %s, kernel %s\n", *rowsPath, *workers, *family, kexpr)
+		if run, err = zoo.TrainRows(src, c, zoo.RowsConfig{}); err != nil {
+			return err
+		}
+	case *dataset != "":
 		fmt.Fprintf(stdout, "gpzoo train --dataset %s --split %d (data %s): model %s, kernel %s\n", *dataset, *split, *dataDir, *family, kexpr)
 		if run, err = zoo.TrainSplit(*dataset, *dataDir, *split, c); err != nil {
 			return err
 		}
-	} else {
+	default:
 		opts := datasets.TableOptions{Target: *target, Features: splitList(*features), Classify: *classify}
 		if targets != nil {
 			opts.Target, opts.Targets = "", targets
@@ -362,6 +384,23 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 			return err
 		}
 		fmt.Fprintf(stdout, "  wrote %s\n", *out)
+	}
+	return nil
+}
+
+// checkRows checks the flags of a run on a file its workers read by shard (--rows): it needs --workers, takes
+// one --target (a CSV's; a row file's targets are in its header) and excludes --csv, --dataset and the flags of
+// an in-memory table.
+func checkRows(set map[string]bool, path, target string, targets []string) error {
+	switch {
+	case !set["workers"]:
+		return errors.New("train: --rows FILE trains on workers that read only their shard: add --workers K")
+	case set["csv"] || set["dataset"]:
+		return errors.New("train: --rows, --csv and --dataset exclude each other")
+	case targets != nil || set["classify"] || set["lmc"] || set["max-train-rows"]:
+		return errors.New("train: --rows: one real-valued target (--targets, --classify, --lmc and --max-train-rows are for --csv)")
+	case datasets.SourceFormat(path) == datasets.FormatCSV && target == "":
+		return errors.New("train: --rows FILE.csv needs --target COLUMN (a row file's targets are in its header)")
 	}
 	return nil
 }

@@ -81,7 +81,10 @@ func trainCluster(model gp.Model, x, y *mat.Dense, c CustomConfig, cfg train.Con
 	if cc.Workers < 1 || cc.Tau < 0 {
 		return nil, fmt.Errorf("%w: %d workers and τ = %d: want k ≥ 1, τ ≥ 0", ErrBadCustom, cc.Workers, cc.Tau)
 	}
-	n, _ := x.Dims()
+	n := c.rows
+	if n == 0 {
+		n, _ = x.Dims()
+	}
 	if n < cc.Workers {
 		return nil, fmt.Errorf("%w: %d training rows for %d workers", ErrBadCustom, n, cc.Workers)
 	}

@@ -1,12 +1,18 @@
 package zoo_test
 
 import (
+	"bytes"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/zoo"
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
 )
 
 // A family that is a sum over rows trains on a cluster of in-process workers over the embedded NATS server:
@@ -68,5 +74,65 @@ func TestEntryOnCluster(t *testing.T) {
 	}
 	if !strings.Contains(res.Summary(), "cluster: 2 workers") {
 		t.Errorf("the summary does not report the cluster:\n%s", res.Summary())
+	}
+}
+
+// A file too large for memory trains on workers that read only their shards of it: the server builds the model
+// from a sample of the training rows, scales it to every training row (the hash split's), and scores the
+// file's test rows; a row file and the same rows as a CSV give the same synchronous (τ = 0) fit.
+func TestTrainRows(t *testing.T) {
+	dir := t.TempDir()
+	d, err := datasets.Synthetic(datasets.SynthConfig{Rows: 3000, Inputs: 3, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, csv := filepath.Join(dir, "d.gpzr"), filepath.Join(dir, "d.csv")
+	var b bytes.Buffer
+	names := append(append([]string(nil), d.FeatureNames...), "y")
+	w, err := datasets.NewRowWriter(&b, d.N(), 0, d.D(), names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range d.N() {
+		if err := w.Write(append(append([]float64(nil), d.X.RawRowView(i)...), d.Y.At(i, 0))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	if err := datasets.WriteTable(&b, d, "y"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(csv, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := zoo.CustomConfig{Family: "svgp", Inducing: 20, Iters: 150, LR: 0.05, BatchSize: 256, Cluster: &zoo.ClusterConfig{Workers: 3}}
+	var runs []*zoo.Custom
+	for _, src := range []datasets.RowSource{{Path: bin}, {Path: csv, Targets: []string{"y"}}} {
+		cc := *c.Cluster
+		c.Cluster = &cc
+		run, err := zoo.TrainRows(src, c, zoo.RowsConfig{SampleRows: 500, TestRows: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := run.Result
+		if r.NTrain < 2600 || r.NTrain > 2800 || r.NTest != 200 || r.Cluster == nil || r.Cluster.Updates != 150 {
+			t.Fatalf("%s: %d training rows, %d test rows, cluster %+v", src.Path, r.NTrain, r.NTest, r.Cluster)
+		}
+		if sd := stat.PopStdDev(mat.Col(nil, 0, d.Y), nil); r.TestRMSE == nil || !(*r.TestRMSE < 0.6*sd) {
+			t.Errorf("%s: test RMSE %v, the targets' sd %v", src.Path, r.TestRMSE, sd)
+		}
+		runs = append(runs, run)
+	}
+	if a, b := runs[0].Result, runs[1].Result; a.NTrain != b.NTrain || math.Abs(a.TestLL-b.TestLL) > 1e-9 {
+		t.Errorf("row file: %d rows, test LL %v; CSV: %d rows, %v", a.NTrain, a.TestLL, b.NTrain, b.TestLL)
+	}
+	if _, err := zoo.TrainRows(datasets.RowSource{Path: bin}, zoo.CustomConfig{Family: "svgp"}, zoo.RowsConfig{}); !errors.Is(err, zoo.ErrBadCustom) {
+		t.Errorf("without workers: %v, want ErrBadCustom", err)
 	}
 }

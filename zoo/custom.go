@@ -104,6 +104,17 @@ type CustomConfig struct {
 	// Cluster, if set, trains on a parameter server and workers over NATS (ClusterConfig; the families that
 	// are sums over rows, with Adam).
 	Cluster *ClusterConfig
+	// rows, when > 0, is the number of training rows the model is scaled to while fit sees only a sample of
+	// them (TrainRows: the workers read their shards of a file; the sample places the inducing inputs).
+	rows int
+}
+
+// trainRows is the number of training rows: c.rows, or tr's.
+func (c CustomConfig) trainRows(tr *datasets.Dataset) int {
+	if c.rows > 0 {
+		return c.rows
+	}
+	return tr.N()
 }
 
 // Custom is the outcome of TrainCustom: the metrics and the model file (saved by the caller, if wanted).
@@ -194,9 +205,9 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	if c.Family == "gpr" || c.Family == "sgpr" {
 		c.BatchSize = 0 // their objectives take the whole training set
 	} else if c.BatchSize <= 0 {
-		c.BatchSize = min(tr.N(), 1024)
+		c.BatchSize = min(c.trainRows(tr), 1024)
 	} else {
-		c.BatchSize = min(c.BatchSize, tr.N())
+		c.BatchSize = min(c.BatchSize, c.trainRows(tr))
 	}
 	res.Kernel = c.Kernel
 	b, err := buildCustom(tr, std, c, fam, rng)
@@ -242,10 +253,11 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
 	}
-	fillTraining(res, tres, tr.N())
+	fillTraining(res, tres, c.trainRows(tr))
 	switch { // a full-batch fit reports its final objective
 	case c.Optimizer == "lbfgs": // TrainLBFGS's last loss is the model's at its final parameters: no second pass
 		setFinal(res, tres.FinalLoss(), tr.N())
+	case c.rows > 0: // tr is a sample: the smoothed objective stands
 	case c.BatchSize <= 0 || c.BatchSize >= tr.N(): // Adam's last loss precedes its last step: evaluate afresh
 		if err := fillFinal(res, b.model, tr.X, ytr); err != nil {
 			return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
@@ -460,8 +472,8 @@ func buildCustom(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 
 // buildFamily builds c.Family's model with kernel kern (a deep GP: a kernel of expr in every layer).
 func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, fam gp.LikelihoodFamily, rng *rand.Rand, kern gp.Kernel, expr *grammar.Expr) (*customBuild, error) {
-	n := tr.N()
-	m := min(c.Inducing, n)
+	n := c.trainRows(tr)
+	m := min(c.Inducing, tr.N())
 	switch c.Family {
 	case "gpr":
 		if n > 5000 {
@@ -521,7 +533,7 @@ func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 		}
 		sizes := fmt.Sprintf("M=%d", m)
 		if c.LayerFamily == "decoupled" {
-			sizes = fmt.Sprintf("Ma=%d, Mb=%d", min(c.MeanBases, n), m)
+			sizes = fmt.Sprintf("Ma=%d, Mb=%d", min(c.MeanBases, tr.N()), m)
 		}
 		b.describe = fmt.Sprintf("adam(%g), batch %d, S=%d, %d layers (%s), %s, hidden widths %v", c.LR, c.BatchSize, c.Samples, len(ls), sizes, c.LayerFamily, c.Hidden)
 		if c.NatGrad {
