@@ -25,16 +25,16 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Issue 33's test across hosts on one machine: the parameter server (`gpzoo advgp serve`, its embedded NATS
+// Issue 33's test across hosts on one machine: the parameter server (`gpzoo cluster serve`, its embedded NATS
 // server listening on its namespace's veth address, beyond loopback, so with TLS and client authentication) in
 // one network namespace, a lossy proxy (20 ms per chunk and direction, 1 % of connections cut, and one cut of
-// every connection mid-run) in a second, and two workers (`gpzoo advgp work`) in a third and a fourth, each
-// reaching the server only through the proxy (TLS runs end to end through it). Training completes through
-// latency and cuts with per-worker NKey identities, and with a token through the SIGKILL of a worker (dropped,
-// restarted, rejoined) and of the server (restarted with --resume from its checkpoint). Clients without
-// credentials, without TLS or with another run's identity are refused by the NATS server; a worker's identity
-// cannot reach another run's subjects; garbage pushed to the run's gradient subject is refused and counted.
-// The embedded server refuses to listen beyond loopback without TLS and credentials.
+// every connection mid-run) in a second, and two workers (`gpzoo cluster work`) in a third and a fourth, each
+// reaching the server only through the proxy (TLS runs end to end through it). An ADVGP entry trains through
+// latency and cuts with per-worker NKey identities; an SVGP entry, with a token, through the SIGKILL of a worker
+// (dropped, restarted, rejoined) and of the server (restarted with --resume from its checkpoint). Clients
+// without credentials, without TLS or with another run's identity are refused by the NATS server; a worker's
+// identity cannot reach another run's subjects; garbage pushed to the run's gradient subject is refused and
+// counted. The embedded server refuses to listen beyond loopback without TLS and credentials.
 const (
 	netnsLatency = 20 * time.Millisecond
 	netnsCuts    = 0.01
@@ -42,19 +42,37 @@ const (
 )
 
 // netnsResult is the part of `gpzoo run`'s JSON result the test reads (package zoo imports cluster, so its
-// Result type cannot be imported here).
+// Result type cannot be imported here): the cluster run's numbers are under "cluster", an ADVGP entry's under
+// "advgp".
 type netnsResult struct {
-	Iters    int      `json:"iters"`
-	TestRMSE *float64 `json:"test_rmse"`
-	ADVGP    *struct {
-		Workers  int   `json:"workers"`
-		Updates  int   `json:"updates"`
-		Stale    int   `json:"stale"`
-		Dropped  int   `json:"dropped"`
-		Rejoins  int   `json:"rejoins"`
-		PerShard []int `json:"gradients_per_shard"`
-	} `json:"advgp"`
-	ModelFile string `json:"model_file"`
+	Iters    int           `json:"iters"`
+	TestRMSE *float64      `json:"test_rmse"`
+	ADVGP    *netnsCounter `json:"advgp"`
+	Cluster  *netnsCounter `json:"cluster"`
+}
+
+type netnsCounter struct {
+	Workers  int   `json:"workers"`
+	Updates  int   `json:"updates"`
+	Stale    int   `json:"stale"`
+	Invalid  *int  `json:"invalid"`
+	Dropped  int   `json:"dropped"`
+	Rejoins  int   `json:"rejoins"`
+	PerShard []int `json:"gradients_per_shard"`
+}
+
+// stats returns the cluster run's numbers.
+func (r *netnsResult) stats() *netnsCounter {
+	if r.Cluster != nil {
+		return r.Cluster
+	}
+	return r.ADVGP
+}
+
+// netnsJob is what a run trains: the entry and its flags on the server, and the data flag of its workers.
+type netnsJob struct {
+	serve []string
+	data  string
 }
 
 // netnsCluster is the lab of TestNetnsCluster: namespaces, addresses, the proxy and the command lines.
@@ -123,31 +141,31 @@ func TestNetnsCluster(t *testing.T) {
 // (--identities), or the shared token (--token-file).
 type netnsAuth struct{ identities string }
 
-// serve starts `gpzoo advgp serve` for run in the server namespace, with TLS (the test CA's certificate) and
+// serve starts `gpzoo cluster serve` for run in the server namespace, with TLS (the test CA's certificate) and
 // auth, and waits until it listens.
-func (c *netnsCluster) serve(t *testing.T, run string, iters int, dir string, auth netnsAuth, extra ...string) *nsProc {
-	args := []string{"advgp", "serve", "protein/advgp", "--run", run, "--listen", c.listen,
+func (c *netnsCluster) serve(t *testing.T, run string, job netnsJob, iters int, dir string, auth netnsAuth, extra ...string) *nsProc {
+	args := append(append([]string{"cluster", "serve"}, job.serve...), "--run", run, "--listen", c.listen,
 		"--tls-cert", c.pki.Cert, "--tls-key", c.pki.Key, "--tls-ca", c.pki.CA,
-		"--workers", "2", "--tau", "4", "--iters", strconv.Itoa(iters), "--inducing", "8", "--batch", "40", "--data", c.data,
+		"--workers", "2", "--tau", "4", "--iters", strconv.Itoa(iters), "--data", job.data,
 		"--out", filepath.Join(dir, "result.json"), "--save", filepath.Join(dir, "model.gpz"),
-		"--checkpoint", filepath.Join(dir, "ckpt"), "--checkpoint-every", "10", "--eval-every", "5"}
+		"--checkpoint", filepath.Join(dir, "ckpt"), "--checkpoint-every", "10", "--eval-every", "5")
 	if auth.identities != "" {
 		args = append(args, "--identities", auth.identities)
 	} else {
 		args = append(args, "--token-file", c.tokenFile)
 	}
 	p := c.lab.start(c.ctx, c.srvNS, "server "+run, []string{"GOMAXPROCS=1", EnvToken + "="}, c.bin, append(args, extra...)...)
-	// Workers start once the server listens: `gpzoo advgp work` gives up when its first connection fails.
+	// Workers start once the server listens: `gpzoo cluster work` gives up when its first connection fails.
 	if !p.await(time.Minute, func(s string) bool { return strings.Contains(s, "server ready") }) {
 		t.Fatalf("the server did not start\n%s", p.output(20))
 	}
 	return p
 }
 
-// work starts `gpzoo advgp work` for shard i/2 of run in worker namespace i, through the proxy.
-func (c *netnsCluster) work(run string, i int, auth netnsAuth) *nsProc {
-	args := []string{"advgp", "work", "--url", c.workerURL[i], "--run", run, "--shard", fmt.Sprintf("%d/2", i),
-		"--tls-ca", c.pki.CA, "--data", c.data, "--quiet=false"}
+// work starts `gpzoo cluster work` for shard i/2 of run in worker namespace i, through the proxy.
+func (c *netnsCluster) work(run string, job netnsJob, i int, auth netnsAuth) *nsProc {
+	args := []string{"cluster", "work", "--url", c.workerURL[i], "--run", run, "--shard", fmt.Sprintf("%d/2", i),
+		"--tls-ca", c.pki.CA, "--data", job.data, "--quiet=false"}
 	if auth.identities != "" {
 		args = append(args, "--nkey", c.workerSeed(auth, run, i))
 	} else {
@@ -175,7 +193,7 @@ func (c *netnsCluster) testListenRefused(t *testing.T) {
 		{"a token only", []string{"--token-file", c.tokenFile}},
 		{"identities only", []string{"--identities", idDir}},
 	} {
-		args := append([]string{"advgp", "serve", "protein/advgp", "--run", "refused", "--listen", addr, "--workers", "2",
+		args := append([]string{"cluster", "serve", "protein/advgp", "--run", "refused", "--listen", addr, "--workers", "2",
 			"--iters", "5", "--data", c.data, "--quiet"}, tc.args...)
 		p := c.lab.start(c.ctx, c.srvNS, "server without TLS, "+tc.name, []string{EnvToken + "="}, c.bin, args...)
 		err := p.wait(time.Minute)
@@ -221,9 +239,9 @@ func (c *netnsCluster) finish(t *testing.T, dir string, iters int, srv *nsProc, 
 	if err := json.Unmarshal(raw, &r); err != nil {
 		t.Fatal(err)
 	}
-	a := r.ADVGP
-	if a == nil || a.Updates != iters || r.Iters != iters || a.Workers != 2 || len(a.PerShard) != 2 {
-		t.Fatalf("result: iters %d, advgp %+v; want %d updates of 2 workers", r.Iters, a, iters)
+	a := r.stats()
+	if a == nil || a.Updates != iters || r.Iters != iters || a.Workers != 2 || len(a.PerShard) != 2 || a.Invalid == nil {
+		t.Fatalf("result: iters %d, cluster %+v; want %d updates of 2 workers, invalid counted", r.Iters, a, iters)
 	}
 	grads := a.PerShard[0] + a.PerShard[1]
 	// Each accepted gradient allows at most one update; a drop (or the start) may allow one more on the
@@ -265,8 +283,10 @@ func (c *netnsCluster) testLatencyAndCuts(t *testing.T) {
 	run, dir := "netns-cuts", t.TempDir()
 	auth := netnsAuth{identities: filepath.Join(dir, "identities")}
 	t0 := time.Now()
-	srv := c.serve(t, run, iters, dir, auth)
-	w0, w1 := c.work(run, 0, auth), c.work(run, 1, auth)
+	// An ADVGP entry (the proximal step on q(w)) on generated protein-format data: the workers load their split.
+	job := netnsJob{serve: []string{"protein/advgp", "--inducing", "8", "--batch", "40"}, data: c.data}
+	srv := c.serve(t, run, job, iters, dir, auth)
+	w0, w1 := c.work(run, job, 0, auth), c.work(run, job, 1, auth)
 	if !srv.await(time.Minute, func(s string) bool { return strings.Contains(s, "training started") }) {
 		t.Fatalf("training did not start\n%s\n%s\n%s", srv.output(20), w0.output(10), w1.output(10))
 	}
@@ -408,13 +428,13 @@ func (c *netnsCluster) testLatencyAndCuts(t *testing.T) {
 		t.Errorf("cut %d connections, want the workers' 2 at least", cut)
 	}
 	r := c.finish(t, dir, iters, srv, w0, w1)
-	if got := srv.count(refusedRe); got != len(garbage) {
-		t.Errorf("the server refused %d gradients, want the %d garbage ones", got, len(garbage))
+	if got := srv.count(refusedRe); got != len(garbage) || *r.stats().Invalid != len(garbage) {
+		t.Errorf("the server refused %d gradients (result: %d invalid), want the %d garbage ones", got, *r.stats().Invalid, len(garbage))
 	}
 	// A worker whose gradient or parameters were lost in the cut waits for its ServerTimeout before it joins again.
 	waited := w0.count(serverTimeoutRe) + w1.count(serverTimeoutRe)
-	t.Logf("%d updates in %.1fs (%.1fs after cutting %d connections; %d worker waits for the server timeout); gradients per shard %v, stale %d, dropped %d, rejoins %d",
-		r.ADVGP.Updates, time.Since(t0).Seconds(), time.Since(tc).Seconds(), cut, waited, r.ADVGP.PerShard, r.ADVGP.Stale, r.ADVGP.Dropped, r.ADVGP.Rejoins)
+	t.Logf("%d updates in %.1fs (%.1fs after cutting %d connections; %d worker waits for the server timeout); gradients per shard %v, stale %d, invalid %d, dropped %d, rejoins %d",
+		r.stats().Updates, time.Since(t0).Seconds(), time.Since(tc).Seconds(), cut, waited, r.stats().PerShard, r.stats().Stale, *r.stats().Invalid, r.stats().Dropped, r.stats().Rejoins)
 }
 
 var (
@@ -428,8 +448,10 @@ func (c *netnsCluster) testKills(t *testing.T) {
 	const iters = 200
 	run, dir := "netns-kills", t.TempDir()
 	t0 := time.Now()
-	srv := c.serve(t, run, iters, dir, netnsAuth{})
-	w0, w1 := c.work(run, 0, netnsAuth{}), c.work(run, 1, netnsAuth{})
+	// An SVGP entry (Adam on every Param, as single-process training) on the embedded Boston data.
+	job := netnsJob{serve: []string{"boston-bb/svgp", "--inducing", "10"}, data: ""}
+	srv := c.serve(t, run, job, iters, dir, netnsAuth{})
+	w0, w1 := c.work(run, job, 0, netnsAuth{}), c.work(run, job, 1, netnsAuth{})
 	if !srv.await(time.Minute, atUpdate(30)) {
 		t.Fatalf("no update 30\n%s\n%s\n%s", srv.output(20), w0.output(10), w1.output(10))
 	}
@@ -438,7 +460,7 @@ func (c *netnsCluster) testKills(t *testing.T) {
 		t.Fatalf("the killed worker was not dropped\n%s", srv.output(20))
 	}
 	t.Logf("worker 1 killed and dropped after %.1fs", time.Since(t0).Seconds())
-	w1 = c.work(run, 1, netnsAuth{})
+	w1 = c.work(run, job, 1, netnsAuth{})
 
 	if !srv.await(time.Minute, atUpdate(100)) {
 		t.Fatalf("no update 100 after the worker's restart\n%s\n%s", srv.output(20), w1.output(10))
@@ -451,7 +473,7 @@ func (c *netnsCluster) testKills(t *testing.T) {
 		t.Fatal("the killed server wrote its result")
 	}
 	t.Logf("server killed after %.1fs", time.Since(t0).Seconds())
-	srv = c.serve(t, run, iters, dir, netnsAuth{}, "--resume")
+	srv = c.serve(t, run, job, iters, dir, netnsAuth{}, "--resume")
 	var from int
 	if !srv.await(time.Minute, func(s string) bool {
 		m := resumedRe.FindStringSubmatch(s)
@@ -466,11 +488,11 @@ func (c *netnsCluster) testKills(t *testing.T) {
 		t.Errorf("resumed from update %d, want the last checkpoint (every 10) at or after update 90", from)
 	}
 	r := c.finish(t, dir, iters, srv, w0, w1)
-	if r.ADVGP.Dropped < 1 || r.ADVGP.Rejoins < 1 {
-		t.Errorf("dropped %d, rejoins %d: want the killed worker's drop and rejoin counted", r.ADVGP.Dropped, r.ADVGP.Rejoins)
+	if r.stats().Dropped < 1 || r.stats().Rejoins < 1 {
+		t.Errorf("dropped %d, rejoins %d: want the killed worker's drop and rejoin counted", r.stats().Dropped, r.stats().Rejoins)
 	}
 	t.Logf("%d updates in %.1fs (resumed from %d); gradients per shard %v, stale %d, dropped %d, rejoins %d",
-		r.ADVGP.Updates, time.Since(t0).Seconds(), from, r.ADVGP.PerShard, r.ADVGP.Stale, r.ADVGP.Dropped, r.ADVGP.Rejoins)
+		r.stats().Updates, time.Since(t0).Seconds(), from, r.stats().PerShard, r.stats().Stale, r.stats().Dropped, r.stats().Rejoins)
 }
 
 // plaintextRefused talks NATS in clear to the server (through the proxy): it reads the server's INFO, sends
