@@ -24,19 +24,7 @@ func writeFileData(t *testing.T, dir string, n, d int) (bin, csvPath string, ds 
 	}
 	bin, csvPath = filepath.Join(dir, "d.gpzr"), filepath.Join(dir, "d.csv")
 	var b bytes.Buffer
-	w, err := datasets.NewRowWriter(&b, n, 0, d, append(append([]string(nil), ds.FeatureNames...), "y"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	row := make([]float64, d+1)
-	for i := range n {
-		copy(row, ds.X.RawRowView(i))
-		row[d] = ds.Y.At(i, 0)
-		if err := w.Write(row); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
+	if err := datasets.WriteRowFile(&b, ds.X, ds.Y, append(append([]string(nil), ds.FeatureNames...), "y")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(bin, b.Bytes(), 0o644); err != nil {

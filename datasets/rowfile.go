@@ -439,3 +439,41 @@ func ReadRows(path string, lo, hi int) (x, y *mat.Dense, err error) {
 	}
 	return mat.NewDense(hi-lo, d, xs), y, nil
 }
+
+// WriteRowFile writes the rows of x [N,D] and y [N,P] (nil: none) to w as a row file whose rows are the global
+// indices [0, N), the columns named names (D+P of them; nil: x0 … x{D−1}, y0 … y{P−1}). Errors: those of
+// NewRowWriter and RowWriter.Write (a non-finite value names its row and column).
+func WriteRowFile(w io.Writer, x, y *mat.Dense, names []string) error {
+	n, d := x.Dims()
+	p := 0
+	if y != nil {
+		ny, py := y.Dims()
+		if ny != n {
+			return fmt.Errorf("datasets: WriteRowFile: %d input rows and %d target rows: %w", n, ny, ErrShape)
+		}
+		p = py
+	}
+	if names == nil {
+		for j := range d {
+			names = append(names, fmt.Sprint("x", j))
+		}
+		for j := range p {
+			names = append(names, fmt.Sprint("y", j))
+		}
+	}
+	rw, err := NewRowWriter(w, n, 0, d, names)
+	if err != nil {
+		return err
+	}
+	row := make([]float64, d+p)
+	for i := range n {
+		copy(row, x.RawRowView(i))
+		if p > 0 {
+			copy(row[d:], y.RawRowView(i))
+		}
+		if err := rw.Write(row); err != nil {
+			return err
+		}
+	}
+	return rw.Close()
+}

@@ -8,12 +8,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 )
 
-// writeRowFile writes d (inputs then its one target "y") as a row file at path.
+// writeRowFile writes d (inputs then its one target "y") as a row file at path (WriteRowFile).
 func writeRowFile(t *testing.T, path string, d *Dataset) {
 	t.Helper()
 	f, err := os.Create(path)
@@ -21,21 +22,24 @@ func writeRowFile(t *testing.T, path string, d *Dataset) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	names := append(append([]string(nil), d.FeatureNames...), "y")
-	w, err := NewRowWriter(f, d.N(), 0, d.D(), names)
-	if err != nil {
+	if err := WriteRowFile(f, d.X, d.Y, append(append([]string(nil), d.FeatureNames...), "y")); err != nil {
 		t.Fatal(err)
 	}
-	row := make([]float64, d.D()+1)
-	for i := range d.N() {
-		copy(row, d.X.RawRowView(i))
-		row[d.D()] = d.Y.At(i, 0)
-		if err := w.Write(row); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
+}
+
+// WriteRowFile names unnamed columns x0…, y0… and refuses inputs and targets of different lengths.
+func TestWriteRowFile(t *testing.T) {
+	d := synthForTest(t, 5, 2)
+	var b bytes.Buffer
+	if err := WriteRowFile(&b, d.X, d.Y, nil); err != nil {
 		t.Fatal(err)
+	}
+	h, err := ReadRowHeader(&b)
+	if err != nil || h.Rows != 5 || strings.Join(h.Names, ",") != "x0,x1,y0" {
+		t.Fatalf("header %+v, %v", h, err)
+	}
+	if err := WriteRowFile(&b, d.X, mat.NewDense(4, 1, nil), nil); !errors.Is(err, ErrShape) {
+		t.Errorf("5 input rows, 4 target rows: %v", err)
 	}
 }
 

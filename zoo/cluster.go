@@ -150,25 +150,7 @@ func writeRows(dir string, x, y *mat.Dense) (path string, cleanup func(), err er
 		return "", nil, err
 	}
 	path = f.Name()
-	n, d := x.Dims()
-	_, p := y.Dims()
-	names := make([]string, 0, d+p)
-	for j := range d {
-		names = append(names, fmt.Sprint("x", j))
-	}
-	for j := range p {
-		names = append(names, fmt.Sprint("y", j))
-	}
-	w, err := datasets.NewRowWriter(f, n, 0, d, names)
-	row := make([]float64, d+p)
-	for i := 0; err == nil && i < n; i++ {
-		copy(row, x.RawRowView(i))
-		copy(row[d:], y.RawRowView(i))
-		err = w.Write(row)
-	}
-	if err == nil {
-		err = w.Close()
-	}
+	err = datasets.WriteRowFile(f, x, y, nil)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

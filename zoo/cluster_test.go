@@ -88,17 +88,7 @@ func TestTrainRows(t *testing.T) {
 	}
 	bin, csv := filepath.Join(dir, "d.gpzr"), filepath.Join(dir, "d.csv")
 	var b bytes.Buffer
-	names := append(append([]string(nil), d.FeatureNames...), "y")
-	w, err := datasets.NewRowWriter(&b, d.N(), 0, d.D(), names)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range d.N() {
-		if err := w.Write(append(append([]float64(nil), d.X.RawRowView(i)...), d.Y.At(i, 0))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
+	if err := datasets.WriteRowFile(&b, d.X, d.Y, append(append([]string(nil), d.FeatureNames...), "y")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(bin, b.Bytes(), 0o644); err != nil {
