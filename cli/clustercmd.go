@@ -3,6 +3,7 @@ package cli
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -198,6 +199,7 @@ type serveFlags struct {
 	sec           cluster.Security
 	set           map[string]bool
 	tokenFile     bool
+	resume        bool // --resume: a restarted server takes its run's identities again
 }
 
 // serveNATS is where a served run's NATS is: the URL and Security of the server's own connection, the
@@ -239,7 +241,12 @@ func (f *serveFlags) start(url, run string, workers int, stdout io.Writer) (*ser
 		if !cluster.IsLoopback(host) && (sec.TLSCert == "" || sec.TLSKey == "") {
 			return nil, fmt.Errorf("%w: listening on %s: %w", cluster.ErrInsecureListen, f.listen, cluster.ErrNoTLS)
 		}
-		if ids, err = cluster.IssueIdentities(run, workers, f.idDir); err != nil {
+		if f.resume {
+			ids, err = cluster.LoadIdentities(run, workers, f.idDir)
+		} else if ids, err = cluster.IssueIdentities(run, workers, f.idDir); errors.Is(err, cluster.ErrIdentityExists) {
+			err = fmt.Errorf("%w (a restarted server takes its run's identities again with --resume)", err)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%s serve: %w", name, err)
 		}
 		ec.Users = ids.NkeyUsers()
@@ -251,7 +258,7 @@ func (f *serveFlags) start(url, run string, workers int, stdout io.Writer) (*ser
 	}
 	e, err := cluster.StartEmbedded(ec)
 	if err != nil {
-		if ids != nil { // nobody has them yet: a second try must not find them
+		if ids != nil && !f.resume { // nobody has them yet: a second try must not find them
 			for _, id := range append([]cluster.Identity{ids.Server}, ids.Workers...) {
 				_ = os.Remove(id.SeedFile)
 			}
@@ -322,7 +329,7 @@ func clusterServe(name string, args []string, stdout, stderr io.Writer) error {
 		}
 		*listen = net.JoinHostPort("127.0.0.1", strconv.Itoa(*port))
 	}
-	f.listen, f.idDir, f.dataOut, f.tokenFile = *listen, *idDir, *dataOut, f.set["token-file"]
+	f.listen, f.idDir, f.dataOut, f.tokenFile, f.resume = *listen, *idDir, *dataOut, f.set["token-file"], hasFlag(rest, "resume")
 	if f.sec, err = security(); err != nil {
 		return fmt.Errorf("%s serve: %w", name, err)
 	}
@@ -444,16 +451,17 @@ func clusterWork(name string, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	nc, err := cluster.Connect(a.URL, fmt.Sprintf("gpzoo-%s-worker-%d", name, a.Shard), a.Security)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
 	stop := make(chan struct{})
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 	go func() { <-sig; close(stop) }()
+	// A worker may start before its server: it keeps trying to connect for as long as it would try to join.
+	nc, err := cluster.ConnectWithin(a.URL, fmt.Sprintf("gpzoo-%s-worker-%d", name, a.Shard), a.Security, cluster.DefaultJoinTimeout, stop)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
 	cfg := cluster.WorkerConfig{Conn: nc, Run: a.Run, Shard: a.Shard, Of: a.Of, Delay: a.Delay, Stop: stop, DataFile: *dataFile,
 		Loader: func(ref cluster.DataRef) (x, y *mat.Dense, err error) {
 			if *data != "" { // this machine's data directory, when it has one

@@ -435,3 +435,71 @@ func writeSeed(id *Identity, run string) error {
 	defer clear(text)
 	return writeNew(id.SeedFile, text, 0o600)
 }
+
+// LoadIdentities reads the identities IssueIdentities wrote for run's k workers in dir (a parameter server
+// restarted with --resume takes them again, so that its running workers' seeds stay valid): each seed file's
+// public key, and the permissions of its role. Errors: *FileError for a missing or unreadable seed file, or one
+// that holds no NKey user seed (ErrMalformed).
+func LoadIdentities(run string, k int, dir string) (*Identities, error) {
+	if err := CheckRunName(run); err != nil {
+		return nil, err
+	}
+	if k < 1 {
+		return nil, fmt.Errorf("cluster: identities for %d workers: want at least 1", k)
+	}
+	ids := &Identities{Run: run, Server: Identity{Name: "server", Permissions: ServerPermissions(run)},
+		ConfigFile: filepath.Join(dir, run+"-nats.conf")}
+	for i := range k {
+		ids.Workers = append(ids.Workers, Identity{Name: "worker-" + strconv.Itoa(i), Permissions: WorkerPermissions(run)})
+	}
+	for _, id := range append([]*Identity{&ids.Server}, pointers(ids.Workers)...) {
+		id.SeedFile = filepath.Join(dir, run+"-"+id.Name+".nk")
+		data, err := readFile("NKey seed file", id.SeedFile)
+		if err != nil {
+			return nil, err
+		}
+		kp, err := nkeys.FromSeed(bytes.TrimSpace(seedLine(data)))
+		clear(data)
+		if err != nil {
+			return nil, &FileError{What: "NKey seed file", Path: id.SeedFile, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
+		}
+		id.PublicKey, err = kp.PublicKey()
+		kp.Wipe()
+		if err != nil || !strings.HasPrefix(id.PublicKey, "U") {
+			return nil, &FileError{What: "NKey seed file", Path: id.SeedFile, Err: fmt.Errorf("%w: not an NKey user seed", ErrMalformed)}
+		}
+	}
+	return ids, nil
+}
+
+// seedLine returns the first line of data that is not a comment.
+func seedLine(data []byte) []byte {
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
+			return t
+		}
+	}
+	return nil
+}
+
+// ConnectWithin is Connect retried every half second for up to within while the server does not answer (a
+// worker started before its server), or until stop is closed; errors of the client's own files and flags
+// (*FileError, ErrSecurityConflict) return at once.
+func ConnectWithin(url, name string, sec Security, within time.Duration, stop <-chan struct{}) (*nats.Conn, error) {
+	deadline := time.Now().Add(within)
+	for {
+		nc, err := Connect(url, name, sec)
+		if err == nil {
+			return nc, nil
+		}
+		var fe *FileError
+		if errors.As(err, &fe) || errors.Is(err, ErrSecurityConflict) || time.Now().After(deadline) {
+			return nil, err
+		}
+		select {
+		case <-stop:
+			return nil, err
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}

@@ -644,3 +644,73 @@ func TestIdentitiesNATSConfig(t *testing.T) {
 		t.Error("a permissions violation for the run's own gradient subject")
 	}
 }
+
+// A restarted server takes its run's identities again (LoadIdentities): the same public keys and permissions
+// as issued; a missing or malformed seed file is a FileError.
+func TestLoadIdentities(t *testing.T) {
+	dir := t.TempDir()
+	issued, err := IssueIdentities("again", 2, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := LoadIdentities("again", 2, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Server.PublicKey != issued.Server.PublicKey || len(loaded.Workers) != 2 ||
+		loaded.Workers[1].PublicKey != issued.Workers[1].PublicKey || loaded.Workers[1].SeedFile != issued.Workers[1].SeedFile ||
+		!slices.Equal(loaded.Workers[0].Permissions.Publish.Allow, issued.Workers[0].Permissions.Publish.Allow) {
+		t.Errorf("loaded %+v, issued %+v", loaded, issued)
+	}
+	if _, err := LoadIdentities("again", 3, dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a third worker's missing seed: %v, want fs.ErrNotExist", err)
+	}
+	if err := os.WriteFile(issued.Workers[0].SeedFile, []byte("# comment\nnot a seed\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var fe *FileError
+	if _, err := LoadIdentities("again", 2, dir); !errors.Is(err, ErrMalformed) || !errors.As(err, &fe) {
+		t.Errorf("a malformed seed: %v, want a FileError wrapping ErrMalformed", err)
+	}
+}
+
+// A worker started before its server connects once the server listens (ConnectWithin); its own bad files fail
+// at once, and an absent server after the time given.
+func TestConnectWithin(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	started := make(chan *Embedded, 1)
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		e, err := StartEmbedded(EmbeddedConfig{Listen: addr})
+		if err != nil {
+			t.Error(err)
+		}
+		started <- e
+	}()
+	t0 := time.Now()
+	nc, err := ConnectWithin("nats://"+addr, "early", Security{}, 20*time.Second, nil)
+	if err != nil {
+		t.Fatalf("connecting before the server started: %v", err)
+	}
+	nc.Close()
+	if e := <-started; e != nil {
+		defer e.Shutdown()
+	}
+	if d := time.Since(t0); d < 500*time.Millisecond {
+		t.Errorf("connected after %v, before the server started", d)
+	}
+	if _, err := ConnectWithin("nats://"+addr, "bad", Security{NKeyFile: filepath.Join(t.TempDir(), "missing.nk")}, time.Minute, nil); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing seed file: %v", err)
+	}
+	l2, _ := net.Listen("tcp", "127.0.0.1:0")
+	gone := l2.Addr().String()
+	l2.Close()
+	if _, err := ConnectWithin("nats://"+gone, "late", Security{}, 600*time.Millisecond, nil); err == nil {
+		t.Error("connected to no server")
+	}
+}
