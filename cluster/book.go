@@ -28,6 +28,8 @@ type slot struct {
 	loss    float64
 	seen    time.Time // newest heartbeat or gradient
 	gradAt  time.Time // newest gradient (or the join)
+	suspect time.Time // since when the worker's heartbeats say it waits for what was lost (zero: not)
+	pushed  int       // the version the suspicion is about
 }
 
 func newBook(tau int) *book { return &book{tau: tau, slots: map[int]*slot{}, served: map[int]bool{}} }
@@ -56,6 +58,32 @@ func (b *book) beat(shard int, id string, now time.Time) bool {
 		return false
 	}
 	s.seen = now
+	return true
+}
+
+// lost reports whether the worker of shard, whose heartbeat says it pushed a gradient at version pushed and
+// has waited for a newer version for waited (by its clock), has waited for longer than grace for something
+// lost in transit: its gradient (the book holds none at that version) or a version the server published (the
+// book is past pushed), the book's side too holding for longer than grace by the server's clock (a heartbeat
+// that queued while the server was busy is not evidence). A gradient or a version still in flight arrives
+// within grace; the worker is then told to join again, which brings it the current version.
+func (b *book) lost(shard int, id string, waiting bool, pushed int, waited time.Duration, now time.Time, grace time.Duration) bool {
+	s, ok := b.slots[shard]
+	if !ok || s.id != id {
+		return false
+	}
+	if !waiting || (s.has && s.version >= pushed && b.version <= pushed) {
+		s.suspect = time.Time{}
+		return false
+	}
+	if s.suspect.IsZero() || s.pushed != pushed {
+		s.suspect, s.pushed = now, pushed
+		return false
+	}
+	if now.Sub(s.suspect) < grace || waited < grace {
+		return false
+	}
+	s.suspect = time.Time{}
 	return true
 }
 

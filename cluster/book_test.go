@@ -97,3 +97,41 @@ func aggregatePoints(b *book) ([]float64, int) {
 	s, _, p := b.aggregate(1)
 	return s, p
 }
+
+// A worker whose heartbeats say it waits after pushing at version v is told to join again only when, for longer
+// than the grace period, the book lacks its gradient at v or is past v (a message lost in transit); waiting for
+// the other workers, computing, or a message arriving within the grace is not lost.
+func TestBookLost(t *testing.T) {
+	t0, grace := time.Now(), time.Second
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	b := newBook(0)
+	b.join(0, "a", 10, t0)
+	b.join(1, "b", 10, t0)
+	b.accept(grad(0, 0), t0)
+	for _, d := range []time.Duration{0, 2 * time.Second} { // waits for worker 1's gradient: not lost
+		if b.lost(0, "a", true, 0, 10*time.Second, at(d), grace) {
+			t.Fatal("a worker waiting for the others is not lost")
+		}
+	}
+	// Worker 1's gradient at version 0 is lost: its heartbeats say it waits, the book has nothing from it.
+	if b.lost(1, "b", true, 0, 10*time.Second, at(0), grace) || b.lost(1, "b", true, 0, 10*time.Second, at(500*time.Millisecond), grace) {
+		t.Fatal("lost within the grace period")
+	}
+	if !b.lost(1, "b", true, 0, 10*time.Second, at(1500*time.Millisecond), grace) {
+		t.Fatal("a gradient missing for longer than the grace period is not lost")
+	}
+	// Worker 0 misses version 1: the book moved on while it waits at 0; a heartbeat saying it computes (or
+	// waits at a newer version) clears the suspicion.
+	b.accept(grad(1, 0), t0)
+	b.version = 1
+	if b.lost(0, "a", true, 0, 10*time.Second, at(2*time.Second), grace) || b.lost(0, "a", false, 0, 10*time.Second, at(2500*time.Millisecond), grace) ||
+		b.lost(0, "a", true, 0, 10*time.Second, at(3*time.Second), grace) {
+		t.Fatal("lost before waiting for longer than the grace period at the same version")
+	}
+	if !b.lost(0, "a", true, 0, 10*time.Second, at(4100*time.Millisecond), grace) {
+		t.Fatal("a version missed for longer than the grace period is not lost")
+	}
+	if b.lost(2, "c", true, 0, 10*time.Second, at(9*time.Second), grace) || b.lost(0, "x", true, 0, 10*time.Second, at(9*time.Second), grace) {
+		t.Fatal("a worker without a slot is not lost (it is told to join by its heartbeat)")
+	}
+}

@@ -101,6 +101,13 @@ type gradMsg struct {
 type heartbeat struct {
 	ID    string
 	Shard int
+	// Waiting: the worker pushed its gradient at version Pushed and waits for a newer version (what lets the
+	// server see a gradient or a version lost in transit). Bye: the worker saw the server's "done" and leaves.
+	// Waited is how long it has waited so far, by its own clock.
+	Waiting bool
+	Pushed  int
+	Waited  time.Duration
+	Bye     bool
 }
 
 type control struct {

@@ -85,6 +85,8 @@ type Result struct {
 	Stale, Unknown, Joins, Rejoins int
 	// Invalid counts refused messages that could not be used: undecodable, of the wrong size, non-finite.
 	Invalid int
+	// Recovered counts the workers told to join again because their gradient or a version was lost in transit.
+	Recovered int
 	// Losses are the objective per training point at every update, ((n/P)·Σ_k G_k + global)/n from the
 	// gradients it used (G_k: shard k's data term over its P_k points, P = Σ_k P_k); Times the training seconds
 	// at every update.
@@ -265,7 +267,7 @@ func (s *server) run() (*Result, error) {
 					return s.res, err
 				}
 			}
-			s.publishDone()
+			s.publishDone(beats)
 			s.res.StopReason = train.StopInterrupted
 			return s.res, fmt.Errorf("%w after %d updates", ErrInterrupted, s.book.version)
 		case m := <-joins:
@@ -273,10 +275,7 @@ func (s *server) run() (*Result, error) {
 		case m := <-grads:
 			err = s.onGrad(m)
 		case m := <-beats:
-			var hb heartbeat
-			if decode(m.Data, &hb) == nil && !s.book.beat(hb.Shard, hb.ID, time.Now()) {
-				s.rejoin(hb.ID)
-			}
+			s.onBeat(m)
 		case now := <-tick.C:
 			shards, ids := s.book.expire(now, s.cfg.HeartbeatTimeout, s.cfg.StallTimeout)
 			for i, k := range shards {
@@ -312,7 +311,7 @@ func (s *server) run() (*Result, error) {
 			return s.res, err
 		}
 	}
-	s.publishDone()
+	s.publishDone(beats)
 	return s.res, nil
 }
 
@@ -440,10 +439,59 @@ func (s *server) paramsMsg() paramsMsg {
 	return paramsMsg{Version: s.book.version, Raw: raw}
 }
 
-func (s *server) publishDone() {
-	if data, err := encode(paramsMsg{Version: s.book.version, Done: true}); err == nil {
+// onBeat records a heartbeat: a worker without a slot is told to join; one that has waited too long for a
+// gradient or a version lost in transit (book.lost) too, which brings it the current version.
+func (s *server) onBeat(m *nats.Msg) {
+	var hb heartbeat
+	if decode(m.Data, &hb) != nil || hb.Bye {
+		return
+	}
+	now := time.Now()
+	if !s.book.beat(hb.Shard, hb.ID, now) {
+		s.rejoin(hb.ID)
+		return
+	}
+	if s.book.lost(hb.Shard, hb.ID, hb.Waiting, hb.Pushed, hb.Waited, now, max(2*s.cfg.Job.HeartbeatEvery, 500*time.Millisecond)) {
+		s.res.Recovered++
+		s.logf("cluster worker waits for a message lost in transit: told to join again", "shard", hb.Shard, "pushed", hb.Pushed, "version", s.book.version)
+		s.rejoin(hb.ID)
+	}
+}
+
+// publishDone tells the workers training is over: it publishes "done" until every worker holding a slot has
+// said goodbye (a heartbeat with Bye), republishing it every 200 ms for up to 2 s, so that a worker whose
+// connection was cut at the end still hears it once reconnected.
+func (s *server) publishDone(beats <-chan *nats.Msg) {
+	data, err := encode(paramsMsg{Version: s.book.version, Done: true})
+	if err != nil {
+		return
+	}
+	left := map[string]bool{}
+	for _, sl := range s.book.slots {
+		left[sl.id] = true
+	}
+	deadline := time.After(2 * time.Second)
+	for {
 		_ = s.cfg.Conn.Publish(s.subj.params, data)
 		_ = s.cfg.Conn.Flush()
+		again := time.After(200 * time.Millisecond)
+		for len(left) > 0 {
+			select {
+			case m := <-beats:
+				var hb heartbeat
+				if decode(m.Data, &hb) == nil && hb.Bye {
+					delete(left, hb.ID)
+				}
+				continue
+			case <-again:
+			case <-deadline:
+				return
+			}
+			break
+		}
+		if len(left) == 0 {
+			return
+		}
 	}
 }
 

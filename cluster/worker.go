@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpzoo/gpzoo/datasets"
@@ -75,8 +76,10 @@ type worker struct {
 	xb, yb *mat.Dense // the program's batch inputs
 	smp    *datasets.Sampler
 	idx    []int
-	rows   []int       // the shard's rows' global indices
-	in     batchInputs // the program's gp.RowsInput and gp.StepInput (nil when the model declares none)
+	rows   []int        // the shard's rows' global indices
+	waitAt atomic.Int64 // the version of the gradient pushed while waiting for a newer one (−1: computing)
+	waitT0 atomic.Int64 // when the wait began (Unix nanoseconds)
+	in     batchInputs  // the program's gp.RowsInput and gp.StepInput (nil when the model declares none)
 }
 
 // batchInputs are a program's optional gp.RowsInput and gp.StepInput storage: the global indices of the
@@ -141,9 +144,11 @@ func Work(cfg WorkerConfig) (*WorkerResult, error) {
 	}()
 	stopHB := make(chan struct{})
 	defer close(stopHB)
+	w.waitAt.Store(-1)
 	go w.heartbeats(stopHB)
 	for {
 		if cur.Done {
+			w.bye()
 			return &w.res, nil
 		}
 		if w.cfg.Delay > 0 && sleep(w.cfg.Delay, w.cfg.Stop) {
@@ -152,7 +157,10 @@ func Work(cfg WorkerConfig) (*WorkerResult, error) {
 		if err := w.push(cur); err != nil {
 			return &w.res, err
 		}
+		w.waitT0.Store(time.Now().UnixNano())
+		w.waitAt.Store(int64(cur.Version))
 		next, err := w.await(cur.Version)
+		w.waitAt.Store(-1)
 		if err != nil || next == nil {
 			return &w.res, err
 		}
@@ -407,10 +415,6 @@ func (w *worker) await(v int) (*paramsMsg, error) {
 
 // heartbeats publishes a heartbeat every Job.HeartbeatEvery until stop is closed.
 func (w *worker) heartbeats(stop <-chan struct{}) {
-	data, err := encode(heartbeat{ID: w.cfg.ID, Shard: w.cfg.Shard})
-	if err != nil {
-		return
-	}
 	t := time.NewTicker(w.job.HeartbeatEvery)
 	defer t.Stop()
 	for {
@@ -418,7 +422,21 @@ func (w *worker) heartbeats(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
-			_ = w.cfg.Conn.Publish(w.subj.hb, data)
+			hb := heartbeat{ID: w.cfg.ID, Shard: w.cfg.Shard}
+			if v := w.waitAt.Load(); v >= 0 {
+				hb.Waiting, hb.Pushed, hb.Waited = true, int(v), time.Since(time.Unix(0, w.waitT0.Load()))
+			}
+			if data, err := encode(hb); err == nil {
+				_ = w.cfg.Conn.Publish(w.subj.hb, data)
+			}
 		}
+	}
+}
+
+// bye tells the server the worker saw its "done" (a heartbeat with Bye), so that it stops republishing it.
+func (w *worker) bye() {
+	if data, err := encode(heartbeat{ID: w.cfg.ID, Shard: w.cfg.Shard, Bye: true}); err == nil {
+		_ = w.cfg.Conn.Publish(w.subj.hb, data)
+		_ = w.cfg.Conn.FlushTimeout(time.Second)
 	}
 }

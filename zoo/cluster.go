@@ -51,9 +51,10 @@ var ErrNotRowSum = errors.New("zoo: only the families whose objective is a sum o
 func ClusterLoader(ref cluster.DataRef) (x, y *mat.Dense, err error) { return ADVGPLoader(ref) }
 
 // ClusterStats are the numbers of a cluster run (Result.Cluster; ADVGP's in Result.ADVGP): the workers, τ, the
-// updates, the training points per second the workers' gradients covered, the gradients refused (stale: older
-// than τ; invalid: undecodable, of the wrong size or not finite), the workers dropped and rejoined, and each
-// shard's accepted gradients.
+// updates, the training points per second the workers' gradients covered, the messages refused (stale: a
+// gradient older than τ; invalid: undecodable, of the wrong size or not finite; unknown: a gradient from a
+// client that holds no slot in the run), the workers dropped and rejoined, those told to join again after a
+// message was lost in transit (recovered), and each shard's accepted gradients.
 type ClusterStats struct {
 	Workers         int     `json:"workers"`
 	Tau             int     `json:"tau"`
@@ -61,6 +62,8 @@ type ClusterStats struct {
 	PointsPerSecond float64 `json:"points_per_second"`
 	Stale           int     `json:"stale"`
 	Invalid         int     `json:"invalid"`
+	Unknown         int     `json:"unknown"`
+	Recovered       int     `json:"recovered"`
 	Dropped         int     `json:"dropped"`
 	Rejoins         int     `json:"rejoins"`
 	PerShard        []int   `json:"gradients_per_shard"`
@@ -68,7 +71,7 @@ type ClusterStats struct {
 
 func newClusterStats(r *cluster.Result, workers, tau int) ClusterStats {
 	return ClusterStats{Workers: workers, Tau: tau, Updates: r.Updates, PointsPerSecond: r.PointsPerSecond, Stale: r.Stale,
-		Invalid: r.Invalid, Dropped: r.Dropped(), Rejoins: r.Rejoins, PerShard: r.PerShard}
+		Invalid: r.Invalid, Unknown: r.Unknown, Recovered: r.Recovered, Dropped: r.Dropped(), Rejoins: r.Rejoins, PerShard: r.PerShard}
 }
 
 // trainCluster trains model with the configuration single-process training would use (cfg) on a cluster.

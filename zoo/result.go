@@ -168,8 +168,8 @@ func (r *Result) Summary() string {
 		}
 	}
 	if c := r.Cluster; c != nil {
-		s += fmt.Sprintf("  cluster: %d workers, τ=%d: %d updates, %.0f points/s, gradients per shard %v, refused %d stale and %d invalid, dropped %d\n",
-			c.Workers, c.Tau, c.Updates, c.PointsPerSecond, c.PerShard, c.Stale, c.Invalid, c.Dropped)
+		s += fmt.Sprintf("  cluster: %d workers, τ=%d: %d updates, %.0f points/s, gradients per shard %v, refused %d stale, %d invalid and %d from unknown clients, dropped %d, recovered %d lost messages\n",
+			c.Workers, c.Tau, c.Updates, c.PointsPerSecond, c.PerShard, c.Stale, c.Invalid, c.Unknown, c.Dropped, c.Recovered)
 	}
 	if a := r.ADVGP; a != nil {
 		s += fmt.Sprintf("  advgp: %d workers, τ=%d: %d updates, %.0f points/s, gradients per shard %v, stale %d, dropped %d\n",
