@@ -472,6 +472,10 @@ func clusterWork(name string, args []string, stderr io.Writer) error {
 	if !*quiet {
 		cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	_, err = cluster.Work(cfg)
+	res, err := cluster.Work(cfg)
+	if res != nil && res.Gradients > 0 { // one line for the operator: what this worker did, and its memory
+		fmt.Fprintf(stderr, "%s worker %d/%d: %d gradients over %d rows, %.1f s computing, peak RSS %s\n",
+			name, a.Shard, a.Of, res.Gradients, res.Points, res.Seconds, rssString(peakRSS(os.Getpid())))
+	}
 	return err
 }
