@@ -105,7 +105,7 @@ func TestTrainTargetsMissingAndPredict(t *testing.T) {
 
 // TestTrainTargetsErrors: a NaN target and an empty input cell keep their errors naming the row and the column;
 // missing targets with gpr or with the heteroscedastic likelihood are a *zoo.MissingTargetsError saying what
-// would work; --target with --targets, and --lmc with dgp, are refused.
+// would work; --target with --targets, and --lmc with a decoupled dgp, are refused.
 func TestTrainTargetsErrors(t *testing.T) {
 	dir := t.TempDir()
 	run := func(args ...string) error {
@@ -144,7 +144,7 @@ func TestTrainTargetsErrors(t *testing.T) {
 			t.Errorf("%v: %v, want the likelihoods that handle missing targets named", args, err)
 		}
 	}
-	for _, args := range [][]string{{"--target", "a", "--targets", "a,b"}, {"--targets", "a,b", "--model", "dgp", "--lmc", "2"}, {"--targets", "a,b", "--lmc", "0"}} {
+	for _, args := range [][]string{{"--target", "a", "--targets", "a,b"}, {"--targets", "a,b", "--model", "dgp", "--layer-family", "decoupled", "--lmc", "2"}, {"--targets", "a,b", "--lmc", "0"}} {
 		if err := run(append([]string{"--csv", data, "--save", filepath.Join(dir, "m.gpz")}, args...)...); err == nil {
 			t.Errorf("%v: no error", args)
 		}

@@ -57,7 +57,8 @@ Flags:
                       left out of the likelihood (%[10]s) while the row informs the other outputs; the
                       test metrics are over the observed cells. gpzoo predict writes mean_A, variance_A, std_A, ...
   --lmc L             with several targets: L latent GPs mixed into the outputs by a learnt matrix W (a linear
-                      model of coregionalisation: correlated outputs; svgp, decoupled, hybrid, orth, orthnat;
+                      model of coregionalisation: correlated outputs; svgp, decoupled, hybrid, orth, orthnat,
+                      and a coupled dgp's last layer;
                       W starts from the targets' principal directions; default: independent outputs)
   --features A,B,...  the input columns (default: every other column)
   --dataset NAME      instead of --csv: a benchmark data set (below), trained on the training rows of split

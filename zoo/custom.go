@@ -45,7 +45,7 @@ type CustomConfig struct {
 	// Target names the target column in error messages (default "target column j").
 	Target string
 	// LMC > 0 mixes LMC latent GPs (one layer block sharing the kernel and Z) into the P target columns' outputs by a
-	// learnt W [P, LMC] (layers.LMC; svgp, decoupled, hybrid, orth, orthnat); 0: P independent latent GPs sharing
+	// learnt W [P, LMC] (layers.LMC; svgp, decoupled, hybrid, orth, orthnat; a coupled dgp's last layer); 0: P independent latent GPs sharing
 	// the kernel and Z (multioutput.go). Missing targets (Dataset.Observed) are left out of the likelihood.
 	LMC int
 	// Kernel is the kernel of every layer (ParseKernel: a registered kernel name or an expression of gp/grammar
@@ -510,6 +510,13 @@ func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 	}
 	if c.Family == "dgp" {
 		sp := dgpSpec{family: c.LayerFamily, kernel: expr, kernelVar: c.KernelVariance, kernelLS: c.KernelLengthscale}
+		if c.LMC > 0 { // the last layer: c.LMC latent GPs mixed into the outputs
+			if c.LayerFamily == "decoupled" {
+				return nil, fmt.Errorf("%w: an LMC as a deep GP's last layer takes coupled layers (--layer-family coupled)", ErrBadCustom)
+			}
+			sp.lastWidth = c.LMC
+			sp.lastMix = func(block gp.Layer) (gp.Layer, error) { return mixOutputs(block, c, latent, tr, rng) }
+		}
 		ls, err := dgp.Build(tr.X, dgp.BuildConfig{Widths: c.Hidden, OutputDim: latent,
 			NewLayer: dgpFactory(sp, m, c.MeanBases, m), KMeansIters: c.KMeansIters, Rand: rng})
 		if err != nil {
@@ -536,6 +543,9 @@ func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 			sizes = fmt.Sprintf("Ma=%d, Mb=%d", min(c.MeanBases, tr.N()), m)
 		}
 		b.describe = fmt.Sprintf("adam(%g), batch %d, S=%d, %d layers (%s), %s, hidden widths %v", c.LR, c.BatchSize, c.Samples, len(ls), sizes, c.LayerFamily, c.Hidden)
+		if c.LMC > 0 {
+			b.describe += fmt.Sprintf(", last layer an LMC of %d latent GPs into %d outputs", c.LMC, latent)
+		}
 		if c.NatGrad {
 			q, ok := lastQ(ls[len(ls)-1])
 			if !ok {

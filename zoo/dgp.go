@@ -42,7 +42,10 @@ type dgpSpec struct {
 	kernel      *grammar.Expr // every layer's kernel before the inner layers' White (nil: SE-ARD)
 	noStdX      bool          // keep raw inputs (MNIST)
 	kmeansIter  int
-	summary     string
+	// lastMix, when set, wraps the last layer, built with lastWidth outputs, into the outputs (an LMC: mixOutputs).
+	lastMix   func(block gp.Layer) (gp.Layer, error)
+	lastWidth int
+	summary   string
 	reference   string
 	published   string
 }
@@ -163,6 +166,13 @@ func dgpFactory(sp dgpSpec, m, ma, mb int) dgp.LayerFactory {
 		z, err := s.Inducing(m)
 		if err != nil {
 			return nil, err
+		}
+		if !s.Inner && sp.lastMix != nil { // correlated outputs: lastWidth latent GPs mixed into s.OutputDim
+			block, err := layers.NewSVGP(layers.SVGPConfig{Name: name, Kernel: kern, Z: z, OutputDim: sp.lastWidth, Mean: s.Mean, QSqrtScale: qscale})
+			if err != nil {
+				return nil, err
+			}
+			return sp.lastMix(block)
 		}
 		return layers.NewSVGP(layers.SVGPConfig{Name: name, Kernel: kern, Z: z, OutputDim: s.OutputDim, Mean: s.Mean, QSqrtScale: qscale})
 	}

@@ -44,10 +44,10 @@ func (e *MissingTargetsError) Error() string {
 func (e *MissingTargetsError) Unwrap() error { return ErrBadCustom }
 
 // checkOutputs refuses what c cannot do with d's targets: missing cells with gpr, sgpr or a likelihood without
-// MissingTargets (a *MissingTargetsError), and an LMC (c.LMC > 0) in a family without one (gpr, sgpr, dgp).
+// MissingTargets (a *MissingTargetsError), and an LMC (c.LMC > 0) in a family without one (gpr, sgpr).
 func checkOutputs(d *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily) error {
-	if c.LMC > 0 && (c.Family == "gpr" || c.Family == "sgpr" || c.Family == "dgp") {
-		return fmt.Errorf("%w: an LMC of %d latent GPs applies to svgp, decoupled, hybrid, orth and orthnat, not %s", ErrBadCustom, c.LMC, c.Family)
+	if c.LMC > 0 && (c.Family == "gpr" || c.Family == "sgpr") {
+		return fmt.Errorf("%w: an LMC of %d latent GPs applies to svgp, decoupled, hybrid, orth, orthnat and dgp (its last layer), not %s", ErrBadCustom, c.LMC, c.Family)
 	}
 	missing := d.MissingTargets()
 	if missing == 0 {
