@@ -136,3 +136,52 @@ func TestClusterCommandErrors(t *testing.T) {
 		}
 	}
 }
+
+// gpzoo cluster serve --rows FILE: the workers started from the printed command read their shards of the row
+// file itself (--data-file); the server never holds its rows.
+func TestClusterServeRows(t *testing.T) {
+	dir := t.TempDir()
+	rows := filepath.Join(dir, "big.gpzr")
+	if err := Main([]string{"synth", "--rows", "3000", "--inputs", "3", "--out", rows}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "big.gpz")
+	args := []string{"cluster", "serve", "--rows", rows, "--inducing", "10", "--run", "rowsrun", "--workers", "2",
+		"--iters", "30", "--lr", "0.05", "--listen", "127.0.0.1:0", "--save", model, "--quiet"}
+	out := &syncBuffer{}
+	served := make(chan error, 1)
+	go func() { served <- Main(args, out, &bytes.Buffer{}) }()
+	m := waitFor(t, out, served, regexp.MustCompile(`gpzoo cluster work (.*)\n`), 1)
+	if !strings.HasSuffix(strings.TrimSpace(m[0][1]), "--data-file "+rows) {
+		t.Fatalf("the workers' command does not name the row file: %q", m[0][1])
+	}
+	var wg sync.WaitGroup
+	werrs := make([]error, 2)
+	for i := range 2 {
+		c := strings.Replace(m[0][1], "--shard i/2", fmt.Sprintf("--shard %d/2", i), 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			werrs[i] = Main(append([]string{"cluster", "work"}, strings.Fields(c)...), &bytes.Buffer{}, &bytes.Buffer{})
+		}()
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("serve: %v\n%s", err, out.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("serve did not finish in 2 minutes:\n%s", out.String())
+	}
+	wg.Wait()
+	for i, err := range werrs {
+		if err != nil {
+			t.Errorf("worker %d: %v", i, err)
+		}
+	}
+	for _, want := range []string{"cluster: 2 workers, τ=0: 30 updates", "saved the model to " + model, "test RMSE"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in:\n%s", want, out.String())
+		}
+	}
+}
