@@ -240,7 +240,7 @@ func Local(model gp.RowSum, c LocalConfig) (*Result, error) {
 	if ids != nil {
 		sec.NKeyFile, sec.CredsFile, sec.Token = ids.Server.SeedFile, "", ""
 	}
-	nc, err := Connect(url, "gpzoo-advgp-server", sec)
+	nc, err := Connect(url, "gpzoo-cluster-server", sec)
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +302,7 @@ func stopAll(procs []Proc, grace time.Duration) {
 // InProcess returns the Spawner of goroutine workers (each with its own NATS connection).
 func InProcess(load Loader) Spawner {
 	return func(a WorkerArgs) (Proc, error) {
-		nc, err := Connect(a.URL, fmt.Sprintf("gpzoo-advgp-worker-%d", a.Shard), a.Security)
+		nc, err := Connect(a.URL, fmt.Sprintf("gpzoo-cluster-worker-%d", a.Shard), a.Security)
 		if err != nil {
 			return nil, err
 		}
@@ -331,7 +331,7 @@ func (p *goProc) Kill() error {
 }
 
 // Command returns the Spawner of worker processes: name with args, then the worker's flags
-// --url URL --run RUN --shard i/k [--delay D] and the files of its Security (Security.Args: what `gpzoo advgp
+// --url URL --run RUN --shard i/k [--delay D] and the files of its Security (Security.Args: what `gpzoo cluster
 // work` takes), sharing this process's standard error; a token goes to the process in its environment
 // (EnvToken), not on its command line.
 func Command(name string, args ...string) Spawner {
@@ -359,7 +359,7 @@ type cmdProc struct{ cmd *exec.Cmd }
 func (p *cmdProc) Wait() error { return p.cmd.Wait() }
 func (p *cmdProc) Kill() error { return p.cmd.Process.Kill() }
 
-// WorkerFlags registers the worker flags of `gpzoo advgp work` (--url, --run, --shard i/k, --delay, and
+// WorkerFlags registers the worker flags of `gpzoo cluster work` (--url, --run, --shard i/k, --delay, and
 // SecurityFlags') on fs and returns the function that reads them after fs.Parse (the Security's InboxPrefix is
 // the run's).
 func WorkerFlags(fs *flag.FlagSet) func() (WorkerArgs, error) {
