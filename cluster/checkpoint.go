@@ -128,6 +128,7 @@ func (s *server) restore() error {
 		}
 	}
 	*s.res = c.Res
+	s.globalAt = -1
 	if s.conv != nil { // the criterion's state is a function of the losses
 		for _, l := range s.res.Losses {
 			s.done = s.conv.Add(l * float64(s.cfg.Job.NumData))

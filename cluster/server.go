@@ -120,18 +120,21 @@ type server struct {
 	offsets []int
 	size    int
 	global  *graph.Program // the model's GlobalLoss
-	up      *train.Updater
-	conv    *train.Convergence
-	grads   train.GradMap // views of sum, the assembled gradient
-	sum     []float64
-	book    *book
-	res     *Result
-	started bool
-	done    bool      // the convergence criterion is met
-	start   time.Time // training clock start (shifted by evaluations and by a resumed run's clock)
-	first   time.Time // the first join
-	shift   float64   // the interrupted run's training seconds, when resumed
-	points0 int64
+	// globalAt is the version of the parameters global last ran at (−1: none): the server runs it as soon as
+	// it publishes a version, while the workers compute their gradients at it.
+	globalAt int
+	up       *train.Updater
+	conv     *train.Convergence
+	grads    train.GradMap // views of sum, the assembled gradient
+	sum      []float64
+	book     *book
+	res      *Result
+	started  bool
+	done     bool      // the convergence criterion is met
+	start    time.Time // training clock start (shifted by evaluations and by a resumed run's clock)
+	first    time.Time // the first join
+	shift    float64   // the interrupted run's training seconds, when resumed
+	points0  int64
 }
 
 // Serve runs the parameter server until Iters updates are done (or Converge stops it): it answers joins,
@@ -189,7 +192,7 @@ func newServer(model gp.RowSum, cfg ServerConfig) (*server, error) {
 		cfg.StartTimeout = DefaultStartTimeout
 	}
 	s := &server{cfg: cfg, model: model, subj: subjectsOf(cfg.Job.Run), params: model.Params(), book: newBook(cfg.Job.Tau),
-		res: &Result{PerShard: make([]int, cfg.Job.Workers)}, grads: train.GradMap{}}
+		res: &Result{PerShard: make([]int, cfg.Job.Workers)}, grads: train.GradMap{}, globalAt: -1}
 	if cfg.Converge != nil {
 		if s.conv, err = train.NewConvergence(*cfg.Converge, cfg.Job.NumData); err != nil {
 			return nil, err
@@ -531,6 +534,19 @@ func (s *server) maybeUpdate() error {
 	return nil
 }
 
+// globalTerm runs the model's global term (its loss and gradients) at the current parameters, version t,
+// unless it already ran at t.
+func (s *server) globalTerm(t int) error {
+	if s.globalAt == t {
+		return nil
+	}
+	if err := s.global.Run(); err != nil {
+		return fmt.Errorf("cluster: version %d: the global term: %w", t, err)
+	}
+	s.globalAt = t
+	return nil
+}
+
 // update performs update t (Algorithm 1, server side): the objective's gradient from the newest gradients'
 // sum, (n/P)·Σ_k ∇G_k plus the global term's, the Hooks' and the Optimizer's step on it as train.Train's step;
 // then it publishes version t+1.
@@ -539,8 +555,8 @@ func (s *server) update() error {
 	sum, loss, points := s.book.aggregate(s.size)
 	n := float64(s.cfg.Job.NumData)
 	scale := n / float64(points)
-	if err := s.global.Run(); err != nil {
-		return fmt.Errorf("cluster: update %d: the global term: %w", t, err)
+	if err := s.globalTerm(t); err != nil {
+		return err
 	}
 	for i, v := range sum {
 		s.sum[i] = scale * v
@@ -576,6 +592,12 @@ func (s *server) update() error {
 	}
 	if err := s.cfg.Conn.Publish(s.subj.params, data); err != nil {
 		return fmt.Errorf("cluster: publishing version %d: %w", s.book.version, err)
+	}
+	if !s.done && s.book.version < s.cfg.Iters {
+		// The client's flusher sends the version at once; the workers compute at it while this runs.
+		if err := s.globalTerm(s.book.version); err != nil {
+			return err
+		}
 	}
 	if w := s.cfg.Progress; w != nil && (s.book.version%10 == 0 || s.book.version == s.cfg.Iters) {
 		fmt.Fprintf(w, "\rupdate %d/%d  objective/n %.5g  %.1fs  workers %d  stale %d  dropped %d ", s.book.version, s.cfg.Iters,
