@@ -2,9 +2,12 @@ package cluster
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -127,4 +130,117 @@ func decode(data []byte, v any) error {
 		return fmt.Errorf("cluster: decoding %T: %w", v, err)
 	}
 	return nil
+}
+
+// The parameters and the gradients are most of the bytes on the wire (a deep GP's: megabytes per message):
+// they encode as raw little-endian float64s behind a fixed header (MarshalBinary, which gob uses), not as gob's
+// per-value encoding.
+
+// putFloats appends v to b as little-endian float64s.
+func putFloats(b []byte, v []float64) []byte {
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(v)))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	return b
+}
+
+// wireReader reads a message's fields in order; the first short read sets err.
+type wireReader struct {
+	b   []byte
+	err error
+}
+
+func (r *wireReader) u64() uint64 {
+	if r.err != nil || len(r.b) < 8 {
+		r.err = errShortMessage
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(r.b)
+	r.b = r.b[8:]
+	return v
+}
+
+func (r *wireReader) int() int { return int(int64(r.u64())) }
+
+func (r *wireReader) floats() []float64 {
+	n := r.u64()
+	if r.err != nil || n > uint64(len(r.b)/8) {
+		r.err = errShortMessage
+		return nil
+	}
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(r.b[8*i:]))
+	}
+	r.b = r.b[8*n:]
+	return v
+}
+
+func (r *wireReader) end() error {
+	if r.err == nil && len(r.b) != 0 {
+		r.err = fmt.Errorf("cluster: %d bytes after a message's end", len(r.b))
+	}
+	return r.err
+}
+
+var errShortMessage = errors.New("cluster: message shorter than its fields")
+
+// MarshalBinary encodes the version, the done flag and the raw values.
+func (p paramsMsg) MarshalBinary() ([]byte, error) {
+	b := make([]byte, 0, 25+8*len(p.Raw))
+	b = binary.LittleEndian.AppendUint64(b, uint64(int64(p.Version)))
+	done := byte(0)
+	if p.Done {
+		done = 1
+	}
+	b = append(b, done)
+	return putFloats(b, p.Raw), nil
+}
+
+// UnmarshalBinary decodes MarshalBinary's encoding; a short, long or malformed message is an error.
+func (p *paramsMsg) UnmarshalBinary(data []byte) error {
+	r := wireReader{b: data}
+	p.Version = r.int()
+	if r.err == nil && (len(r.b) < 1 || r.b[0] > 1) {
+		return errShortMessage
+	}
+	if r.err == nil {
+		p.Done, r.b = r.b[0] == 1, r.b[1:]
+	}
+	p.Raw = r.floats()
+	return r.end()
+}
+
+// MarshalBinary encodes the worker's identity, the version, loss and counts, and the gradient.
+func (g gradMsg) MarshalBinary() ([]byte, error) {
+	if len(g.ID) > 1<<16-1 {
+		return nil, fmt.Errorf("cluster: worker id of %d bytes", len(g.ID))
+	}
+	b := make([]byte, 0, 2+len(g.ID)+48+8*len(g.Grad))
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(g.ID)))
+	b = append(b, g.ID...)
+	for _, v := range []int{g.Shard, g.Version} {
+		b = binary.LittleEndian.AppendUint64(b, uint64(int64(v)))
+	}
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(g.Loss))
+	for _, v := range []int{g.Points, g.ShardN} {
+		b = binary.LittleEndian.AppendUint64(b, uint64(int64(v)))
+	}
+	return putFloats(b, g.Grad), nil
+}
+
+// UnmarshalBinary decodes MarshalBinary's encoding; a short, long or malformed message is an error.
+func (g *gradMsg) UnmarshalBinary(data []byte) error {
+	if len(data) < 2 || len(data) < 2+int(binary.LittleEndian.Uint16(data)) {
+		return errShortMessage
+	}
+	n := int(binary.LittleEndian.Uint16(data))
+	g.ID = string(data[2 : 2+n])
+	r := wireReader{b: data[2+n:]}
+	g.Shard, g.Version = r.int(), r.int()
+	g.Loss = math.Float64frombits(r.u64())
+	g.Points, g.ShardN = r.int(), r.int()
+	g.Grad = r.floats()
+	return r.end()
 }
