@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
@@ -117,7 +118,11 @@ type control struct {
 	Rejoin bool
 }
 
+// encode returns v's bytes on the wire: its MarshalBinary (the parameters and gradients: raw float64s), else gob.
 func encode(v any) ([]byte, error) {
+	if m, ok := v.(encoding.BinaryMarshaler); ok {
+		return m.MarshalBinary()
+	}
 	var b bytes.Buffer
 	if err := gob.NewEncoder(&b).Encode(v); err != nil {
 		return nil, fmt.Errorf("cluster: encoding %T: %w", v, err)
@@ -125,7 +130,14 @@ func encode(v any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// decode is encode's inverse into v (a pointer).
 func decode(data []byte, v any) error {
+	if u, ok := v.(encoding.BinaryUnmarshaler); ok {
+		if err := u.UnmarshalBinary(data); err != nil {
+			return fmt.Errorf("cluster: decoding %T: %w", v, err)
+		}
+		return nil
+	}
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(v); err != nil {
 		return fmt.Errorf("cluster: decoding %T: %w", v, err)
 	}
@@ -133,8 +145,8 @@ func decode(data []byte, v any) error {
 }
 
 // The parameters and the gradients are most of the bytes on the wire (a deep GP's: megabytes per message):
-// they encode as raw little-endian float64s behind a fixed header (MarshalBinary, which gob uses), not as gob's
-// per-value encoding.
+// they travel as raw little-endian float64s behind a fixed header (MarshalBinary: encode sends it as is, and gob
+// uses it inside a join reply), not as gob's per-value encoding.
 
 // putFloats appends v to b as little-endian float64s.
 func putFloats(b []byte, v []float64) []byte {
