@@ -70,8 +70,9 @@ ENTRY is an entry of a family that is a sum over rows or an ADVGP entry (protein
 keggdirected/advgp, synthetic10m/advgp; gpzoo list). Run flags are those of gpzoo run (train flags those of
 gpzoo train) plus --workers K (ADVGP default 4), --tau T (delay bound; ADVGP default 4, others 0 =
 synchronous) and, for serve, --run NAME. --checkpoint DIR makes the server checkpoint its parameters and
-optimiser state; --resume restarts from them. Each worker takes ⌈B/K⌉ rows of its shard per update (B the
-minibatch size), so an update covers as many rows as a single-process step.
+optimiser state; --resume restarts from them. Each worker takes a minibatch of B rows of its shard (--batch B;
+its whole shard when smaller), as data-parallel training takes a batch per process; an update aggregates the
+gradients that arrived since the last one (ADVGP entries: every worker's newest, Algorithm 1).
 `
 
 // clusterCmd returns `gpzoo cluster` under name ("cluster", or its former name "advgp").

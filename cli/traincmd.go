@@ -101,7 +101,7 @@ Flags:
                       --resume continues from it and ends exactly as an uninterrupted run would
   --quiet             no progress output
   --workers K         train on a parameter server and K worker processes over NATS (the families that are sums
-                      over rows; gpzoo cluster help): each update takes ⌈B/K⌉ rows from each worker's shard
+                      over rows; gpzoo cluster help): each worker takes --batch B rows of its shard per gradient
   --tau T             with --workers: delay bound τ (default 0: synchronous)
   --nats URL          with --workers: an external NATS server (default: an embedded one on loopback)
   --run NAME          with --workers: the run's name on the NATS server (default: a fresh one)

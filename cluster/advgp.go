@@ -32,7 +32,8 @@ type ADVGPRule struct {
 }
 
 // ADVGPUpdate returns the Optimizer and Hooks of ADVGP's server update for m, for ServerConfig with
-// DataGradOnly (h, the KL term of eq. 15, enters through the proximal map, not through a gradient): a hook that
+// DataGradOnly (h, the KL term of eq. 15, enters through the proximal map, not through a gradient) and
+// ReuseGradients (Algorithm 1 aggregates every worker's newest gradient): a hook that
 // claims μ and the factor and takes the proximal gradient step of q(w) (advgp.Model.ProxStep), and a step of the
 // other Params; both on per-point gradients (the data term's gradient divided by n), as Algorithm 1 does.
 func ADVGPUpdate(m *advgp.Model, r ADVGPRule) (train.Optimizer, []train.Hook, error) {

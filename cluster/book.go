@@ -10,6 +10,9 @@ import (
 // at a version ≥ t − τ. It does no I/O, so the rule is tested on its own.
 type book struct {
 	tau     int
+	// reuse aggregates every live worker's newest gradient at every update (ADVGP's Algorithm 1), a gradient
+	// counting again until its worker replaces it; otherwise an update takes the gradients no earlier update took.
+	reuse   bool
 	version int // t: the number of updates applied
 	slots   map[int]*slot
 	served  map[int]bool // shards that have had a worker
@@ -28,11 +31,14 @@ type slot struct {
 	loss    float64
 	seen    time.Time // newest heartbeat or gradient
 	gradAt  time.Time // newest gradient (or the join)
+	used    bool      // an update took the newest gradient
 	suspect time.Time // since when the worker's heartbeats say it waits for what was lost (zero: not)
 	pushed  int       // the version the suspicion is about
 }
 
-func newBook(tau int) *book { return &book{tau: tau, slots: map[int]*slot{}, served: map[int]bool{}} }
+func newBook(tau int, reuse bool) *book {
+	return &book{tau: tau, reuse: reuse, slots: map[int]*slot{}, served: map[int]bool{}}
+}
 
 // join registers id as the worker of shard (replacing any earlier one); rejoin reports that the shard had
 // been served before.
@@ -100,7 +106,7 @@ func (b *book) accept(m *gradMsg, now time.Time) (ok, known bool) {
 		b.stale++
 		return false, true
 	}
-	s.has, s.version, s.grad, s.loss, s.gradAt = true, m.Version, m.Grad, m.Loss, now
+	s.has, s.version, s.grad, s.loss, s.gradAt, s.used = true, m.Version, m.Grad, m.Loss, now, false
 	return true, true
 }
 
@@ -112,7 +118,8 @@ func (b *book) ready() bool {
 	for _, s := range b.slots {
 		v := s.joined - 1
 		if s.has {
-			v, any = s.version, true
+			v = s.version
+			any = any || b.reuse || !s.used
 		}
 		if v < b.version-b.tau {
 			return false
@@ -121,15 +128,16 @@ func (b *book) ready() bool {
 	return any
 }
 
-// aggregate returns Σ_k ∇G_k and Σ_k G_k over the workers' newest gradients, and the number of training points
-// their shards hold.
+// aggregate returns Σ_k ∇G_k and Σ_k G_k over the workers' newest gradients (with reuse; else those no earlier
+// update took), and the number of training points their shards hold. ready guarantees one at least.
 func (b *book) aggregate(size int) (grad []float64, loss float64, points int) {
 	grad = make([]float64, size)
 	for _, k := range b.live() { // in shard order, so that a synchronous run is reproducible
 		s := b.slots[k]
-		if !s.has {
+		if !s.has || (s.used && !b.reuse) {
 			continue
 		}
+		s.used = true
 		for i, v := range s.grad {
 			grad[i] += v
 		}

@@ -13,7 +13,7 @@ func grad(shard, version int) *gradMsg {
 func TestBookDelayRule(t *testing.T) {
 	now := time.Now()
 	for _, tau := range []int{0, 2} {
-		b := newBook(tau)
+		b := newBook(tau, true)
 		for k := range 3 {
 			b.join(k, string(rune('a'+k)), 10, now)
 		}
@@ -54,7 +54,7 @@ func TestBookDelayRule(t *testing.T) {
 
 func TestBookDropAndRejoin(t *testing.T) {
 	t0 := time.Now()
-	b := newBook(0)
+	b := newBook(0, true)
 	b.join(0, "a", 10, t0)
 	b.join(1, "b", 10, t0)
 	b.accept(grad(0, 0), t0)
@@ -104,7 +104,7 @@ func aggregatePoints(b *book) ([]float64, int) {
 func TestBookLost(t *testing.T) {
 	t0, grace := time.Now(), time.Second
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	b := newBook(0)
+	b := newBook(0, true)
 	b.join(0, "a", 10, t0)
 	b.join(1, "b", 10, t0)
 	b.accept(grad(0, 0), t0)
@@ -133,5 +133,33 @@ func TestBookLost(t *testing.T) {
 	}
 	if b.lost(2, "c", true, 0, 10*time.Second, at(9*time.Second), grace) || b.lost(0, "x", true, 0, 10*time.Second, at(9*time.Second), grace) {
 		t.Fatal("a worker without a slot is not lost (it is told to join by its heartbeat)")
+	}
+}
+
+// Without reuse an update aggregates only the gradients no earlier update took; with it (ADVGP's Algorithm 1)
+// every live worker's newest. τ = 2, two workers, the second slow.
+func TestBookReuse(t *testing.T) {
+	now := time.Now()
+	for _, reuse := range []bool{false, true} {
+		b := newBook(2, reuse)
+		b.join(0, "a", 10, now)
+		b.join(1, "b", 10, now)
+		b.accept(grad(0, 0), now)
+		b.accept(grad(1, 0), now)
+		if g, _, p := b.aggregate(1); g[0] != 3 || p != 20 { // both fresh: 1 + 2
+			t.Fatalf("reuse %v: first update %v over %d points", reuse, g, p)
+		}
+		b.version = 1
+		if b.ready() != reuse {
+			t.Fatalf("reuse %v: ready with no new gradient = %v", reuse, b.ready())
+		}
+		b.accept(grad(0, 1), now) // worker 0 again; worker 1's gradient at 0 is within τ
+		if !b.ready() {
+			t.Fatalf("reuse %v: not ready with a new gradient", reuse)
+		}
+		g, _, p := b.aggregate(1)
+		if want := map[bool][2]float64{false: {1, 10}, true: {3, 20}}[reuse]; g[0] != want[0] || p != int(want[1]) {
+			t.Errorf("reuse %v: second update %v over %d points, want %v over %v", reuse, g, p, want[0], want[1])
+		}
 	}
 }

@@ -59,12 +59,12 @@ func rmse(a, b *mat.Dense) float64 {
 	return math.Sqrt(s / float64(n))
 }
 
-// localADVGP runs Local on an ADVGP model with ADVGP's server update (ADVGPUpdate, DataGradOnly).
+// localADVGP runs Local on an ADVGP model with ADVGP's server update (ADVGPUpdate, DataGradOnly, ReuseGradients).
 func localADVGP(m *advgp.Model, c LocalConfig) (*Result, error) {
 	opt, hooks, err := ADVGPUpdate(m, ADVGPRule{})
 	if err != nil {
 		return nil, err
 	}
-	c.Server.Optimizer, c.Server.Hooks, c.Server.DataGradOnly = opt, hooks, true
+	c.Server.Optimizer, c.Server.Hooks, c.Server.DataGradOnly, c.Server.ReuseGradients = opt, hooks, true, true
 	return Local(m.SVGP, c)
 }

@@ -47,6 +47,12 @@ type ServerConfig struct {
 	// is then applied by them in closed form, as ADVGP's proximal step applies h (eqs. 18–20). Its value still
 	// counts in the recorded objective.
 	DataGradOnly bool
+	// ReuseGradients makes every update aggregate every live worker's newest gradient, used again until its
+	// worker replaces it (ADVGP's Algorithm 1: every shard is in every update, some through a stale gradient).
+	// Without it an update aggregates the gradients that arrived since the last update, scaled to the data
+	// set by their shards' rows: with τ > 0 the faster workers' shards weigh more in an update, within the
+	// bound τ on every worker's lag. With τ = 0 the two are the same.
+	ReuseGradients bool
 	// HeartbeatTimeout drops a worker silent for longer (default DefaultHeartbeatTimeout); StallTimeout drops a
 	// worker without a gradient for longer (0: never); StartTimeout is how long the server waits for all k
 	// workers before it starts with those that joined (default DefaultStartTimeout).
@@ -191,7 +197,7 @@ func newServer(model gp.RowSum, cfg ServerConfig) (*server, error) {
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = DefaultStartTimeout
 	}
-	s := &server{cfg: cfg, model: model, subj: subjectsOf(cfg.Job.Run), params: model.Params(), book: newBook(cfg.Job.Tau),
+	s := &server{cfg: cfg, model: model, subj: subjectsOf(cfg.Job.Run), params: model.Params(), book: newBook(cfg.Job.Tau, cfg.ReuseGradients),
 		res: &Result{PerShard: make([]int, cfg.Job.Workers)}, grads: train.GradMap{}, globalAt: -1}
 	if cfg.Converge != nil {
 		if s.conv, err = train.NewConvergence(*cfg.Converge, cfg.Job.NumData); err != nil {

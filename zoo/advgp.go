@@ -178,7 +178,7 @@ func trainADVGP(e *Entry, o Options, sp advgpSpec, p *advgpProblem, r advgpRun) 
 	}
 	c := cluster.LocalConfig{URL: o.NATSURL, Security: o.NATSSecurity, Spawn: o.Spawn, Loader: p.load, Delay: r.delay,
 		Server: cluster.ServerConfig{Job: cluster.Job{Run: o.NATSRun, Data: p.ref, NumData: p.n, Workers: r.workers, Batch: r.batch, Seed: o.Seed, Tau: r.tau},
-			Iters: r.iters, Optimizer: opt, Hooks: hooks, DataGradOnly: true, EvalEvery: r.evalEvery, Eval: score, Logger: o.Logger, Progress: o.Progress, Stop: o.Stop,
+			Iters: r.iters, Optimizer: opt, Hooks: hooks, DataGradOnly: true, ReuseGradients: true, EvalEvery: r.evalEvery, Eval: score, Logger: o.Logger, Progress: o.Progress, Stop: o.Stop,
 			CheckpointDir: o.CheckpointDir, CheckpointEvery: o.CheckpointEvery, Resume: o.Resume}}
 	res, err := cluster.Local(model.SVGP, c)
 	if o.Progress != nil {

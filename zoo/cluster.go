@@ -16,9 +16,11 @@ import (
 // ClusterConfig trains a family whose objective is a sum over the rows plus global terms (svgp and its layer
 // families, dgp: gp.RowSum) with a parameter server and Workers workers over NATS (package cluster) instead
 // of in this process: worker i owns shard i of the training rows and pushes the gradients of its data term for
-// minibatches of ⌈BatchSize/Workers⌉ rows; the server adds the KL terms and applies the optimiser and hooks a
-// single-process fit applies (Adam; natural gradients with NatGrad), with the delay bound Tau and the same
-// stopping rule. GPR and SGPR (not sums over rows) and L-BFGS stay single-process and refuse it.
+// minibatches of BatchSize rows of its shard (the whole shard when that is smaller), as data-parallel training
+// takes a batch per process; the server adds the KL terms and applies the optimiser and hooks a single-process
+// fit applies (Adam; natural gradients with NatGrad), with the delay bound Tau and the same stopping rule, each
+// update aggregating the gradients that arrived since the last one (cluster.ServerConfig.ReuseGradients off).
+// GPR and SGPR (not sums over rows) and L-BFGS stay single-process and refuse it.
 type ClusterConfig struct {
 	// Workers is k ≥ 1; Tau the delay bound τ ≥ 0 (0: synchronous).
 	Workers, Tau int
@@ -92,8 +94,8 @@ func trainCluster(model gp.Model, x, y *mat.Dense, c CustomConfig, cfg train.Con
 		return nil, fmt.Errorf("%w: %d training rows for %d workers", ErrBadCustom, n, cc.Workers)
 	}
 	batch := 0 // the whole shard
-	if c.BatchSize > 0 && c.BatchSize < n {
-		batch = (c.BatchSize + cc.Workers - 1) / cc.Workers
+	if c.BatchSize > 0 && c.BatchSize < n/cc.Workers {
+		batch = c.BatchSize // each worker's, as data-parallel training takes a batch per process
 	}
 	data, load := cc.Data, cluster.Loader(nil)
 	switch {
