@@ -58,10 +58,8 @@ func (softmaxMCK) sample(mu, sd, eps, f, prob []float64, y int) float64 {
 			prob[j] = e
 		}
 	}
-	if prob != nil {
-		for j := range prob {
-			prob[j] /= sum
-		}
+	for j := range prob {
+		prob[j] /= sum
 	}
 	return f[y] - m - math.Log(sum)
 }

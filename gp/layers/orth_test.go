@@ -176,8 +176,8 @@ func ogSameModel(t *testing.T, l, ref gp.Layer, x, y, xs *mat.Dense, rel float64
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, c := xs.Dims()
-	_, c = fm.Dims()
+	r, _ := xs.Dims()
+	_, c := fm.Dims()
 	for i := 0; i < r; i++ {
 		for p := 0; p < c; p++ {
 			if !ogClose(fm.At(i, p), rm.At(i, p), rel) || !ogClose(fv.At(i, p), rv.At(i, p), rel) {

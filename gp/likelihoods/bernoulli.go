@@ -178,7 +178,7 @@ func buildBernoulli(raw json.RawMessage, children []any, _ gp.BuildOptions) (any
 	if c.QuadPoints <= 0 {
 		return nil, likConfigErr("%s: QuadPoints %d must be > 0", KindBernoulli, c.QuadPoints)
 	}
-	return NewBernoulli(BernoulliConfig{QuadPoints: c.QuadPoints})
+	return NewBernoulli(BernoulliConfig(c))
 }
 
 var _ gp.Describer = (*Bernoulli)(nil)

@@ -222,7 +222,7 @@ func buildHeteroscedastic(raw json.RawMessage, children []any, _ gp.BuildOptions
 	if c.QuadPoints <= 0 {
 		return nil, likConfigErr("%s: QuadPoints %d must be > 0", KindHeteroscedastic, c.QuadPoints)
 	}
-	return NewHeteroscedastic(HeteroscedasticConfig{QuadPoints: c.QuadPoints})
+	return NewHeteroscedastic(HeteroscedasticConfig(c))
 }
 
 var _ gp.Describer = (*Heteroscedastic)(nil)

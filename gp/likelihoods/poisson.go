@@ -194,7 +194,7 @@ func buildPoisson(raw json.RawMessage, children []any, _ gp.BuildOptions) (any, 
 	if c.BinSize <= 0 || c.QuadPoints <= 0 {
 		return nil, likConfigErr("%s: BinSize %v and QuadPoints %d must be > 0", KindPoisson, c.BinSize, c.QuadPoints)
 	}
-	return NewPoisson(PoissonConfig{BinSize: c.BinSize, QuadPoints: c.QuadPoints})
+	return NewPoisson(PoissonConfig(c))
 }
 
 var _ gp.Describer = (*Poisson)(nil)

@@ -246,7 +246,7 @@ func buildRobustMax(raw json.RawMessage, children []any, _ gp.BuildOptions) (any
 	if c.Epsilon == 0 || c.QuadPoints <= 0 {
 		return nil, likConfigErr("%s: Epsilon %v and QuadPoints %d must be > 0", KindRobustMax, c.Epsilon, c.QuadPoints)
 	}
-	return NewRobustMax(RobustMaxConfig{NumClasses: c.NumClasses, Epsilon: c.Epsilon, QuadPoints: c.QuadPoints})
+	return NewRobustMax(RobustMaxConfig(c))
 }
 
 var _ gp.Describer = (*RobustMax)(nil)
