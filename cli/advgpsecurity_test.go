@@ -103,8 +103,7 @@ func TestADVGPServeIdentities(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	var wg sync.WaitGroup
-	werrs := make([]error, len(cmds))
+	var work [][]string
 	for i, c := range cmds {
 		if !strings.Contains(strings.Join(c, " "), "--nkey "+filepath.Join(ids, "secure-worker-")) {
 			t.Fatalf("worker %d's command has no identity: %q", i, c)
@@ -113,26 +112,9 @@ func TestADVGPServeIdentities(t *testing.T) {
 		if err != nil || st.Mode().Perm() != 0o600 {
 			t.Fatalf("worker %d's seed file: %v, %v", i, st, err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			werrs[i] = Main(append([]string{"advgp", "work"}, c...), &bytes.Buffer{}, &bytes.Buffer{})
-		}()
+		work = append(work, append([]string{"advgp", "work"}, c...))
 	}
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatalf("serve: %v\n%s", err, out.String())
-		}
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("serve did not finish in 2 minutes:\n%s", out.String())
-	}
-	wg.Wait()
-	for i, err := range werrs {
-		if err != nil {
-			t.Errorf("worker %d: %v", i, err)
-		}
-	}
+	workToEnd(t, out, served, work)
 	if !strings.Contains(out.String(), "test") {
 		t.Errorf("no result printed:\n%s", out.String())
 	}

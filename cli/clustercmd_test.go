@@ -49,6 +49,35 @@ func waitFor(t *testing.T, out *syncBuffer, served chan error, re *regexp.Regexp
 	}
 }
 
+// workToEnd runs each of cmds as `gpzoo NAME work ARGS` (NAME the command's first word) in this process, waits
+// for serve to finish and then for the workers, and fails the test on any error.
+func workToEnd(t *testing.T, out *syncBuffer, served chan error, cmds [][]string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	werrs := make([]error, len(cmds))
+	for i, c := range cmds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			werrs[i] = Main(c, &bytes.Buffer{}, &bytes.Buffer{})
+		}()
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("serve: %v\n%s", err, out.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("serve did not finish in 2 minutes:\n%s", out.String())
+	}
+	wg.Wait()
+	for i, err := range werrs {
+		if err != nil {
+			t.Errorf("worker %d: %v", i, err)
+		}
+	}
+}
+
 // gpzoo cluster serve --csv trains a CSV's model with workers started from the command it prints: the server
 // writes the standardised training rows to a row file in --data-out, a worker reads its shard of it (one from
 // another copy, through --data-file), and the server saves the model as gpzoo train does.
@@ -75,34 +104,16 @@ func TestClusterServeCSV(t *testing.T) {
 	if err := os.WriteFile(copyFile, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	werrs := make([]error, 2)
+	var cmds [][]string
 	for i := range 2 {
 		c := strings.Join(fields, " ")
 		c = strings.Replace(c, "--shard i/2", fmt.Sprintf("--shard %d/2", i), 1)
 		if i == 1 {
 			c = strings.Replace(c, file, copyFile, 1)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			werrs[i] = Main(append([]string{"cluster", "work"}, strings.Fields(c)...), &bytes.Buffer{}, &bytes.Buffer{})
-		}()
+		cmds = append(cmds, append([]string{"cluster", "work"}, strings.Fields(c)...))
 	}
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatalf("serve: %v\n%s", err, out.String())
-		}
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("serve did not finish in 2 minutes:\n%s", out.String())
-	}
-	wg.Wait()
-	for i, err := range werrs {
-		if err != nil {
-			t.Errorf("worker %d: %v", i, err)
-		}
-	}
+	workToEnd(t, out, served, cmds)
 	for _, want := range []string{"cluster: 2 workers, τ=0: 30 updates", "saved the model to " + model} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in:\n%s", want, out.String())
@@ -155,30 +166,12 @@ func TestClusterServeRows(t *testing.T) {
 	if !strings.HasSuffix(strings.TrimSpace(m[0][1]), "--data-file "+rows) {
 		t.Fatalf("the workers' command does not name the row file: %q", m[0][1])
 	}
-	var wg sync.WaitGroup
-	werrs := make([]error, 2)
+	var cmds [][]string
 	for i := range 2 {
 		c := strings.Replace(m[0][1], "--shard i/2", fmt.Sprintf("--shard %d/2", i), 1)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			werrs[i] = Main(append([]string{"cluster", "work"}, strings.Fields(c)...), &bytes.Buffer{}, &bytes.Buffer{})
-		}()
+		cmds = append(cmds, append([]string{"cluster", "work"}, strings.Fields(c)...))
 	}
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatalf("serve: %v\n%s", err, out.String())
-		}
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("serve did not finish in 2 minutes:\n%s", out.String())
-	}
-	wg.Wait()
-	for i, err := range werrs {
-		if err != nil {
-			t.Errorf("worker %d: %v", i, err)
-		}
-	}
+	workToEnd(t, out, served, cmds)
 	for _, want := range []string{"cluster: 2 workers, τ=0: 30 updates", "saved the model to " + model, "test RMSE"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in:\n%s", want, out.String())
