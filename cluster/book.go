@@ -9,7 +9,7 @@ import (
 // worker pushed, and the rule that update t may happen once every live worker's newest gradient was computed
 // at a version ≥ t − τ. It does no I/O, so the rule is tested on its own.
 type book struct {
-	tau     int
+	tau int
 	// reuse aggregates every live worker's newest gradient at every update (ADVGP's Algorithm 1), a gradient
 	// counting again until its worker replaces it; otherwise an update takes the gradients no earlier update took.
 	reuse   bool

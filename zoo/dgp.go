@@ -46,8 +46,8 @@ type dgpSpec struct {
 	lastMix   func(block gp.Layer) (gp.Layer, error)
 	lastWidth int
 	summary   string
-	reference   string
-	published   string
+	reference string
+	published string
 }
 
 // Budgets of the deep-GP entries, cut to fit 2 cores (the entries' summaries say so). Havasi et al. train 5000

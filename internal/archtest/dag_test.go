@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	"gp/advgp":            {"gp", "gp/layers", "gp/likelihoods", "gp/models", "graph", "ops"},
 	"gp/grammar":          {"gp", "graph", "ops"},
 	"vbks":                {"gp", "gp/grammar", "gp/layers", "gp/likelihoods", "gp/models", "graph", "ops", "train", "datasets"},
-	"cluster":                {"gp", "gp/advgp", "graph", "train", "datasets", "internal/atomicfile", "internal/access"},
+	"cluster":             {"gp", "gp/advgp", "graph", "train", "datasets", "internal/atomicfile", "internal/access"},
 	"gp/modelfile":        {"gp", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "graph", "ops", "datasets", "internal/atomicfile"},
 	"datasets":            {"internal/atomicfile"},
 	"plots":               {},
