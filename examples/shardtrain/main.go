@@ -1,11 +1,13 @@
-// Command shardtrain trains an SVGP across worker processes on a data set larger than one machine's memory:
-// each worker reads only its shard of a row file (.gpzr) or CSV, streaming (cluster.DataRef.File), and
-// reports its peak resident memory (VmHWM) when training ends. The standardisation and the test split come
-// from the statistics file of `gpzoo data stats` (one streaming pass over the file). Issue 33, deliverable 5:
+// Command shardtrain trains an SVGP across worker processes on a data set larger than one machine's memory,
+// through package cluster's Go API (the command line does the same with gpzoo train --rows FILE --workers K):
+// each worker reads only its shard of a row file (.gpzr), streaming (cluster.DataRef.File), and reports its
+// peak resident memory (VmHWM) when training ends. The standardisation and the test split come from one
+// streaming pass over the file (cluster.NewFileData). Issue 33, deliverable 5:
 //
 //	gpzoo synth --rows 100000000 --inputs 8 --out big.gpzr
-//	gpzoo data stats big.gpzr --test-frac 0.1 --out big.stats.json
-//	go run ./examples/shardtrain --stats big.stats.json --iters 2000 --workers 4
+//	go run ./examples/shardtrain --rows big.gpzr --iters 2000 --workers 4
+//
+// Without --rows it trains on 200 000 generated rows in a temporary folder.
 //
 // The workers are processes of this program on one machine over an embedded NATS server (cluster.Local,
 // cluster.Command); the test RMSE is computed on the held-out rows among the file's first 50 000.
@@ -13,12 +15,12 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -76,37 +78,35 @@ func main() {
 		return
 	}
 	fs := flag.NewFlagSet("shardtrain", flag.ExitOnError)
-	statsPath := fs.String("stats", "", "the statistics file of gpzoo data stats (required)")
+	rowsPath := fs.String("rows", "", "the row file (.gpzr) to train on (default: 200 000 generated rows in a temporary folder)")
 	iters := fs.Int("iters", 200, "updates")
 	workers := fs.Int("workers", 4, "worker processes")
 	batch := fs.Int("batch", 1024, "minibatch size per worker and step")
 	tau := fs.Int("tau", 2, "delay bound")
 	inducing := fs.Int("inducing", 64, "inducing points")
 	fs.Parse(os.Args[1:])
-	if *statsPath == "" {
-		die(fmt.Errorf("--stats FILE is required"))
+	if *rowsPath == "" {
+		dir, err := os.MkdirTemp("", "shardtrain-")
+		if err != nil {
+			die(err)
+		}
+		defer os.RemoveAll(dir)
+		if *rowsPath, err = writeRows(dir, 200_000); err != nil {
+			die(err)
+		}
 	}
-	b, err := os.ReadFile(*statsPath)
+	// The server's one streaming pass: the training rows' standardisation (a row is a test row by a hash of
+	// its index) and the counts.
+	f, _, err := cluster.NewFileData(datasets.RowSource{Path: *rowsPath}, datasets.RowSplit{Seed: 1, TestFrac: 0.1}, true)
 	if err != nil {
 		die(err)
 	}
-	var st struct {
-		File     string                 `json:"file"`
-		Rows     int                    `json:"rows"`
-		Train    int                    `json:"train_rows"`
-		Split    datasets.RowSplit      `json:"split"`
-		Standard *datasets.Standardizer `json:"standardizer"`
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		die(err)
-	}
-	f := &cluster.FileData{Source: datasets.RowSource{Path: st.File}, Rows: st.Rows, Train: st.Train, Split: st.Split, Std: st.Standard}
-	// Z by k-means on 20 000 training rows at the start of the file; test rows from the same range
-	xz, _, _, err := datasets.ReadShard(f.Source, 0, 22_300, func(r int) bool { return !f.Split.IsTest(r) })
+	// Z by k-means on about 20 000 training rows at the start of the file; test rows from the first 50 000.
+	xz, _, _, err := datasets.ReadShard(f.Source, 0, min(22_300, f.Rows), func(r int) bool { return !f.Split.IsTest(r) })
 	if err != nil {
 		die(err)
 	}
-	tx, ty, _, err := datasets.ReadShard(f.Source, 0, 50_000, f.Split.IsTest)
+	tx, ty, _, err := datasets.ReadShard(f.Source, 0, min(50_000, f.Rows), f.Split.IsTest)
 	if err != nil {
 		die(err)
 	}
@@ -162,4 +162,23 @@ func main() {
 	}
 	fmt.Printf("server: %d updates in %.1f s (%.0f points/s), loss %.4f -> %.4f, per shard %v, stale %d; test RMSE (original units) on %d held-out rows %.4f; %.1f s in all; server peak RSS %.1f MiB\n",
 		res.Updates, res.Seconds, res.PointsPerSecond, res.Losses[0], res.Losses[len(res.Losses)-1], res.PerShard, res.Stale, n, math.Sqrt(se/float64(n)), time.Since(t0).Seconds(), rss())
+}
+
+// writeRows writes n rows of gpzoo's seeded synthetic regression set (datasets.Synthetic, 4 inputs) as a row
+// file in dir and returns its path.
+func writeRows(dir string, n int) (string, error) {
+	d, err := datasets.Synthetic(datasets.SynthConfig{Rows: n, Inputs: 4, Seed: 1})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "rows.gpzr")
+	out, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	err = datasets.WriteRowFile(out, d.X, d.Y, nil)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return path, err
 }
