@@ -320,27 +320,34 @@ func TestInvalidGradientsRefused(t *testing.T) {
 
 // One worker with τ > 0 gives one update per gradient, whatever the timing: the liveness tick must not
 // re-apply the newest gradient by itself. With a tick every 25 ms (a heartbeat timeout of 100 ms) and a worker
-// pausing 60 ms per gradient, a tick that updated would add updates between gradients. (A shorter timeout
-// drops the worker on a loaded machine, and its rejoin changes the run.)
+// pausing 60 ms per gradient, a tick that updated would add updates between gradients. A run in which the
+// worker was dropped (a loaded machine can hold a heartbeat past 100 ms; its rejoin changes the run) is run
+// again, up to 5 times.
 func TestTickDoesNotReapplyGradients(t *testing.T) {
 	var runs [2][][]float64
 	for i := range runs {
-		model := newTestModel(t, 8)
-		c := testConfig(1, 4, 15, 100)
-		c.Server.HeartbeatTimeout = 100 * time.Millisecond
-		c.Server.Job.HeartbeatEvery = 10 * time.Millisecond
-		c.Delay = map[int]time.Duration{0: 60 * time.Millisecond}
-		res, err := localADVGP(model, c)
-		if err != nil {
-			t.Fatal(err)
+		for attempt := 1; ; attempt++ {
+			model := newTestModel(t, 8)
+			c := testConfig(1, 4, 15, 100)
+			c.Server.HeartbeatTimeout = 100 * time.Millisecond
+			c.Server.Job.HeartbeatEvery = 10 * time.Millisecond
+			c.Delay = map[int]time.Duration{0: 60 * time.Millisecond}
+			res, err := localADVGP(model, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Rejoins > 0 {
+				if attempt == 5 {
+					t.Fatalf("the worker was dropped in 5 runs out of 5: the machine is too loaded for a 100 ms heartbeat timeout")
+				}
+				continue
+			}
+			if res.Gradients() != res.Updates {
+				t.Fatalf("%d updates from %d gradients", res.Updates, res.Gradients())
+			}
+			runs[i] = rawParams(model)
+			break
 		}
-		if res.Rejoins > 0 {
-			t.Fatalf("the worker was dropped (%d rejoins): the machine is too loaded for a 100 ms heartbeat timeout", res.Rejoins)
-		}
-		if res.Gradients() != res.Updates {
-			t.Fatalf("%d updates from %d gradients", res.Updates, res.Gradients())
-		}
-		runs[i] = rawParams(model)
 	}
 	if d := maxRelDiff(runs[0], runs[1]); d != 0 {
 		t.Fatalf("two runs of one worker differ by %g", d)
