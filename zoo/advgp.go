@@ -79,20 +79,6 @@ func init() {
 	}
 }
 
-// ADVGPLoader is the cluster.Loader of zoo data: the standardised training part of ref's data set and split (what
-// `gpzoo advgp work` workers load; the server standardises the same way).
-func ADVGPLoader(ref cluster.DataRef) (x, y *mat.Dense, err error) {
-	spl, err := loadSplit(ref.Name, ref.Dir, ref.Split)
-	if err != nil {
-		return nil, nil, err
-	}
-	tr, _, _, err := spl.standardised(false)
-	if err != nil {
-		return nil, nil, err
-	}
-	return tr.X, tr.Y, nil
-}
-
 // advgpProblem is what a run trains on: the training inputs used to place Z, the test set and its
 // standardisation, and the data the workers load.
 type advgpProblem struct {

@@ -92,9 +92,9 @@ func TestADVGPOptionsRefused(t *testing.T) {
 }
 
 // The workers' loader returns the standardised training part the server's run uses.
-func TestADVGPLoader(t *testing.T) {
+func TestClusterLoader(t *testing.T) {
 	data := datatest.Fake(t, "kin40k")
-	x, y, err := zoo.ADVGPLoader(cluster.DataRef{Name: "kin40k", Dir: data})
+	x, y, err := zoo.ClusterLoader(cluster.DataRef{Name: "kin40k", Dir: data})
 	if err != nil {
 		t.Fatal(err)
 	}

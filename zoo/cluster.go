@@ -49,8 +49,18 @@ func ClusterFamily(family string) bool { return family != "gpr" && family != "sg
 var ErrNotRowSum = errors.New("zoo: only the families whose objective is a sum over rows (svgp, decoupled, hybrid, orth, orthnat, dgp) train on a cluster; gpr and sgpr take the whole data set in one process")
 
 // ClusterLoader is the cluster.Loader of zoo data sets: the standardised training part of ref's data set and
-// split, as a configured entry trains on it (what `gpzoo cluster work --data DIR` loads).
-func ClusterLoader(ref cluster.DataRef) (x, y *mat.Dense, err error) { return ADVGPLoader(ref) }
+// split, as a configured entry or an ADVGP entry trains on it (what `gpzoo cluster work --data DIR` loads).
+func ClusterLoader(ref cluster.DataRef) (x, y *mat.Dense, err error) {
+	spl, err := loadSplit(ref.Name, ref.Dir, ref.Split)
+	if err != nil {
+		return nil, nil, err
+	}
+	tr, _, _, err := spl.standardised(false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tr.X, tr.Y, nil
+}
 
 // ClusterStats are the numbers of a cluster run (Result.Cluster; ADVGP's in Result.ADVGP): the workers, τ, the
 // updates, the training points per second the workers' gradients covered, the messages refused (stale: a

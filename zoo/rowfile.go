@@ -1,6 +1,7 @@
 package zoo
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,7 +65,7 @@ func TrainRows(src datasets.RowSource, c CustomConfig, rc RowsConfig) (*Custom, 
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", src.Path, err)
 	}
-	sample, err := firstRows(src, f.Rows, split, false, cmpOr(rc.SampleRows, DefaultSampleRows))
+	sample, err := firstRows(src, f.Rows, split, false, cmp.Or(rc.SampleRows, DefaultSampleRows))
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +74,7 @@ func TrainRows(src datasets.RowSource, c CustomConfig, rc RowsConfig) (*Custom, 
 	}
 	var te *datasets.Dataset // original units, scored as a user's file would be
 	if frac > 0 {
-		if te, err = firstRows(src, f.Rows, split, true, cmpOr(rc.TestRows, DefaultTestRows)); err != nil && !errors.Is(err, datasets.ErrEmpty) {
+		if te, err = firstRows(src, f.Rows, split, true, cmp.Or(rc.TestRows, DefaultTestRows)); err != nil && !errors.Is(err, datasets.ErrEmpty) {
 			return nil, err
 		}
 	}
@@ -92,13 +93,6 @@ func TrainRows(src datasets.RowSource, c CustomConfig, rc RowsConfig) (*Custom, 
 		meta["features"] = string(names)
 	}
 	return fit(sample, te, f.Std, c, rand.NewPCG(c.Seed, 0xc5f), res, meta)
-}
-
-func cmpOr(a, b int) int {
-	if a > 0 {
-		return a
-	}
-	return b
 }
 
 // firstRows reads the first n rows of src that are test rows (test) or training rows (!test) by split, of the
