@@ -215,9 +215,7 @@ func (d *DGP) ELBO(x, y *graph.Node) *graph.Node {
 	if len(b) != 2 || b[0] > d.NumData {
 		return g.Fail(&ops.ShapeError{Op: "dgp.ELBO", Want: fmt.Sprintf("a batch of at most NumData = %d rows", d.NumData), Got: fmt.Sprint(b)})
 	}
-	fm, fv := d.Propagate(x, d.samples)
-	ve := g.Sum(d.Likelihood.VariationalExpectations(fm, fv, tile(y, d.samples)))
-	return g.Sub(g.Scale(ve, float64(d.NumData)/float64(b[0]*d.samples)), d.KL(g))
+	return g.Sub(g.Scale(d.expectedLogLik(x, y), float64(d.NumData)/float64(b[0]*d.samples)), d.KL(g))
 }
 
 // Loss returns −ELBO (gp.Model).
@@ -227,9 +225,14 @@ func (d *DGP) Loss(x, y *graph.Node) *graph.Node { return x.Graph().Neg(d.ELBO(x
 // the training noise keyed by row and step as in Loss (gp.RowSum).
 func (d *DGP) DataLoss(x, y *graph.Node) *graph.Node {
 	g := x.Graph()
+	return g.Neg(g.Scale(d.expectedLogLik(x, y), 1/float64(d.samples)))
+}
+
+// expectedLogLik returns Σ_{b,s} E[log p(y_b | f_b^(s))] over the batch's rows and their S propagated samples:
+// the ELBO's and DataLoss's data term.
+func (d *DGP) expectedLogLik(x, y *graph.Node) *graph.Node {
 	fm, fv := d.Propagate(x, d.samples)
-	ve := g.Sum(d.Likelihood.VariationalExpectations(fm, fv, tile(y, d.samples)))
-	return g.Neg(g.Scale(ve, 1/float64(d.samples)))
+	return x.Graph().Sum(d.Likelihood.VariationalExpectations(fm, fv, tile(y, d.samples)))
 }
 
 // GlobalLoss returns the layers' KL divergences (gp.RowSum).

@@ -44,19 +44,19 @@ func (m *SVGP) ELBO(x, y *graph.Node) *graph.Node {
 	if len(b) != 2 || b[0] > m.NumData {
 		return g.Fail(&ops.ShapeError{Op: "models.SVGP", Want: fmt.Sprintf("a batch of at most NumData = %d rows", m.NumData), Got: fmt.Sprint(b)})
 	}
-	fm, fv := m.Layer.Predict(x)
-	ve := g.Sum(m.Likelihood.VariationalExpectations(fm, fv, y))
-	return g.Sub(g.Scale(ve, float64(m.NumData)/float64(b[0])), m.Layer.KL(g))
+	return g.Sub(g.Scale(m.expectedLogLik(x, y), float64(m.NumData)/float64(b[0])), m.Layer.KL(g))
 }
 
 // Loss returns −ELBO.
 func (m *SVGP) Loss(x, y *graph.Node) *graph.Node { return x.Graph().Neg(m.ELBO(x, y)) }
 
 // DataLoss returns −Σ_b E_q[log p(y_b | f_b)] over the batch's rows (gp.RowSum).
-func (m *SVGP) DataLoss(x, y *graph.Node) *graph.Node {
-	g := x.Graph()
+func (m *SVGP) DataLoss(x, y *graph.Node) *graph.Node { return x.Graph().Neg(m.expectedLogLik(x, y)) }
+
+// expectedLogLik returns Σ_b E_q[log p(y_b | f_b)] over the batch's rows: the ELBO's and DataLoss's data term.
+func (m *SVGP) expectedLogLik(x, y *graph.Node) *graph.Node {
 	fm, fv := m.Layer.Predict(x)
-	return g.Neg(g.Sum(m.Likelihood.VariationalExpectations(fm, fv, y)))
+	return x.Graph().Sum(m.Likelihood.VariationalExpectations(fm, fv, y))
 }
 
 // GlobalLoss returns the layer's KL divergence (gp.RowSum).
