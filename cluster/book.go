@@ -128,10 +128,11 @@ func (b *book) ready() bool {
 	return any
 }
 
-// aggregate returns Σ_k ∇G_k and Σ_k G_k over the workers' newest gradients (with reuse; else those no earlier
-// update took), and the number of training points their shards hold. ready guarantees one at least.
-func (b *book) aggregate(size int) (grad []float64, loss float64, points int) {
-	grad = make([]float64, size)
+// aggregate writes Σ_k ∇G_k over the workers' newest gradients (with reuse; else those no earlier update took)
+// into grad and returns Σ_k G_k and the number of training points their shards hold. ready guarantees one at
+// least.
+func (b *book) aggregate(grad []float64) (loss float64, points int) {
+	clear(grad)
 	for _, k := range b.live() { // in shard order, so that a synchronous run is reproducible
 		s := b.slots[k]
 		if !s.has || (s.used && !b.reuse) {
@@ -144,7 +145,7 @@ func (b *book) aggregate(size int) (grad []float64, loss float64, points int) {
 		loss += s.loss
 		points += s.shardN
 	}
-	return grad, loss, points
+	return loss, points
 }
 
 // expire drops the workers silent for longer than hb, or without a gradient for longer than stall (0: never),

@@ -5,6 +5,13 @@ import (
 	"time"
 )
 
+// agg returns the book's aggregate of one-value gradients and its points.
+func agg(b *book) ([]float64, int) {
+	g := make([]float64, 1)
+	_, p := b.aggregate(g)
+	return g, p
+}
+
 func grad(shard, version int) *gradMsg {
 	return &gradMsg{ID: string(rune('a' + shard)), Shard: shard, Version: version, Grad: []float64{float64(shard + 1)}, ShardN: 10}
 }
@@ -45,7 +52,7 @@ func TestBookDelayRule(t *testing.T) {
 		if ok, known := b.accept(grad(2, b.version-tau-1), now); ok || !known || b.stale != 1 {
 			t.Fatalf("τ=%d: stale gradient accepted (ok %v, known %v, stale %d)", tau, ok, known, b.stale)
 		}
-		sum, _, points := b.aggregate(1)
+		sum, points := agg(b)
 		if sum[0] != 6 || points != 30 {
 			t.Fatalf("aggregate = %v over %d points, want 6 over 30", sum, points)
 		}
@@ -94,7 +101,7 @@ func TestBookDropAndRejoin(t *testing.T) {
 }
 
 func aggregatePoints(b *book) ([]float64, int) {
-	s, _, p := b.aggregate(1)
+	s, p := agg(b)
 	return s, p
 }
 
@@ -146,7 +153,7 @@ func TestBookReuse(t *testing.T) {
 		b.join(1, "b", 10, now)
 		b.accept(grad(0, 0), now)
 		b.accept(grad(1, 0), now)
-		if g, _, p := b.aggregate(1); g[0] != 3 || p != 20 { // both fresh: 1 + 2
+		if g, p := agg(b); g[0] != 3 || p != 20 { // both fresh: 1 + 2
 			t.Fatalf("reuse %v: first update %v over %d points", reuse, g, p)
 		}
 		b.version = 1
@@ -157,7 +164,7 @@ func TestBookReuse(t *testing.T) {
 		if !b.ready() {
 			t.Fatalf("reuse %v: not ready with a new gradient", reuse)
 		}
-		g, _, p := b.aggregate(1)
+		g, p := agg(b)
 		if want := map[bool][2]float64{false: {1, 10}, true: {3, 20}}[reuse]; g[0] != want[0] || p != int(want[1]) {
 			t.Errorf("reuse %v: second update %v over %d points, want %v over %v", reuse, g, p, want[0], want[1])
 		}

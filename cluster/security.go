@@ -344,15 +344,7 @@ func IssueIdentities(run string, k int, dir string) (*Identities, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cluster: the identities' folder: %w", err)
 	}
-	ids := &Identities{Run: run, Server: Identity{Name: "server", Permissions: ServerPermissions(run)}}
-	for i := range k {
-		ids.Workers = append(ids.Workers, Identity{Name: "worker-" + strconv.Itoa(i), Permissions: WorkerPermissions(run)})
-	}
-	ids.ConfigFile = filepath.Join(dir, run+"-nats.conf")
-	all := append([]*Identity{&ids.Server}, pointers(ids.Workers)...)
-	for _, id := range all {
-		id.SeedFile = filepath.Join(dir, run+"-"+id.Name+".nk")
-	}
+	ids, all := identitiesIn(run, k, dir)
 	for _, f := range append(seedFiles(all), ids.ConfigFile) {
 		if _, err := os.Lstat(f); err == nil {
 			return nil, fmt.Errorf("%w: %s", ErrIdentityExists, f)
@@ -447,13 +439,8 @@ func LoadIdentities(run string, k int, dir string) (*Identities, error) {
 	if k < 1 {
 		return nil, fmt.Errorf("cluster: identities for %d workers: want at least 1", k)
 	}
-	ids := &Identities{Run: run, Server: Identity{Name: "server", Permissions: ServerPermissions(run)},
-		ConfigFile: filepath.Join(dir, run+"-nats.conf")}
-	for i := range k {
-		ids.Workers = append(ids.Workers, Identity{Name: "worker-" + strconv.Itoa(i), Permissions: WorkerPermissions(run)})
-	}
-	for _, id := range append([]*Identity{&ids.Server}, pointers(ids.Workers)...) {
-		id.SeedFile = filepath.Join(dir, run+"-"+id.Name+".nk")
+	ids, all := identitiesIn(run, k, dir)
+	for _, id := range all {
 		data, err := readFile("NKey seed file", id.SeedFile)
 		if err != nil {
 			return nil, err
@@ -470,6 +457,22 @@ func LoadIdentities(run string, k int, dir string) (*Identities, error) {
 		}
 	}
 	return ids, nil
+}
+
+// identitiesIn returns run's identities for k workers in dir without their keys: names, permissions, seed and
+// configuration files (the layout IssueIdentities writes and LoadIdentities reads), and pointers to the server's
+// then the workers'.
+func identitiesIn(run string, k int, dir string) (*Identities, []*Identity) {
+	ids := &Identities{Run: run, Server: Identity{Name: "server", Permissions: ServerPermissions(run)},
+		ConfigFile: filepath.Join(dir, run+"-nats.conf")}
+	for i := range k {
+		ids.Workers = append(ids.Workers, Identity{Name: "worker-" + strconv.Itoa(i), Permissions: WorkerPermissions(run)})
+	}
+	all := append([]*Identity{&ids.Server}, pointers(ids.Workers)...)
+	for _, id := range all {
+		id.SeedFile = filepath.Join(dir, run+"-"+id.Name+".nk")
+	}
+	return ids, all
 }
 
 // seedLine returns the first line of data that is not a comment.

@@ -558,14 +558,14 @@ func (s *server) globalTerm(t int) error {
 // then it publishes version t+1.
 func (s *server) update() error {
 	t := s.book.version
-	sum, loss, points := s.book.aggregate(s.size)
+	loss, points := s.book.aggregate(s.sum)
 	n := float64(s.cfg.Job.NumData)
 	scale := n / float64(points)
 	if err := s.globalTerm(t); err != nil {
 		return err
 	}
-	for i, v := range sum {
-		s.sum[i] = scale * v
+	for i := range s.sum {
+		s.sum[i] *= scale
 	}
 	if !s.cfg.DataGradOnly {
 		for p, g := range s.grads {
