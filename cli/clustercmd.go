@@ -163,24 +163,6 @@ func clusterLocal(name string, args []string, stdout, stderr io.Writer) error {
 	}, stdout, stderr)
 }
 
-// flagValue returns the value of the flag --name in args (--name V or --name=V).
-func flagValue(args []string, name string) (string, bool) {
-	for i, a := range args {
-		n, v, eq := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || n != name {
-			continue
-		}
-		if eq {
-			return v, true
-		}
-		if i+1 < len(args) {
-			return args[i+1], true
-		}
-		return "", true
-	}
-	return "", false
-}
-
 // hasFlag reports whether args name the flag --name (or -name).
 func hasFlag(args []string, name string) bool {
 	for _, a := range args {
@@ -341,34 +323,18 @@ func clusterServe(name string, args []string, stdout, stderr io.Writer) error {
 		f.sec.Token = "" // from the environment: the identities replace it
 	}
 	external := func(cluster.WorkerArgs) (cluster.Proc, error) { return externalProc{}, nil }
-	if rows, ok := flagValue(rest, "rows"); ok {
+	if hasFlag(rest, "rows") || hasFlag(rest, "csv") {
 		return trainCmdWith(rest, func(c *zoo.CustomConfig) (func(), error) {
 			cc := c.Cluster
 			if cc == nil {
-				return nil, fmt.Errorf("%s serve --rows: --workers K is required", name)
-			}
-			n, err := f.start(cc.URL, cc.Run, cc.Workers, stdout)
-			if err != nil {
-				return nil, err
-			}
-			cc.URL, cc.Security, cc.Spawn = n.url, n.serverSec, external
-			f.workerCommand(stdout, n, cc.Run, cc.Workers, "--data-file "+rows)
-			fmt.Fprintf(stdout, "  (each worker reads only its shard of %s: --data-file names its host's copy)\n", rows)
-			return n.shutdown, nil
-		}, stdout, stderr)
-	}
-	if hasFlag(rest, "csv") {
-		return trainCmdWith(rest, func(c *zoo.CustomConfig) (func(), error) {
-			cc := c.Cluster
-			if cc == nil {
-				return nil, fmt.Errorf("%s serve --csv: --workers K is required", name)
+				return nil, fmt.Errorf("%s serve: --workers K is required", name)
 			}
 			n, err := f.start(cc.URL, cc.Run, cc.Workers, stdout)
 			if err != nil {
 				return nil, err
 			}
 			cc.URL, cc.Security, cc.Spawn, cc.DataDir = n.url, n.serverSec, external, f.dataOut
-			cc.OnData = func(path string) {
+			cc.OnData = func(path string) { // the row file the workers read: --rows FILE, or --csv's rows written out
 				f.workerCommand(stdout, n, cc.Run, cc.Workers, "--data-file "+path)
 				fmt.Fprintf(stdout, "  (each worker reads only its shard of %s: give workers on other hosts a copy at the path of their --data-file)\n", path)
 			}

@@ -38,7 +38,8 @@ type ClusterConfig struct {
 	// row file the server writes in DataDir (default: a temporary folder, removed afterwards).
 	Data    cluster.DataRef
 	DataDir string
-	// OnData, if set, is told the row file written for the workers (the CLI prints the workers' command).
+	// OnData, if set, is told the row file the workers read, before training: the one written for them, or
+	// TrainRows' file (the CLI prints the workers' command).
 	OnData func(path string)
 }
 

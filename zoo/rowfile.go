@@ -85,6 +85,9 @@ func TrainRows(src datasets.RowSource, c CustomConfig, rc RowsConfig) (*Custom, 
 	}
 	c.rows = f.Train
 	c.Cluster.Data = cluster.DataRef{File: f}
+	if c.Cluster.OnData != nil {
+		c.Cluster.OnData(src.Path)
+	}
 	res := &Result{Entry: "custom/" + c.Family, Dataset: name, Model: c.Family, Seed: c.Seed, NTrain: f.Train,
 		NTest: te.N(), DataSource: src.Path, Build: ops.Build, BLAS: ops.BLAS(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	meta := map[string]string{"data": name, "rows": fmt.Sprint(f.Rows), "sample_rows": fmt.Sprint(sample.N())}
