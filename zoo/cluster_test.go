@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -42,13 +43,15 @@ func TestTrainCustomOnCluster(t *testing.T) {
 			t.Errorf("%s: test LL %v single-process, %v on 3 workers after %d updates", c.Family, single.Result.TestLL, dist.Result.TestLL, dist.Result.Iters)
 		}
 	}
-	c := zoo.CustomConfig{Family: "svgp", Inducing: 12, Iters: 150, LR: 0.05, BatchSize: 60, Cluster: &zoo.ClusterConfig{Workers: 3, Tau: 2}}
+	c := zoo.CustomConfig{Family: "svgp", Inducing: 12, Iters: 300, LR: 0.05, BatchSize: 20, Cluster: &zoo.ClusterConfig{Workers: 3, Tau: 2}}
 	run, err := zoo.TrainCustom(reg, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rmse := run.Result.TestRMSE; rmse == nil || !(*rmse < 5) {
-		t.Errorf("minibatches, τ = 2: test RMSE %v (targets' sd about 15)", rmse)
+	// Asynchronous: the result depends on the timing (1.3–3.8 in 15 runs here); a model that learnt nothing
+	// predicts the mean, about 15.
+	if rmse := run.Result.TestRMSE; rmse == nil || !(*rmse < 7.5) {
+		t.Errorf("minibatches of 20 rows, τ = 2: test RMSE %s (targets' sd about 15)", fmtPtr(rmse))
 	}
 	for _, bad := range []zoo.CustomConfig{{Family: "gpr", Iters: 5}, {Family: "sgpr", Inducing: 10, Iters: 5}} {
 		bad.Cluster = &zoo.ClusterConfig{Workers: 2}
@@ -125,4 +128,11 @@ func TestTrainRows(t *testing.T) {
 	if _, err := zoo.TrainRows(datasets.RowSource{Path: bin}, zoo.CustomConfig{Family: "svgp"}, zoo.RowsConfig{}); !errors.Is(err, zoo.ErrBadCustom) {
 		t.Errorf("without workers: %v, want ErrBadCustom", err)
 	}
+}
+
+func fmtPtr(v *float64) string {
+	if v == nil {
+		return "none"
+	}
+	return strconv.FormatFloat(*v, 'g', 6, 64)
 }
