@@ -13,6 +13,7 @@ import (
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/train"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
 	"gonum.org/v1/gonum/mat"
@@ -79,23 +80,10 @@ type worker struct {
 	rows   []int        // the shard's rows' global indices
 	waitAt atomic.Int64 // the version of the gradient pushed while waiting for a newer one (−1: computing)
 	waitT0 atomic.Int64 // when the wait began (Unix nanoseconds)
-	in     batchInputs  // the program's gp.RowsInput and gp.StepInput (nil when the model declares none)
-}
-
-// batchInputs are a program's optional gp.RowsInput and gp.StepInput storage: the global indices of the
-// batch's rows and the step (the parameter version), by which a model keys per-row Monte-Carlo noise, so a
-// shard draws the noise a single process would.
-type batchInputs struct{ rows, step []float64 }
-
-func (in batchInputs) set(step int, idx, global []int) {
-	for i, r := range idx {
-		if in.rows != nil {
-			in.rows[i] = float64(global[r])
-		}
-	}
-	if in.step != nil {
-		in.step[0] = float64(step)
-	}
+	// in are the program's gp.RowsInput and gp.StepInput, filled with the batch's global rows (grows) and the
+	// version, so that a shard draws the Monte-Carlo noise a single process would.
+	in    train.BatchInputs
+	grows []int
 }
 
 // Work runs one worker until the server says it is done (nil error), Stop is closed or an error occurs:
@@ -307,7 +295,10 @@ func (w *worker) setup(job *Job) error {
 	}
 	w.prog = prog
 	w.xb, w.yb = mat.NewDense(batch, d, prog.InputData("x")), mat.NewDense(batch, p, prog.InputData("y"))
-	w.in = batchInputs{rows: prog.InputData(gp.RowsInput), step: prog.InputData(gp.StepInput)}
+	if w.in, err = train.BatchInputsOf(prog, batch); err != nil {
+		return err
+	}
+	w.grows = make([]int, batch)
 	w.idx = make([]int, batch)
 	if batch < n {
 		rng := rand.New(rand.NewPCG(job.Seed, uint64(w.cfg.Shard)+0xad76))
@@ -343,7 +334,10 @@ func (w *worker) push(p *paramsMsg) error {
 		datasets.GatherRows(w.xb, w.x, w.idx)
 		datasets.GatherRows(w.yb, w.y, w.idx)
 	}
-	w.in.set(p.Version, w.idx, w.rows)
+	for i, r := range w.idx {
+		w.grows[i] = w.rows[r]
+	}
+	w.in.Set(p.Version, w.grows)
 	if err := w.prog.Run(); err != nil {
 		return fmt.Errorf("cluster: shard %d at version %d: %w", w.cfg.Shard, p.Version, err)
 	}

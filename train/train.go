@@ -272,7 +272,7 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 	}
 	xb := mat.NewDense(batch, d, prog.InputData("x"))
 	yb := mat.NewDense(batch, p, prog.InputData("y"))
-	bin, err := batchInputsOf(prog, batch)
+	bin, err := BatchInputsOf(prog, batch)
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +316,7 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 			datasets.GatherRows(xb, x, idx)
 			datasets.GatherRows(yb, y, idx)
 		}
-		bin.set(step, idx)
+		bin.Set(step, idx)
 		if err := prog.Run(); err != nil {
 			graph.RestoreRaw(all, good)
 			res.StopReason = StopError
@@ -381,13 +381,14 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 	return res, nil
 }
 
-// batchInputs are a program's optional gp.RowsInput and gp.StepInput storage (nil when its model declares
+// BatchInputs are a program's optional gp.RowsInput and gp.StepInput storage (nil when its model declares
 // none): the global indices of the batch's rows and the step, by which a model keys per-row noise (a deep GP).
-type batchInputs struct{ rows, step []float64 }
+// Train fills them, and so do a cluster's workers.
+type BatchInputs struct{ rows, step []float64 }
 
-// batchInputsOf finds prog's batch inputs for a batch of b rows.
-func batchInputsOf(prog *graph.Program, b int) (batchInputs, error) {
-	in := batchInputs{rows: prog.InputData(gp.RowsInput), step: prog.InputData(gp.StepInput)}
+// BatchInputsOf finds prog's batch inputs for a batch of b rows (a *ops.ShapeError for inputs of other sizes).
+func BatchInputsOf(prog *graph.Program, b int) (BatchInputs, error) {
+	in := BatchInputs{rows: prog.InputData(gp.RowsInput), step: prog.InputData(gp.StepInput)}
 	if in.rows != nil && len(in.rows) != b || in.step != nil && len(in.step) != 1 {
 		return in, &ops.ShapeError{Op: "train", Want: fmt.Sprintf("model inputs %q [%d] and %q a scalar", gp.RowsInput, b, gp.StepInput),
 			Got: fmt.Sprintf("%d and %d values", len(in.rows), len(in.step))}
@@ -395,8 +396,8 @@ func batchInputsOf(prog *graph.Program, b int) (batchInputs, error) {
 	return in, nil
 }
 
-// set writes the step and the batch's row indices idx (len b) into the inputs the program has.
-func (in batchInputs) set(step int, idx []int) {
+// Set writes the step and the batch's global row indices idx (len b) into the inputs the program has.
+func (in BatchInputs) Set(step int, idx []int) {
 	for i, r := range idx[:len(in.rows)] {
 		in.rows[i] = float64(r)
 	}
@@ -447,7 +448,7 @@ func progress(w io.Writer, step, iters int, elapsed, loss float64) {
 
 // setWholeBatch fills prog's batch inputs, if any, for the whole data set of n rows in order at step 0.
 func setWholeBatch(prog *graph.Program, n int) error {
-	in, err := batchInputsOf(prog, n)
+	in, err := BatchInputsOf(prog, n)
 	if err != nil {
 		return err
 	}
@@ -455,6 +456,6 @@ func setWholeBatch(prog *graph.Program, n int) error {
 	for i := range idx {
 		idx[i] = i
 	}
-	in.set(0, idx)
+	in.Set(0, idx)
 	return nil
 }
