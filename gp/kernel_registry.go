@@ -2,7 +2,9 @@ package gp
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -20,6 +22,10 @@ type KernelFamily struct {
 	Doc string
 	// New returns a fresh kernel with its initial hyperparameters.
 	New func(o KernelOptions) (Kernel, error)
+	// Sized, when set, makes the family's kernels come in sizes (the spectral mixture's number of components): the
+	// name followed by a positive integer n, e.g. "sm7", is the family's kernel of size n (LookupKernel resolves
+	// it; Sized returns an error wrapping ErrConfig for an n it does not take). New is the default size.
+	Sized func(n int, o KernelOptions) (Kernel, error)
 }
 
 // KernelOptions are what a caller knows when it builds a kernel of a family.
@@ -82,11 +88,29 @@ func KernelFamilies() []KernelFamily {
 }
 
 // LookupKernel returns the family registered under name, matched case-insensitively.
+// A name that is a sized family's name followed by a positive integer n without leading zeros (KernelFamily.Sized)
+// returns that family under this name, its New building the kernel of size n.
 func LookupKernel(name string) (KernelFamily, bool) {
+	name = strings.ToLower(name)
 	kernelsMu.RLock()
 	defer kernelsMu.RUnlock()
-	f, ok := kernelFam[strings.ToLower(name)]
-	return f, ok
+	if f, ok := kernelFam[name]; ok {
+		return f, true
+	}
+	digits := strings.TrimRightFunc(name, func(r rune) bool { return r >= '0' && r <= '9' })
+	f, ok := kernelFam[digits]
+	size := name[len(digits):]
+	if !ok || f.Sized == nil || size == "" || size[0] == '0' || len(size) > 6 {
+		return KernelFamily{}, false
+	}
+	n, err := strconv.Atoi(size)
+	if err != nil {
+		return KernelFamily{}, false
+	}
+	sized := f.Sized
+	f.Name, f.Doc, f.Sized = name, fmt.Sprintf("%s with size %d", f.Name, n), nil
+	f.New = func(o KernelOptions) (Kernel, error) { return sized(n, o) }
+	return f, true
 }
 
 // simpleKernelSpec is the Config of kernels with no hyperparameter but a variance (White, Constant): the name

@@ -192,17 +192,16 @@ func init() {
 		}
 		return NewSpectralMixture(KernelConfig{Name: c.Name, InputDim: c.InputDim, Components: c.Components})
 	})
-	// The families users name: sm (DefaultComponents) and sm10, the larger mixture long extrapolations want.
-	for _, q := range []int{DefaultComponents, 10} {
-		name, doc := "sm", fmt.Sprintf("spectral mixture Σ_q w_q Π_d exp(−2π²τ_d²v_qd) cos(2πτ_dμ_qd), Q = %d, ARD; initialised from the targets' periodogram", q)
-		if q != DefaultComponents {
-			name, doc = fmt.Sprintf("sm%d", q), fmt.Sprintf("spectral mixture as sm with Q = %d components", q)
-		}
-		RegisterKernel(KernelFamily{Name: name, Kind: KindSpectralMixture, Doc: doc,
-			New: func(o KernelOptions) (Kernel, error) {
-				return NewSpectralMixture(KernelConfig{Name: o.Name, InputDim: o.InputDim, Components: q})
-			}})
-	}
+	// The family users name: sm (DefaultComponents) and smQ for Q components (sm10, the larger mixture long
+	// extrapolations want).
+	RegisterKernel(KernelFamily{Name: "sm", Kind: KindSpectralMixture,
+		Doc: fmt.Sprintf("spectral mixture Σ_q w_q Π_d exp(−2π²τ_d²v_qd) cos(2πτ_dμ_qd), Q = %d, ARD (sm7, sm10, …: that many components); initialised from the targets' periodogram", DefaultComponents),
+		New: func(o KernelOptions) (Kernel, error) {
+			return NewSpectralMixture(KernelConfig{Name: o.Name, InputDim: o.InputDim})
+		},
+		Sized: func(q int, o KernelOptions) (Kernel, error) {
+			return NewSpectralMixture(KernelConfig{Name: o.Name, InputDim: o.InputDim, Components: q})
+		}})
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -328,22 +328,35 @@ func init() {
 		},
 		part: func(_ kernelConfigFunc, name string) (gp.Kernel, error) { return smKernel(name, 3) },
 	})
-	addKernelTest(kernelTest{
-		family: "sm10",
-		conform: func(d int, _ []float64) []namedKernel {
-			return []namedKernel{{"SpectralMixture-Q10", func() (gp.Kernel, error) {
-				f, ok := gp.LookupKernel("sm10")
-				if !ok {
-					return nil, fmt.Errorf("sm10 is not registered")
-				}
-				k, err := f.New(gp.KernelOptions{InputDim: d, ARD: true})
-				if err == nil && k.(*gp.SpectralMixture).Components() != 10 {
-					err = fmt.Errorf("sm10 has %d components", k.(*gp.SpectralMixture).Components())
-				}
-				return k, err
-			}}}
-		},
-		spec: func(kernelConfigFunc) []specBuild { return nil },
-		part: func(_ kernelConfigFunc, name string) (gp.Kernel, error) { return smKernel(name, 3) },
-	})
+}
+
+// TestSpectralMixtureSizes: the family takes its number of components in its name (smQ, KernelFamily.Sized):
+// sm10 and sm7 have 10 and 7 components, sm the default; a size the kernel refuses is a configuration error,
+// and a malformed size or a family without sizes is not a kernel name.
+func TestSpectralMixtureSizes(t *testing.T) {
+	for name, q := range map[string]int{"sm": gp.DefaultComponents, "sm10": 10, "SM7": 7, "sm1": 1} {
+		f, ok := gp.LookupKernel(name)
+		if !ok {
+			t.Fatalf("%s: not a kernel name", name)
+		}
+		k, err := f.New(gp.KernelOptions{InputDim: 2, ARD: true})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := k.(*gp.SpectralMixture).Components(); got != q {
+			t.Errorf("%s: %d components, want %d", name, got, q)
+		}
+	}
+	f, ok := gp.LookupKernel("sm300")
+	if !ok {
+		t.Fatal("sm300: not a kernel name")
+	}
+	if _, err := f.New(gp.KernelOptions{InputDim: 2}); !errors.Is(err, gp.ErrConfig) {
+		t.Errorf("sm300 (above the components' bound): error %v, want gp.ErrConfig", err)
+	}
+	for _, name := range []string{"sm0", "sm07", "sm-3", "sm1234567", "se7", "matern5", "sm1x"} {
+		if _, ok := gp.LookupKernel(name); ok {
+			t.Errorf("%s: a kernel name, want none", name)
+		}
+	}
 }

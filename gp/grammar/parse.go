@@ -44,6 +44,9 @@ func validKernelNames() string {
 		if !base {
 			names = append(names, f.Name)
 		}
+		if f.Sized != nil {
+			names = append(names, f.Name+"N")
+		}
 	}
 	return strings.Join(names, ", ")
 }

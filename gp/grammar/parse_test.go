@@ -270,6 +270,34 @@ func validNames() string {
 		if !slices.Contains([]string{"periodic", "linear", "rq", "se"}, f.Name) {
 			names = append(names, f.Name)
 		}
+		if f.Sized != nil {
+			names = append(names, f.Name+"N") // sm: smN, N components
+		}
 	}
 	return strings.Join(names, ", ")
+}
+
+// TestParseSizedFamily: a sized family's name with its size (gp.KernelFamily.Sized), sm7, is a leaf like any
+// registered name and builds the kernel of that size (while the spectral mixture is registered).
+func TestParseSizedFamily(t *testing.T) {
+	if _, ok := gp.LookupKernel("sm"); !ok {
+		return // the spectral mixture's file is deleted: nothing sized to parse
+	}
+	e, err := Parse("sm7+se")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := e.Kernel(BuildConfig{InputDim: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q int
+	for _, p := range k.Params() {
+		if strings.HasSuffix(p.Name(), ".weights") {
+			q += p.Size()
+		}
+	}
+	if q != 7 {
+		t.Errorf("sm7+se: %d spectral-mixture weights, want 7 (params %v)", q, k.Params())
+	}
 }
