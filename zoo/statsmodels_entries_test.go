@@ -61,10 +61,15 @@ func TestCO2Entries(t *testing.T) {
 	if !(sm.ELBOPerPoint > per.ELBOPerPoint) {
 		t.Errorf("spectral mixture training log marginal likelihood %.4f per month, SE + periodic %.4f: want the SM's higher", sm.ELBOPerPoint, per.ELBOPerPoint)
 	}
-	// Its test LL is not asserted: it beats SE's in the pure-Go build (−1.73 against −2.30) but not in the openblas
-	// build (−2.73), whose roundings lead L-BFGS to another fit of the same training evidence; the SM is
-	// overconfident through the early-1990s slowdown, and which fit it reaches decides the LL. Logged only.
-	t.Logf("test LL: spectral mixture %.4f, SE %.4f", sm.TestLL, se.TestLL)
+	// Its test LL beats SE's in the pure-Go build, whose bits are the same on every machine (−1.73 against −2.30),
+	// and is asserted there. In the openblas build the fit depends on OpenBLAS's kernels: forced to SkylakeX, −1.67
+	// (threaded) and −1.75 (one thread); with the generic kernels OpenBLAS picks on a masked CPU, −2.73. Their
+	// roundings lead L-BFGS to other fits of about the same training evidence (2.0335–2.0351 per month), the SM
+	// overconfident through the early-1990s slowdown in the worst of them: logged only in that build.
+	if sm.Build == "purego" && !(sm.TestLL > se.TestLL) {
+		t.Errorf("pure-Go build: spectral mixture test LL %.4f, SE %.4f: want the SM's higher", sm.TestLL, se.TestLL)
+	}
+	t.Logf("test LL (%s build): spectral mixture %.4f, SE %.4f", sm.Build, sm.TestLL, se.TestLL)
 	if !(*sm.TestRMSE < 0.75**se.TestRMSE) {
 		t.Errorf("spectral mixture test RMSE %.4f, SE %.4f: want the SM's below 3/4 of the SE's", *sm.TestRMSE, *se.TestRMSE)
 	}
