@@ -33,11 +33,11 @@ func runConfigured(e *Entry, o Options) (*Result, error) {
 	if e.RawInputs && spl.train.NumClasses == 0 {
 		return nil, fmt.Errorf("zoo: %s: unstandardised inputs are only for classification", e.Name)
 	}
-	tr, _, std, err := spl.standardised(e.RawInputs)
+	c := *e.Config
+	tr, _, std, err := spl.standardisedFor(e.RawInputs, &c)
 	if err != nil {
 		return nil, err
 	}
-	c := *e.Config
 	c.Seed, c.Optimizer = o.Seed, cmp.Or(o.Optimizer, c.Optimizer)
 	c.Iters, c.Inducing, c.BatchSize = cmp.Or(o.Iters, c.Iters), cmp.Or(o.Inducing, c.Inducing), cmp.Or(o.BatchSize, c.BatchSize)
 	if o.Inducing > 0 && c.Family == "dgp" && c.LayerFamily == "decoupled" {
@@ -53,7 +53,13 @@ func runConfigured(e *Entry, o Options) (*Result, error) {
 		if o.Tau != nil {
 			c.Cluster.Tau = *o.Tau
 		}
-		if o.Spawn != nil && !e.RawInputs { // spawned workers load the entry's split themselves
+		// Spawned workers load the entry's split themselves and standardise every input column: unless the
+		// kernel keeps some as category indices, when they read the rows the server writes for them.
+		cats, _, err := categoricalInputs(c, spl.train.X)
+		if err != nil {
+			return nil, err
+		}
+		if o.Spawn != nil && !e.RawInputs && len(cats) == 0 {
 			c.Cluster.Data = cluster.DataRef{Name: e.Dataset, Dir: o.DataDir, Split: o.Split}
 		}
 	}
@@ -103,7 +109,7 @@ func TrainSplit(name, dir string, k int, c CustomConfig) (*Custom, error) {
 	if spl.train, err = subsampleRows(spl.train, c.MaxTrainRows, c.Seed); err != nil {
 		return nil, err
 	}
-	tr, _, std, err := spl.standardised(false)
+	tr, _, std, err := spl.standardisedFor(false, &c)
 	if err != nil {
 		return nil, err
 	}

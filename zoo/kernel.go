@@ -75,16 +75,11 @@ func rawRows(x *mat.Dense) []float64 {
 // units (the test rows too), holds valid indices there for the kernel built on raw, the training rows (a
 // coregion kernel counts its tasks in them). A kernel without such columns leaves std as it is.
 func keepCategorical(c CustomConfig, raw, all *mat.Dense, std *datasets.Standardizer) error {
-	expr, err := ParseKernel(c.Kernel)
-	if err != nil {
-		return fmt.Errorf("%w: kernel: %w", ErrBadCustom, err)
-	}
-	_, dim := raw.Dims()
-	k, err := newKernel(expr, "", dim, c.KernelVariance, c.KernelLengthscale, rawRows(raw))
+	cats, expr, err := categoricalInputs(c, raw)
 	if err != nil {
 		return err
 	}
-	cats := gp.CategoricalInputs(k)
+	_, dim := raw.Dims()
 	if err := gp.CheckCategorical("kernel "+expr.String(), rawRows(all), dim, cats); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadCustom, err)
 	}
@@ -92,6 +87,21 @@ func keepCategorical(c CustomConfig, raw, all *mat.Dense, std *datasets.Standard
 		std.XMean[cat.Column], std.XStd[cat.Column] = 0, 1
 	}
 	return nil
+}
+
+// categoricalInputs returns the categorical input columns of c's kernel (gp.CategoricalInputs) built on the
+// training rows raw (in their own units), and the kernel's parsed expression.
+func categoricalInputs(c CustomConfig, raw *mat.Dense) ([]gp.CategoricalInput, *grammar.Expr, error) {
+	expr, err := ParseKernel(c.Kernel)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: kernel: %w", ErrBadCustom, err)
+	}
+	_, dim := raw.Dims()
+	k, err := newKernel(expr, "", dim, c.KernelVariance, c.KernelLengthscale, rawRows(raw))
+	if err != nil {
+		return nil, nil, err
+	}
+	return gp.CategoricalInputs(k), expr, nil
 }
 
 // snapInducing rounds the categorical columns (cats) of the inducing inputs among ps (Params named as
