@@ -3,8 +3,6 @@ package zoo_test
 import (
 	"bytes"
 	"errors"
-	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -26,19 +24,8 @@ func categoricalFamily() string {
 	return ""
 }
 
-// taskData has an input x and a task column t ∈ {0, …, tasks−1} (tasks share a sine shape with task-specific
-// offsets and scales).
-func taskData(n, tasks int) *datasets.Dataset {
-	rng := rand.New(rand.NewPCG(4, 4))
-	x, y := mat.NewDense(n, 2, nil), mat.NewDense(n, 1, nil)
-	for i := range n {
-		a, task := 6*rng.Float64()-3, i%tasks
-		x.Set(i, 0, 50+10*a)
-		x.Set(i, 1, float64(task))
-		y.Set(i, 0, float64(task)+(1+0.5*float64(task))*math.Sin(a)+0.05*rng.NormFloat64())
-	}
-	return &datasets.Dataset{Name: "tasks", X: x, Y: y, FeatureNames: []string{"x", "task"}}
-}
+// taskData is zoo.TaskDataForTest.
+func taskData(n, tasks int) *datasets.Dataset { return zoo.TaskDataForTest(n, tasks) }
 
 // TestTrainCustomTaskColumn: with a kernel on a task column (se[0] * coregion[1]), TrainCustom leaves the task
 // column unstandardised (mean 0, deviation 1 in the model file's standardizer, so that predictions pass the

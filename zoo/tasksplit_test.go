@@ -1,13 +1,10 @@
 package zoo
 
 import (
-	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
-	"gonum.org/v1/gonum/mat"
 )
 
 // TestTrainSplitTaskColumn: a benchmark split (gpzoo train --dataset) keeps a kernel's task column as category
@@ -24,16 +21,9 @@ func TestTrainSplitTaskColumn(t *testing.T) {
 	if fam == "" {
 		return // no categorical kernel registered (its file deleted)
 	}
-	const n, tasks = 120, 3
-	rng := rand.New(rand.NewPCG(5, 5))
-	x, y := mat.NewDense(n, 2, nil), mat.NewDense(n, 1, nil)
-	for i := range n {
-		a, task := 6*rng.Float64()-3, i%tasks
-		x.Set(i, 0, 50+10*a)
-		x.Set(i, 1, float64(task))
-		y.Set(i, 0, float64(task)+(1+0.5*float64(task))*math.Sin(a)+0.05*rng.NormFloat64())
-	}
-	d := &datasets.Dataset{Name: "tasks-split", X: x, Y: y, FeatureNames: []string{"x", "task"}}
+	const n = 120
+	d := TaskDataForTest(n, 3)
+	d.Name = "tasks-split"
 	var train, test []int
 	for i := range n {
 		if i%5 == 4 {
