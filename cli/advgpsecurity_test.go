@@ -17,8 +17,9 @@ import (
 	"github.com/gpzoo/gpzoo/internal/datatest"
 )
 
-// The security flags of advgp serve, work and local are checked before anything starts: missing and malformed
-// files, conflicting settings, and a listener beyond loopback without TLS (no identity file written then).
+// The security flags of advgp serve, work and local, and of train and run with --nats, are checked before anything
+// starts: missing and malformed files, conflicting settings, and a listener beyond loopback without TLS (no
+// identity file written then).
 func TestADVGPSecurityFlags(t *testing.T) {
 	data := datatest.Fake(t, "kin40k")
 	dir := t.TempDir()
@@ -32,6 +33,10 @@ func TestADVGPSecurityFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := filepath.Join(dir, "ids")
+	csv := filepath.Join(dir, "d.csv")
+	if err := os.WriteFile(csv, []byte("x,y\n0,1\n1,2\n2,2.5\n3,2\n4,1\n5,0.5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		is   error
@@ -44,6 +49,10 @@ func TestADVGPSecurityFlags(t *testing.T) {
 		{[]string{"advgp", "serve", "kin40k/advgp", "--data", data, "--run", "r", "--listen", "0.0.0.0:0"}, cluster.ErrInsecureListen},
 		{[]string{"advgp", "serve", "kin40k/advgp", "--data", data, "--run", "r", "--listen", "0.0.0.0:0", "--identities", ids}, cluster.ErrNoTLS},
 		{[]string{"advgp", "local", "kin40k/advgp", "--data", data, "--nkey", missing}, fs.ErrNotExist},
+		// train and run reach an external NATS server (--nats) with the same flags
+		{[]string{"train", "--csv", csv, "--target", "y", "--workers", "1", "--nats", "nats://127.0.0.1:1", "--nkey", missing}, fs.ErrNotExist},
+		{[]string{"train", "--csv", csv, "--target", "y", "--workers", "1", "--nats", "nats://127.0.0.1:1", "--tls-cert", tok}, cluster.ErrSecurityConflict},
+		{[]string{"run", "kin40k/advgp", "--data", data, "--nats", "nats://127.0.0.1:1", "--creds", bad}, cluster.ErrMalformed},
 	} {
 		var out, errb bytes.Buffer
 		if err := Main(c.args, &out, &errb); !errors.Is(err, c.is) {

@@ -81,7 +81,9 @@ Flags of run:
                    are sums over rows: svgp and its layer families, dgp; ADVGP entries, default 4; gpzoo
                    cluster help)
   --tau T          with --workers: delay bound τ (default 0 = synchronous; ADVGP entries 4)
-  --nats URL       with --workers: an external NATS server (default: an embedded one on loopback)
+  --nats URL       with --workers: an external NATS server (default: an embedded one on loopback), reached
+                   with the security flags of gpzoo cluster (--creds, --nkey, --token-file, --tls-ca, --tls-cert,
+                   --tls-key; beyond loopback always over TLS)
   --run NAME       with --workers: the run's name on the NATS server (gpzoo cluster serve; workers join it)
   --quiet          no progress output
 
@@ -262,6 +264,7 @@ func runEntryWith(args []string, onCluster func(e *zoo.Entry, o *zoo.Options, da
 	tau := fs.Int("tau", 0, "cluster: delay bound τ")
 	natsURL := fs.String("nats", "", "cluster: external NATS server URL")
 	natsRun := fs.String("run", "", "cluster: run name (the NATS subjects' prefix)")
+	security := cluster.SecurityFlags(fs)
 	if err := fs.Parse(flags); err != nil {
 		return err
 	}
@@ -316,6 +319,11 @@ func runEntryWith(args []string, onCluster func(e *zoo.Entry, o *zoo.Options, da
 		BatchSize: *batch, NatGrad: *natgrad, CurvesOut: *curves, TestSamples: *testSamples, SaveModel: *save,
 		CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume, EvalEvery: *evalEvery,
 		Workers: *workers, NATSURL: *natsURL, NATSRun: *natsRun}
+	if o.NATSURL != "" { // the embedded server on loopback needs no credentials
+		if o.NATSSecurity, err = security(); err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
+	}
 	if set["tau"] {
 		o.Tau = tau
 	}

@@ -103,7 +103,9 @@ Flags:
   --workers K         train on a parameter server and K worker processes over NATS (the families that are sums
                       over rows; gpzoo cluster help): each worker takes --batch B rows of its shard per gradient
   --tau T             with --workers: delay bound τ (default 0: synchronous)
-  --nats URL          with --workers: an external NATS server (default: an embedded one on loopback)
+  --nats URL          with --workers: an external NATS server (default: an embedded one on loopback), reached
+                      with the security flags of gpzoo cluster (--creds, --nkey, --token-file, --tls-ca, --tls-cert,
+                      --tls-key; beyond loopback always over TLS)
   --run NAME          with --workers: the run's name on the NATS server (default: a fresh one)
 
 Kernels (every registered kernel family; per, lin are short for periodic, linear):
@@ -167,6 +169,7 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 	tau := fs.Int("tau", 0, "cluster: delay bound")
 	natsURL := fs.String("nats", "", "cluster: external NATS server")
 	natsRun := fs.String("run", "", "cluster: run name")
+	security := cluster.SecurityFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -267,6 +270,13 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 	c.Stop = ctx.Done()
 	if set["workers"] {
 		c.Cluster = &zoo.ClusterConfig{Workers: *workers, Tau: *tau, URL: *natsURL, Run: *natsRun}
+		if *natsURL != "" { // the embedded server on loopback needs no credentials
+			sec, err := security()
+			if err != nil {
+				return fmt.Errorf("train: %w", err)
+			}
+			c.Cluster.Security = sec
+		}
 	}
 	if onCluster != nil {
 		cleanup, err := onCluster(&c)
