@@ -122,39 +122,23 @@ func ownFlags(cmd string, fs *flag.FlagSet, args []string) (rest []string, err e
 }
 
 // clusterLocal runs the parameter server and worker processes on this machine: gpzoo run ENTRY or gpzoo train
-// --csv FILE with --workers (the embedded NATS server on loopback, or the one at --nats with the security flags).
+// --csv FILE with --workers (the embedded NATS server on loopback, or the one at --nats with the security flags,
+// which run and train take themselves).
 func clusterLocal(name string, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet(name+" local", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	security := cluster.SecurityFlags(fs)
-	rest, err := ownFlags(name+" local", fs, args)
-	if err != nil {
-		return err
-	}
-	sec, err := security()
-	if err != nil {
-		return fmt.Errorf("%s local: %w", name, err)
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	if hasFlag(rest, "csv") {
-		return trainCmdWith(rest, func(c *zoo.CustomConfig) (func(), error) {
+	if hasFlag(args, "csv") {
+		return trainCmdWith(args, func(c *zoo.CustomConfig) (func(), error) {
 			if c.Cluster == nil {
 				return nil, fmt.Errorf("%s local --csv: --workers K is required", name)
-			}
-			if c.Cluster.URL != "" {
-				c.Cluster.Security = sec
 			}
 			c.Cluster.Spawn = cluster.Command(exe, name, "work")
 			return func() {}, nil
 		}, stdout, stderr)
 	}
-	return runEntryWith(rest, func(e *zoo.Entry, o *zoo.Options, data string) (func(), error) {
-		if o.NATSURL != "" { // the embedded server on loopback needs none
-			o.NATSSecurity = sec
-		}
+	return runEntryWith(args, func(e *zoo.Entry, o *zoo.Options, data string) (func(), error) {
 		if o.Workers == 0 && e.Model != "advgp" {
 			return nil, fmt.Errorf("%s local: --workers K is required", name)
 		}

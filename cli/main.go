@@ -319,10 +319,12 @@ func runEntryWith(args []string, onCluster func(e *zoo.Entry, o *zoo.Options, da
 		BatchSize: *batch, NatGrad: *natgrad, CurvesOut: *curves, TestSamples: *testSamples, SaveModel: *save,
 		CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume, EvalEvery: *evalEvery,
 		Workers: *workers, NATSURL: *natsURL, NATSRun: *natsRun}
-	if o.NATSURL != "" { // the embedded server on loopback needs no credentials
-		if o.NATSSecurity, err = security(); err != nil {
-			return fmt.Errorf("run: %w", err)
-		}
+	sec, err := security() // checked whenever given, used with --nats (the embedded server on loopback needs none)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	if o.NATSURL != "" {
+		o.NATSSecurity = sec
 	}
 	if set["tau"] {
 		o.Tau = tau

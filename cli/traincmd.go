@@ -268,13 +268,13 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c.Stop = ctx.Done()
+	sec, err := security() // checked whenever given, used with --nats (the embedded server on loopback needs none)
+	if err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
 	if set["workers"] {
 		c.Cluster = &zoo.ClusterConfig{Workers: *workers, Tau: *tau, URL: *natsURL, Run: *natsRun}
-		if *natsURL != "" { // the embedded server on loopback needs no credentials
-			sec, err := security()
-			if err != nil {
-				return fmt.Errorf("train: %w", err)
-			}
+		if *natsURL != "" {
 			c.Cluster.Security = sec
 		}
 	}
