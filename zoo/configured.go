@@ -34,7 +34,7 @@ func runConfigured(e *Entry, o Options) (*Result, error) {
 		return nil, fmt.Errorf("zoo: %s: unstandardised inputs are only for classification", e.Name)
 	}
 	c := *e.Config
-	tr, _, std, err := spl.standardisedFor(e.RawInputs, &c)
+	tr, _, std, cats, err := spl.standardisedFor(e.RawInputs, &c)
 	if err != nil {
 		return nil, err
 	}
@@ -55,10 +55,6 @@ func runConfigured(e *Entry, o Options) (*Result, error) {
 		}
 		// Spawned workers load the entry's split themselves and standardise every input column: unless the
 		// kernel keeps some as category indices, when they read the rows the server writes for them.
-		cats, _, err := categoricalInputs(c, spl.train.X)
-		if err != nil {
-			return nil, err
-		}
 		if o.Spawn != nil && !e.RawInputs && len(cats) == 0 {
 			c.Cluster.Data = cluster.DataRef{Name: e.Dataset, Dir: o.DataDir, Split: o.Split}
 		}
@@ -109,7 +105,7 @@ func TrainSplit(name, dir string, k int, c CustomConfig) (*Custom, error) {
 	if spl.train, err = subsampleRows(spl.train, c.MaxTrainRows, c.Seed); err != nil {
 		return nil, err
 	}
-	tr, _, std, err := spl.standardisedFor(false, &c)
+	tr, _, std, _, err := spl.standardisedFor(false, &c)
 	if err != nil {
 		return nil, err
 	}

@@ -173,7 +173,7 @@ func trainCustom(d *datasets.Dataset, c CustomConfig, src *rand.PCG) (*Custom, e
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %w", err)
 	}
-	if err := keepCategorical(c, trRaw.X, d.X, std); err != nil { // task columns stay category indices
+	if _, err := keepCategorical(c, trRaw.X, std, d.X); err != nil { // task columns stay category indices
 		return nil, err
 	}
 	tr, err := std.Apply(trRaw)

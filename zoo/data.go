@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp"
+	"gonum.org/v1/gonum/mat"
 )
 
 // source describes where a data set lives in the shared/data layout and which split protocol it uses.
@@ -189,35 +191,35 @@ func embedded(name string) bool {
 // classification sets may ask for, e.g. MNIST pixels) and, for regression, the targets. std is nil when nothing
 // was standardised.
 func (s *split) standardised(keepX bool) (tr, te *datasets.Dataset, std *datasets.Standardizer, err error) {
-	return s.standardisedFor(keepX, nil)
+	tr, te, std, _, err = s.standardisedFor(keepX, nil)
+	return tr, te, std, err
 }
 
 // standardisedFor is standardised for the configuration c (nil: none): the categorical input columns of c's
-// kernel (a coregion kernel's task column) keep their category indices (keepCategorical), checked on the
-// training and the test rows, as TrainCustom keeps them in a user's file.
-func (s *split) standardisedFor(keepX bool, c *CustomConfig) (tr, te *datasets.Dataset, std *datasets.Standardizer, err error) {
+// kernel (a coregion kernel's task column) keep their category indices (keepCategorical, checked on the
+// training and the test rows), as TrainCustom keeps them in a user's file; cats are those columns.
+func (s *split) standardisedFor(keepX bool, c *CustomConfig) (tr, te *datasets.Dataset, std *datasets.Standardizer, cats []gp.CategoricalInput, err error) {
 	classify := s.train.NumClasses > 0
 	if keepX && classify {
-		return s.train, s.test, nil, nil
+		return s.train, s.test, nil, nil, nil
 	}
 	if std, err = datasets.FitStandardizer(s.train, !classify); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if c != nil {
-		for _, rows := range []*datasets.Dataset{s.train, s.test} {
-			if rows == nil {
-				continue
-			}
-			if err := keepCategorical(*c, s.train.X, rows.X, std); err != nil {
-				return nil, nil, nil, err
-			}
+		var test *mat.Dense
+		if s.test != nil {
+			test = s.test.X
+		}
+		if cats, err = keepCategorical(*c, s.train.X, std, s.train.X, test); err != nil {
+			return nil, nil, nil, nil, err
 		}
 	}
 	if tr, err = std.Apply(s.train); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if te, err = std.Apply(s.test); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return tr, te, std, nil
+	return tr, te, std, cats, nil
 }

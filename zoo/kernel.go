@@ -71,37 +71,33 @@ func rawRows(x *mat.Dense) []float64 {
 
 // keepCategorical leaves the categorical input columns of c's kernel (gp.CategoricalInputs: a coregion kernel's
 // task column) out of std's standardisation (mean 0, deviation 1: the category indices pass unchanged, in
-// training and in every prediction through the model file) after checking that all, every input row in its own
-// units (the test rows too), holds valid indices there for the kernel built on raw, the training rows (a
-// coregion kernel counts its tasks in them). A kernel without such columns leaves std as it is.
-func keepCategorical(c CustomConfig, raw, all *mat.Dense, std *datasets.Standardizer) error {
-	cats, expr, err := categoricalInputs(c, raw)
-	if err != nil {
-		return err
-	}
-	_, dim := raw.Dims()
-	if err := gp.CheckCategorical("kernel "+expr.String(), rawRows(all), dim, cats); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadCustom, err)
-	}
-	for _, cat := range cats {
-		std.XMean[cat.Column], std.XStd[cat.Column] = 0, 1
-	}
-	return nil
-}
-
-// categoricalInputs returns the categorical input columns of c's kernel (gp.CategoricalInputs) built on the
-// training rows raw (in their own units), and the kernel's parsed expression.
-func categoricalInputs(c CustomConfig, raw *mat.Dense) ([]gp.CategoricalInput, *grammar.Expr, error) {
+// training and in every prediction through the model file) after checking that every input row of rows, in its
+// own units (the test rows too; nil matrices are skipped), holds valid indices there for the kernel built on raw,
+// the training rows (a coregion kernel counts its tasks in them). It returns those columns; a kernel without
+// any leaves std as it is.
+func keepCategorical(c CustomConfig, raw *mat.Dense, std *datasets.Standardizer, rows ...*mat.Dense) ([]gp.CategoricalInput, error) {
 	expr, err := ParseKernel(c.Kernel)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: kernel: %w", ErrBadCustom, err)
+		return nil, fmt.Errorf("%w: kernel: %w", ErrBadCustom, err)
 	}
 	_, dim := raw.Dims()
 	k, err := newKernel(expr, "", dim, c.KernelVariance, c.KernelLengthscale, rawRows(raw))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return gp.CategoricalInputs(k), expr, nil
+	cats := gp.CategoricalInputs(k)
+	for _, x := range rows {
+		if x == nil {
+			continue
+		}
+		if err := gp.CheckCategorical("kernel "+expr.String(), rawRows(x), dim, cats); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadCustom, err)
+		}
+	}
+	for _, cat := range cats {
+		std.XMean[cat.Column], std.XStd[cat.Column] = 0, 1
+	}
+	return cats, nil
 }
 
 // snapInducing rounds the categorical columns (cats) of the inducing inputs among ps (Params named as
