@@ -23,6 +23,12 @@ type DataMean interface {
 	MeanOf(x *mat.Dense) *mat.Dense
 }
 
+// MeanFunctionLayer is implemented by layers that say what their prior mean function is (nil: zero), so that
+// diagnostics can tell what a layer's GP adds to it (dgp.Diagnose).
+type MeanFunctionLayer interface {
+	MeanFunction() MeanFunction
+}
+
 // ZeroMean is m(x) = 0 with Q outputs.
 type ZeroMean struct{ Q int }
 

@@ -237,12 +237,27 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 			Checkpoint: checkpointConfig(c.CheckpointDir, c.CheckpointEvery, c.Resume, append([]*rand.PCG{src}, b.sources...))}
 		if c.EvalEvery > 0 && te != nil {
 			f := newModelFile(b.model, std, nil)
-			cfg.EvalEvery, cfg.Eval = c.EvalEvery, evalFunc(func(r *Result) error {
+			eval := evalFunc(func(r *Result) error {
 				if b.score != nil && !severalOutputs(te) {
 					return b.score(r, EvalSamples, te, rand.New(rand.NewPCG(c.Seed, c.stream+0xe7a1)))
 				}
 				return scoreCustom(r, f, te, c, fam)
 			})
+			cfg.EvalEvery, cfg.Eval = c.EvalEvery, eval
+			if b.diagnose != nil {
+				cfg.Eval = func(step int) (map[string]float64, error) {
+					m, err := eval(step)
+					if err != nil {
+						return nil, err
+					}
+					ds, err := b.diagnose()
+					if err != nil {
+						return nil, err
+					}
+					layerMetrics(ds, m)
+					return m, nil
+				}
+			}
 		}
 		if c.Cluster != nil {
 			tres, err = trainCluster(b.model, tr.X, ytr, c, cfg, res)
@@ -261,6 +276,11 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	case c.BatchSize <= 0 || c.BatchSize >= tr.N(): // Adam's last loss precedes its last step: evaluate afresh
 		if err := fillFinal(res, b.model, tr.X, ytr); err != nil {
 			return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
+		}
+	}
+	if b.diagnose != nil {
+		if res.Layers, err = b.diagnose(); err != nil {
+			return nil, fmt.Errorf("zoo: %s: layer diagnostics: %w", res.Entry, err)
 		}
 	}
 	f := newModelFile(b.model, std, map[string]string{
@@ -429,6 +449,35 @@ type customBuild struct {
 	// score, when set (a deep GP), scores held-out rows in original units with s propagated samples drawn from
 	// rng: the mixture's log density, the moment-matched Gaussian's beside it (scoreDGP).
 	score func(res *Result, s int, te *datasets.Dataset, rng *rand.Rand) error
+	// diagnose, when set (a deep GP), returns the per-layer diagnostics at (up to DiagnoseRows of) the training
+	// rows (dgp.Diagnose).
+	diagnose func() ([]dgp.LayerDiagnostics, error)
+}
+
+// DiagnoseRows and DiagnoseSamples size the per-layer diagnostics of a deep GP (Result.Layers, and each
+// evaluation of EvalEvery): a seeded subset of at most DiagnoseRows training rows, DiagnoseSamples samples each.
+const (
+	DiagnoseRows    = 2000
+	DiagnoseSamples = 10
+)
+
+// layerMetrics flattens per-layer diagnostics into evaluation metrics: layerℓ.kl_per_point, .noise_sd,
+// .shift_rms, .output_sd and .ls_median (the median of the layer's length-scales, when it has some).
+func layerMetrics(ds []dgp.LayerDiagnostics, into map[string]float64) {
+	for _, d := range ds {
+		p := fmt.Sprintf("layer%d.", d.Layer)
+		into[p+"kl_per_point"], into[p+"noise_sd"], into[p+"shift_rms"], into[p+"output_sd"] = d.KLPerPoint, d.NoiseSD, d.ShiftRMS, d.OutputSD
+		var ls []float64
+		for name, v := range d.Hyper {
+			if strings.HasSuffix(name, ".lengthscales") {
+				ls = append(ls, v...)
+			}
+		}
+		if len(ls) > 0 {
+			slices.Sort(ls)
+			into[p+"ls_median"] = ls[len(ls)/2]
+		}
+	}
 }
 
 func buildCustom(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, fam gp.LikelihoodFamily, rng *rand.Rand) (*customBuild, error) {
@@ -528,6 +577,19 @@ func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 			return nil, err
 		}
 		b.model, b.sources = model, append(b.sources, noiseSrc)
+		diagX := tr.X
+		if tr.N() > DiagnoseRows { // a fixed seeded subset: every evaluation looks at the same rows
+			idx := rand.New(rand.NewPCG(c.Seed, 0xd1a9)).Perm(tr.N())[:DiagnoseRows]
+			slices.Sort(idx)
+			sub, err := tr.Subset(idx)
+			if err != nil {
+				return nil, err
+			}
+			diagX = sub.X
+		}
+		b.diagnose = func() ([]dgp.LayerDiagnostics, error) {
+			return model.Diagnose(diagX, DiagnoseSamples, rand.New(rand.NewPCG(c.Seed, c.stream+0xd1a6)))
+		}
 		b.score = func(res *Result, s int, te *datasets.Dataset, rng *rand.Rand) error {
 			if std != nil {
 				var err error

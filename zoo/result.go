@@ -4,12 +4,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
+	"slices"
 	"strings"
 
+	"github.com/gpzoo/gpzoo/gp/dgp"
 	"github.com/gpzoo/gpzoo/ops"
 	"github.com/gpzoo/gpzoo/train"
 )
+
+// EvalRecord is one evaluation during training (Result.Evals).
+type EvalRecord struct {
+	Step    int                `json:"step"`
+	Seconds float64            `json:"seconds"`
+	Metrics map[string]float64 `json:"metrics"`
+}
 
 // Result is the outcome of one run of an entry. Its JSON keys are stable: later releases add keys, never rename.
 //
@@ -83,6 +93,14 @@ type Result struct {
 	Cluster *ClusterStats `json:"cluster,omitempty"`
 	// ADVGP holds the distributed-training numbers (and studies) of ADVGP entries.
 	ADVGP *ADVGPStats `json:"advgp,omitempty"`
+	// Layers are a deep GP's per-layer diagnostics at the end of training (dgp.Diagnose on up to DiagnoseRows
+	// training rows with DiagnoseSamples samples each: KL per layer, hyperparameters, the spread of the samples);
+	// absent for other models.
+	Layers []dgp.LayerDiagnostics `json:"layers,omitempty"`
+	// Evals are the evaluations of --eval-every (Options.EvalEvery): the step, the training seconds and the test
+	// metrics, and for a deep GP each layer's diagnostics (layerℓ.kl_per_point, .noise_sd, .shift_rms,
+	// .output_sd, .ls_median); absent without evaluations.
+	Evals []EvalRecord `json:"evals,omitempty"`
 	// What WritePlots draws (not in the JSON): the loss and the seconds at every training step, and for
 	// classifiers each test point's probability of the predicted class and whether the prediction was right.
 	losses, times []float64
@@ -167,6 +185,12 @@ func (r *Result) Summary() string {
 			s += fmt.Sprintf("    %-11s %14.6g %13s %10s %10.2f\n", m.Method, m.FinalELBO, it, st, m.Seconds)
 		}
 	}
+	if len(r.Layers) > 0 {
+		s += "  layers (KL/N, noise sd, shift rms, output sd, length-scales min/median/max):\n"
+		for _, d := range r.Layers {
+			s += fmt.Sprintf("    %d: KL/N %.4f  noise %.4f  shift %.4f  out %.4f  %s\n", d.Layer, d.KLPerPoint, d.NoiseSD, d.ShiftRMS, d.OutputSD, hyperLine(d.Hyper))
+		}
+	}
 	if c := r.Cluster; c != nil {
 		s += fmt.Sprintf("  cluster: %d workers, τ=%d: %d updates, %.0f points/s, gradients per shard %v, refused %d stale, %d invalid and %d from unknown clients, dropped %d, recovered %d lost messages\n",
 			c.Workers, c.Tau, c.Updates, c.PointsPerSecond, c.PerShard, c.Stale, c.Invalid, c.Unknown, c.Dropped, c.Recovered)
@@ -246,4 +270,24 @@ func (r *Result) Compare() string {
 		acc = NewStat([]float64{*r.TestAccuracy})
 	}
 	return compareLine(fmt.Sprintf("ours (split %d)", r.Split), rmse, ll, acc, r.Published)
+}
+
+// hyperLine summarises a layer's hyperparameters: length-scales as min/median/max, the others by name.
+func hyperLine(h map[string][]float64) string {
+	names := slices.Sorted(maps.Keys(h))
+	var parts []string
+	for _, n := range names {
+		v := h[n]
+		short := n[strings.LastIndex(n, ".")+1:]
+		if strings.HasSuffix(n, ".white.variance") {
+			short = "white"
+		}
+		if len(v) == 1 {
+			parts = append(parts, fmt.Sprintf("%s %.3g", short, v[0]))
+			continue
+		}
+		w := slices.Sorted(slices.Values(v))
+		parts = append(parts, fmt.Sprintf("%s %.3g/%.3g/%.3g", short, w[0], w[len(w)/2], w[len(w)-1]))
+	}
+	return strings.Join(parts, "  ")
 }

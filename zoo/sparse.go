@@ -150,6 +150,10 @@ func scoreSVGP(res *Result, model *models.SVGP, te *datasets.Dataset, std *datas
 // A full-batch fit then calls fillFinal.
 func fillTraining(res *Result, t *train.Result, n int) {
 	res.losses, res.times, res.evals = t.Losses, t.Times, t.Evals
+	res.Evals = nil
+	for _, e := range t.Evals {
+		res.Evals = append(res.Evals, EvalRecord{Step: e.Step, Seconds: e.Seconds, Metrics: e.Metrics})
+	}
 	res.Iters, res.StopReason = t.Steps, string(t.StopReason)
 	res.TrainSeconds, res.SecondsPerIter, res.BuildSeconds = t.Seconds, t.SecondsPerIter, t.BuildSeconds
 	res.CholeskyRetries = t.Cholesky.Retries

@@ -208,6 +208,9 @@ func (l *Decoupled) MeanBasisBatch() int { return l.batch }
 // InputDim returns Din.
 func (l *Decoupled) InputDim() int { return l.din }
 
+// MeanFunction returns the prior mean function (nil: zero; gp.MeanFunctionLayer).
+func (l *Decoupled) MeanFunction() gp.MeanFunction { return l.Mean }
+
 // OutputDim returns Dout.
 func (l *Decoupled) OutputDim() int { return l.dout }
 

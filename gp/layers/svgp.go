@@ -118,6 +118,9 @@ func (l *SVGP) NumInducing() int { return l.Q.M() }
 // InputDim returns Din.
 func (l *SVGP) InputDim() int { return l.din }
 
+// MeanFunction returns the prior mean function (nil: zero; gp.MeanFunctionLayer).
+func (l *SVGP) MeanFunction() gp.MeanFunction { return l.Mean }
+
 // OutputDim returns Dout.
 func (l *SVGP) OutputDim() int { return l.dout }
 
