@@ -17,10 +17,12 @@ import (
 // against decoupled deep GPs with 0–4 hidden layers of width 10, and the notebooks of Salimbeni & Deisenroth's
 // Doubly-Stochastic-DGP repository (kin8nm DGP-2 and DGP-3, MNIST DGP-2).
 //
-// Every layer has an SE-ARD kernel (variance 1, length-scales 1 on standardised inputs; the MNIST entry uses the
-// notebook's SE(ℓ=2, σ²=2) on raw pixels); inner layers add White(1e-5), start with q scaled by 1e-5 and have the
-// fixed mean functions of dgp.Build; the Gaussian noise variance starts at 0.01. The decoupled layers are
-// Havasi et al.'s choice μ_GPcent + S-form (MATH.md §10) with Ma mean and Mb covariance bases, each from its own
+// Every layer has an SE-ARD kernel (length-scales 1 on standardised inputs; variance 1 on the last layer and
+// dgp.InnerKernelVariance = 0.01 on inner layers, so that they start near the identity; the MNIST entry uses the
+// notebook's SE(ℓ=2, σ²=2) on raw pixels in every layer); inner layers add White(1e-5), start with q scaled by
+// 1e-5 and have the fixed mean functions of dgp.Build; the Gaussian noise variance starts at 0.01. The decoupled
+// layers are Havasi et al.'s μ_GPcent mean with their S-form covariance (MATH.md §10) in whitened coordinates
+// (layers.CovSWhitened: the same variational family), with Ma mean and Mb covariance bases, each from its own
 // k-means. Training uses S samples per point, prediction 100 (MNIST: 20); the reported test LL is the mixture's,
 // and the moment-matched Gaussian's is reported beside it.
 
@@ -138,7 +140,11 @@ func init() {
 func dgpFactory(sp dgpSpec, m, ma, mb int) dgp.LayerFactory {
 	return func(s dgp.LayerSpec) (gp.Layer, error) {
 		name := fmt.Sprintf("layer%d", s.Index)
-		kern, err := newKernel(sp.kernel, name, s.InputDim, sp.kernelVar, sp.kernelLS, nil)
+		variance := sp.kernelVar
+		if variance == 0 && s.Inner { // inner layers start near the identity (dgp.InnerKernelVariance)
+			variance = dgp.InnerKernelVariance
+		}
+		kern, err := newKernel(sp.kernel, name, s.InputDim, variance, sp.kernelLS, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -158,9 +164,11 @@ func dgpFactory(sp dgpSpec, m, ma, mb int) dgp.LayerFactory {
 			if err != nil {
 				return nil, err
 			}
-			// The last layer's S starts at the prior K_β (SPrior), the inner layers' near 0 (LBScale 1e-5).
+			// Havasi et al.'s μ_GPcent mean with the S-form covariance in whitened coordinates (CovSWhitened, the
+			// same family as their S-form; issue 39). The last layer's S starts at the prior (SPrior: V = I), the
+			// inner layers' near 0 (LBScale 1e-5).
 			return layers.NewDecoupled(layers.DecoupledConfig{Name: name, Kernel: kern, Zalpha: za, Zbeta: zb,
-				OutputDim: s.OutputDim, Mean: s.Mean, MeanForm: layers.MeanGPCentred, CovForm: layers.CovS, LBScale: qscale,
+				OutputDim: s.OutputDim, Mean: s.Mean, MeanForm: layers.MeanGPCentred, CovForm: layers.CovSWhitened, LBScale: qscale,
 				SPrior: !s.Inner})
 		}
 		z, err := s.Inducing(m)

@@ -360,7 +360,7 @@ func (l *Decoupled) Predict(x *graph.Node) (mean, variance *graph.Node) {
 	l.checkInput(x)
 	kbx := l.basis.cross(covBases, x)
 	kxx := l.Kernel.KDiag(x)
-	if l.covForm == CovS {
+	if l.covForm.sForm() {
 		return l.mean(x), l.sVars(kbx, kxx)
 	}
 	vars := make([]*graph.Node, l.dout)
@@ -380,7 +380,7 @@ func (l *Decoupled) PredictFull(x *graph.Node) (*graph.Node, []*graph.Node) {
 	l.checkInput(x)
 	kbx := l.basis.cross(covBases, x)
 	kxx := l.Kernel.K(x, x)
-	if l.covForm == CovS {
+	if l.covForm.sForm() {
 		return l.mean(x), l.sCovs(kbx, kxx)
 	}
 	covs := make([]*graph.Node, l.dout)
@@ -433,7 +433,7 @@ func (l *Decoupled) MeanTermEstimate(g *graph.Graph) *graph.Node {
 // CovKL returns the covariance part of KL (≥ 0): Σ_p ½ log|H_p| − ½ tr(K_β L_B,p H_p⁻¹ L_B,pᵀ) =
 // Σ_p Σ_i log C_p,ii − ½‖C_p⁻¹W_pᵀ‖²_F (CovB), or Σ_p ½[tr(K_β⁻¹S_p) − Mβ − log|S_p| + log|K_β|] (CovS).
 func (l *Decoupled) CovKL(g *graph.Graph) *graph.Node {
-	if l.covForm == CovS {
+	if l.covForm.sForm() {
 		return l.sCovKL(g)
 	}
 	var sum *graph.Node

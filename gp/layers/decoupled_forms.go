@@ -51,7 +51,18 @@ const (
 	// ½[tr(K_β⁻¹S_p) − Mβ − log|S_p| + log|K_β|]: exactly the unwhitened SVGP's covariance and KL on the bases β
 	// (MATH.md §3); LB[p] holds L_p. Havasi et al.'s experiments use it with MeanGPCentred.
 	CovS
+	// CovSWhitened is the S-form in whitened coordinates, as MeanGPCentred is μ̃_GP's: S_p = L_β V_p V_pᵀ L_βᵀ
+	// (L_β = chol K_β), so that σ²_p = k_xx − ‖L_β⁻¹k_βx‖² + ‖V_pᵀL_β⁻¹k_βx‖² and the KL part is
+	// ½[‖V_p‖²_F − Mβ − log|V_pV_pᵀ|]; LB[p] holds V_p. The same variational family and bound as CovS (V_p =
+	// L_β⁻¹L_p), but the prior is V_p = I whatever the hyperparameters, so q need not follow K_β as they move:
+	// the reason Havasi et al. (Sec. 2.3) give for centring the mean, applied to the covariance (Hensman et al.
+	// 2015's whitening of SVGP). gpzoo's decoupled deep GPs use it with MeanGPCentred (issue 39: it trains
+	// faster and deeper models gain from their depth).
+	CovSWhitened
 )
+
+// sForm reports whether f is one of the S-forms (CovS, CovSWhitened): the covariance of an SVGP on β.
+func (f CovForm) sForm() bool { return f == CovS || f == CovSWhitened }
 
 // String returns the constant's name ("CovForm(k)" for an unknown k).
 func (f CovForm) String() string {
@@ -60,6 +71,8 @@ func (f CovForm) String() string {
 		return "CovB"
 	case CovS:
 		return "CovS"
+	case CovSWhitened:
+		return "CovSWhitened"
 	}
 	return fmt.Sprintf("CovForm(%d)", int(f))
 }
@@ -71,14 +84,14 @@ func (c *DecoupledConfig) checkForms() error {
 	if c.MeanForm < MeanCB || c.MeanForm > MeanGPCentred {
 		return fmt.Errorf("%w: Decoupled: unknown %v", ErrConfig, c.MeanForm)
 	}
-	if c.CovForm < CovB || c.CovForm > CovS {
+	if c.CovForm < CovB || c.CovForm > CovSWhitened {
 		return fmt.Errorf("%w: Decoupled: unknown %v", ErrConfig, c.CovForm)
 	}
 	if c.Jacobi && (c.MeanForm != MeanCB || c.CovForm != CovB) {
 		return fmt.Errorf("%w: Decoupled: Jacobi preconditions a and L_B, so it needs MeanCB and CovB, got %v and %v", ErrConfig, c.MeanForm, c.CovForm)
 	}
-	if c.SPrior && c.CovForm != CovS {
-		return fmt.Errorf("%w: Decoupled: SPrior sets S, so it needs CovS, got %v", ErrConfig, c.CovForm)
+	if c.SPrior && !c.CovForm.sForm() {
+		return fmt.Errorf("%w: Decoupled: SPrior sets S, so it needs CovS or CovSWhitened, got %v", ErrConfig, c.CovForm)
 	}
 	if c.MeanBasisBatch != 0 && c.MeanForm != MeanCB {
 		return fmt.Errorf("%w: Decoupled: MeanBasisBatch estimates ½aᵀK_α a, so it needs MeanCB, got %v", ErrConfig, c.MeanForm)
@@ -86,14 +99,18 @@ func (c *DecoupledConfig) checkForms() error {
 	return nil
 }
 
-// initialFactor returns the initial L_B,p (or L_p) shared by every output [Mβ,Mβ]: LBScale·I, or with SPrior the
-// Cholesky factor of K_β + jitter·I at the kernel's initial hyperparameters.
+// initialFactor returns the initial L_B,p (or L_p, V_p) shared by every output [Mβ,Mβ]: LBScale·I, or with SPrior
+// the prior's: the Cholesky factor of K_β + jitter·I at the kernel's initial hyperparameters (CovS) or I
+// (CovSWhitened).
 func (l *Decoupled) initialFactor(c DecoupledConfig) ([]float64, error) {
 	mb := l.mb
 	lb := make([]float64, mb*mb)
-	if !c.SPrior {
+	if !c.SPrior || c.CovForm == CovSWhitened {
 		scale := c.LBScale
-		if scale == 0 {
+		switch {
+		case c.SPrior:
+			scale = 1
+		case scale == 0:
 			scale = DefaultLBScale
 		}
 		for i := 0; i < mb; i++ {
@@ -131,8 +148,11 @@ func paramNames(mf MeanForm, cf CovForm) (a, lb string) {
 	case MeanGPCentred:
 		a = "mcent"
 	}
-	if cf == CovS {
+	switch cf {
+	case CovS:
 		lb = "LS"
+	case CovSWhitened:
+		lb = "LV"
 	}
 	return a, lb
 }
@@ -168,21 +188,25 @@ func (l *Decoupled) gpMeanTerm(g *graph.Graph) *graph.Node {
 	return g.Scale(g.Dot(m, m), 0.5)
 }
 
-// FactorS returns output p's factor L_p [Mβ,Mβ] of S_p = L_p L_pᵀ (CovS); with CovB the graph fails with
-// ErrConfig.
+// FactorS returns output p's factor [Mβ,Mβ] of the S-forms: L_p of S_p = L_p L_pᵀ (CovS) or V_p of
+// S_p = L_β V_p V_pᵀ L_βᵀ (CovSWhitened); with CovB the graph fails with ErrConfig.
 func (l *Decoupled) FactorS(g *graph.Graph, p int) *graph.Node {
-	if l.covForm != CovS {
-		return g.Fail(fmt.Errorf("%w: Decoupled %s: FactorS needs CovS, the layer has %v", ErrConfig, l.name, l.covForm))
+	if !l.covForm.sForm() {
+		return g.Fail(fmt.Errorf("%w: Decoupled %s: FactorS needs CovS or CovSWhitened, the layer has %v", ErrConfig, l.name, l.covForm))
 	}
 	return g.Param(l.LB[p])
 }
 
-// sProjections returns P = L_β⁻¹K_βx and Q = K_β⁻¹K_βx = L_β⁻ᵀP [Mβ,N] for the S-form, so that
-// σ²_p = k_xx − colsum(P²) + colsum((L_pᵀQ)²) (GPflow's base_conditional; MATH.md §3 unwhitened).
+// sProjections returns P = L_β⁻¹K_βx [Mβ,N] and the matrix Q the factors act on, so that
+// σ²_p = k_xx − colsum(P²) + colsum((F_pᵀQ)²) for the factor F_p of FactorS: Q = K_β⁻¹K_βx = L_β⁻ᵀP for CovS
+// (GPflow's base_conditional; MATH.md §3 unwhitened), Q = P for CovSWhitened (§3 whitened).
 func (l *Decoupled) sProjections(kbx *graph.Node) (p, q *graph.Node) {
 	g := kbx.Graph()
 	lb := l.Lbeta(g)
 	p = g.TriSolve(lb, kbx, false, false)
+	if l.covForm == CovSWhitened {
+		return p, p
+	}
 	return p, g.TriSolve(lb, p, false, true)
 }
 
@@ -212,9 +236,22 @@ func (l *Decoupled) sCovs(kbx, kxx *graph.Node) []*graph.Node {
 	return covs
 }
 
-// sCovKL returns Σ_p ½[‖L_β⁻¹L_p‖²_F − Mβ − log|S_p| + log|K_β|], the covariance part of the S-form KL
-// (Σ_p KL[N(0,S_p) ‖ N(0,K_β)] ≥ 0).
+// sCovKL returns Σ_p KL[N(0,S_p) ‖ N(0,K_β)] ≥ 0, the covariance part of the S-form KL: Σ_p ½[‖L_β⁻¹L_p‖²_F −
+// Mβ − log|S_p| + log|K_β|] (CovS), or Σ_p ½[‖V_p‖²_F − Mβ − log|V_pV_pᵀ|] (CovSWhitened, which needs no K_β).
 func (l *Decoupled) sCovKL(g *graph.Graph) *graph.Node {
+	if l.covForm == CovSWhitened {
+		var sum *graph.Node
+		for p := 0; p < l.dout; p++ {
+			v := l.FactorS(g, p)
+			t := g.Sub(g.Dot(v, v), g.LogDetChol(v))
+			if sum == nil {
+				sum = t
+			} else {
+				sum = g.Add(sum, t)
+			}
+		}
+		return g.Scale(g.AddConst(sum, -float64(l.mb*l.dout)), 0.5)
+	}
 	lb := l.Lbeta(g)
 	sum := g.Scale(g.LogDetChol(lb), float64(l.dout)) // Σ_p log|K_β|
 	for p := 0; p < l.dout; p++ {

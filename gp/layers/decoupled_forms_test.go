@@ -16,14 +16,19 @@ import (
 
 // Helpers of this file are prefixed df (decoupled forms); it also uses the db helpers of decoupled_test.go.
 
-// dfCombos are the six (mean, covariance) parameterisations (Havasi et al. 2018, Tables 1–2).
+// dfCombos are the nine (mean, covariance) parameterisations: Havasi et al. 2018's six (Tables 1–2) and the
+// whitened S-form with each mean.
 var dfCombos = []struct {
 	mean layers.MeanForm
 	cov  layers.CovForm
 }{
 	{layers.MeanCB, layers.CovB}, {layers.MeanGP, layers.CovB}, {layers.MeanGPCentred, layers.CovB},
 	{layers.MeanCB, layers.CovS}, {layers.MeanGP, layers.CovS}, {layers.MeanGPCentred, layers.CovS},
+	{layers.MeanCB, layers.CovSWhitened}, {layers.MeanGP, layers.CovSWhitened}, {layers.MeanGPCentred, layers.CovSWhitened},
 }
+
+// dfCovForms are the covariance forms.
+var dfCovForms = []layers.CovForm{layers.CovB, layers.CovS, layers.CovSWhitened}
 
 // dfSetMean gives the decoupled layer the mean of q(u) = N(m, ·) on α = Z in its own form: A = K⁻¹m (MeanCB),
 // m (MeanGP) or L_α⁻¹m (MeanGPCentred), with K = K(Z,Z) + εI = L_α L_αᵀ.
@@ -54,11 +59,41 @@ func dfSetMean(t *testing.T, l *layers.Decoupled, kj *mat.SymDense, m *mat.Dense
 }
 
 // dfSetCov gives output p of the decoupled layer the covariance S of q(u) on β = Z in its own form: LB[p] =
-// chol(S) (CovS) or chol(S⁻¹ − K⁻¹) (CovB, which needs S ≺ K).
+// chol(S) (CovS), L_β⁻¹chol(S) with L_β = chol(K) (CovSWhitened: S = L_β V Vᵀ L_βᵀ) or chol(S⁻¹ − K⁻¹) (CovB,
+// which needs S ≺ K).
 func dfSetCov(t *testing.T, l *layers.Decoupled, p int, kinv *mat.Dense, s *mat.SymDense) {
 	t.Helper()
-	if l.CovForm() == layers.CovS {
+	switch l.CovForm() {
+	case layers.CovS:
 		if err := l.LB[p].Set(dbCholLower(t, s)); err != nil {
+			t.Fatal(err)
+		}
+		return
+	case layers.CovSWhitened:
+		m := s.SymmetricDim()
+		var k mat.Dense
+		k.Inverse(kinv)
+		var lb, ls mat.TriDense
+		var ch mat.Cholesky
+		if !ch.Factorize(dbSym(&k)) {
+			t.Fatal("K not positive definite")
+		}
+		ch.LTo(&lb)
+		if !ch.Factorize(s) {
+			t.Fatal("S not positive definite")
+		}
+		ch.LTo(&ls)
+		var v mat.Dense // V = L_β⁻¹L_S, lower triangular with a positive diagonal
+		if err := v.Solve(&lb, &ls); err != nil {
+			t.Fatal(err)
+		}
+		raw := make([]float64, m*m)
+		for i := 0; i < m; i++ {
+			for j := 0; j <= i; j++ {
+				raw[i*m+j] = v.At(i, j)
+			}
+		}
+		if err := l.LB[p].Set(raw); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -148,7 +183,7 @@ func TestDecoupledFormsEqualSVGP(t *testing.T) {
 			for p := 0; p < dout; p++ {
 				var s *mat.SymDense
 				switch {
-				case c.cov == layers.CovS:
+				case c.cov != layers.CovB:
 					lp := mat.NewDense(m, m, dbRandomLower(rng, m, 0.3, 0.5))
 					var ss mat.Dense
 					ss.Mul(lp, lp.T())
@@ -197,7 +232,7 @@ func TestDecoupledFormsMeanWeights(t *testing.T) {
 	prod.MulElem(mu, &want)
 	wantTerm := 0.5 * mat.Sum(&prod) // ½ Σ_p m_pᵀK⁻¹m_p
 	for _, mf := range []layers.MeanForm{layers.MeanCB, layers.MeanGP, layers.MeanGPCentred} {
-		for _, cf := range []layers.CovForm{layers.CovB, layers.CovS} {
+		for _, cf := range dfCovForms {
 			l, err := layers.NewDecoupled(layers.DecoupledConfig{Kernel: k, Zalpha: za, Zbeta: zb, OutputDim: dout, Jitter: jitter,
 				MeanForm: mf, CovForm: cf})
 			if err != nil {
@@ -219,8 +254,8 @@ func TestDecoupledFormsMeanWeights(t *testing.T) {
 	}
 }
 
-// dfPrior sets q to the prior in every form: A = 0 and LB = chol(K_β + εI) (CovS; KL exactly 0) or 1e-5·I
-// (CovB; B ≈ 0, KL = O(1e-10)).
+// dfPrior sets q to the prior in every form: A = 0 and LB = chol(K_β + εI) (CovS; KL exactly 0), I
+// (CovSWhitened; KL exactly 0) or 1e-5·I (CovB; B ≈ 0, KL = O(1e-10)).
 func dfPrior(t *testing.T, l *layers.Decoupled, k gp.Kernel) func() error {
 	return func() error {
 		if err := l.A.Set(make([]float64, l.NumMeanBases()*l.OutputDim())); err != nil {
@@ -228,10 +263,15 @@ func dfPrior(t *testing.T, l *layers.Decoupled, k gp.Kernel) func() error {
 		}
 		mb := l.NumCovBases()
 		lb := make([]float64, mb*mb)
-		if l.CovForm() == layers.CovS {
+		switch l.CovForm() {
+		case layers.CovS:
 			zb := mat.NewDense(mb, l.InputDim(), l.Zbeta.Value())
 			lb = dbCholLower(t, dbKjitter(t, k, zb, l.Jitter()))
-		} else {
+		case layers.CovSWhitened:
+			for i := 0; i < mb; i++ {
+				lb[i*mb+i] = 1
+			}
+		default:
 			for i := 0; i < mb; i++ {
 				lb[i*mb+i] = 1e-5
 			}
@@ -304,6 +344,7 @@ func TestDecoupledFormsDefaults(t *testing.T) {
 		{layers.MeanCB, layers.CovB, 0, "decoupled.a", "decoupled.LB1"},
 		{layers.MeanGP, layers.CovS, 0, "decoupled.m", "decoupled.LS1"},
 		{layers.MeanGPCentred, layers.CovS, 1e-5, "decoupled.mcent", "decoupled.LS1"},
+		{layers.MeanGPCentred, layers.CovSWhitened, 1e-5, "decoupled.mcent", "decoupled.LV1"},
 	} {
 		l, err := layers.NewDecoupled(layers.DecoupledConfig{Kernel: k, Zalpha: za, Zbeta: zb, OutputDim: 2, MeanForm: c.mf, CovForm: c.cf,
 			LBScale: c.scale})
@@ -370,7 +411,9 @@ func TestDecoupledFormsConfigErrors(t *testing.T) {
 		"batch no Rand MeanGP": {base(func(c *layers.DecoupledConfig) { c.MeanBasisBatch, c.MeanForm = 2, layers.MeanGP }), true},
 		"MeanForm 3":           {base(func(c *layers.DecoupledConfig) { c.MeanForm = 3 }), true},
 		"MeanForm -1":          {base(func(c *layers.DecoupledConfig) { c.MeanForm = -1 }), true},
-		"CovForm 2":            {base(func(c *layers.DecoupledConfig) { c.CovForm = 2 }), true},
+		"CovForm 3":            {base(func(c *layers.DecoupledConfig) { c.CovForm = 3 }), true},
+		"Jacobi CovSWhitened":  {base(func(c *layers.DecoupledConfig) { c.Jacobi, c.CovForm = true, layers.CovSWhitened }), true},
+		"SPrior CovSWhitened":  {base(func(c *layers.DecoupledConfig) { c.SPrior, c.CovForm = true, layers.CovSWhitened }), false},
 		"CovForm -1":           {base(func(c *layers.DecoupledConfig) { c.CovForm = -1 }), true},
 		"Jacobi CB/B":          {base(func(c *layers.DecoupledConfig) { c.Jacobi = true }), false},
 		"batch MeanCB CovS":    {base(func(c *layers.DecoupledConfig) { c.MeanBasisBatch, c.Rand, c.CovForm = 2, rng, layers.CovS }), false},
@@ -452,4 +495,37 @@ func TestDecoupledSPrior(t *testing.T) {
 	if _, err := layers.NewDecoupled(layers.DecoupledConfig{Kernel: k, Zalpha: za, Zbeta: zb, SPrior: true}); !errors.Is(err, layers.ErrConfig) {
 		t.Errorf("SPrior with CovB: %v, want ErrConfig", err)
 	}
+	// The whitened S-form's prior is V = I whatever K_β: KL 0 and the prior variance k_xx at any input.
+	w, err := layers.NewDecoupled(layers.DecoupledConfig{Kernel: k, Zalpha: za, Zbeta: zb, OutputDim: 2,
+		MeanForm: layers.MeanGPCentred, CovForm: layers.CovSWhitened, SPrior: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, lp := range w.LB {
+		for i, v := range lp.Value() {
+			if want := float64(btoi(i%4 == 0)); math.Abs(v-want) > 1e-12 { // I in row-major 3×3: entries 0, 4, 8
+				t.Fatalf("whitened output %d: V[%d] = %g, want I", p, i, v)
+			}
+		}
+	}
+	x := mat.NewDense(5, 2, gptest.RandomMatrix(rng, 5, 2, -2, 2))
+	got := dbEval(t, x, func(g *graph.Graph, xn *graph.Node) map[string]*graph.Node {
+		_, v := w.Predict(xn)
+		return map[string]*graph.Node{"kl": w.KL(g), "var": v, "kxx": k.KDiag(xn)}
+	})
+	if kl := got["kl"][0]; math.Abs(kl) > 1e-12 {
+		t.Errorf("whitened KL at the prior = %g, want 0", kl)
+	}
+	for i, v := range got["var"] {
+		if want := got["kxx"][i/2]; math.Abs(v-want) > 1e-10 {
+			t.Errorf("whitened prior variance [%d] = %g, want k_xx %g", i, v, want)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -208,6 +208,8 @@ func parseForms(kind, mf, cf string) (MeanForm, CovForm, error) {
 		c = CovB
 	case CovS.String():
 		c = CovS
+	case CovSWhitened.String():
+		c = CovSWhitened
 	default:
 		return 0, 0, fmt.Errorf("%w: %s: unknown covariance form %q", ErrConfig, kind, cf)
 	}

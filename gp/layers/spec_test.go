@@ -111,12 +111,12 @@ func TestLayerSpecRoundTrip(t *testing.T) {
 		}, false},
 	}
 	for _, mf := range []layers.MeanForm{layers.MeanCB, layers.MeanGP, layers.MeanGPCentred} {
-		for _, cf := range []layers.CovForm{layers.CovB, layers.CovS} {
+		for _, cf := range []layers.CovForm{layers.CovB, layers.CovS, layers.CovSWhitened} {
 			for _, dout := range []int{1, 2} {
 				mf, cf, dout := mf, cf, dout
 				cases = append(cases, layerCase{fmt.Sprintf("decoupled-%v-%v-dout%d", mf, cf, dout), func() (gp.Layer, error) {
 					return layers.NewDecoupled(layers.DecoupledConfig{Kernel: spKernel(t, "", d), Zalpha: zd, Zbeta: zb, OutputDim: dout,
-						MeanForm: mf, CovForm: cf, SPrior: cf == layers.CovS && dout == 2, Jitter: 1e-5})
+						MeanForm: mf, CovForm: cf, SPrior: cf != layers.CovB && dout == 2, Jitter: 1e-5})
 				}, false})
 			}
 		}

@@ -180,10 +180,10 @@ func famCases() []famCase {
 		}, 1),
 	)
 	for _, mf := range []layers.MeanForm{layers.MeanCB, layers.MeanGP, layers.MeanGPCentred} {
-		for _, cf := range []layers.CovForm{layers.CovB, layers.CovS} {
+		for _, cf := range []layers.CovForm{layers.CovB, layers.CovS, layers.CovSWhitened} {
 			cases = append(cases, famCase{fmt.Sprintf("DECOUPLED/%v-%v", mf, cf), regression, false, func(t *testing.T, x, y *mat.Dense) modelfile.Model {
 				l, err := layers.NewDecoupled(layers.DecoupledConfig{Kernel: famKernel(t, "kern", famD), Zalpha: famZ(x, famM+2, 0), Zbeta: famZ(x, famM-2, 4),
-					MeanForm: mf, CovForm: cf, SPrior: cf == layers.CovS})
+					MeanForm: mf, CovForm: cf, SPrior: cf != layers.CovB})
 				lk, lerr := famGaussian()
 				return famSVGP(t, l, err, lk, lerr)
 			}})
