@@ -195,7 +195,10 @@ func TestQueueHandsOverAbandonedTasks(t *testing.T) {
 	var wg sync.WaitGroup
 	var errC, errD error
 	wg.Add(2)
-	go func() { defer wg.Done(); errC = work(openTestQueue(t, url, "tok", ackWait), "C", ctx, 3*ackWait, false) }()
+	go func() {
+		defer wg.Done()
+		errC = work(openTestQueue(t, url, "tok", ackWait), "C", ctx, 3*ackWait, false)
+	}()
 	time.Sleep(200 * time.Millisecond) // C holds it
 	go func() { defer wg.Done(); errD = work(openTestQueue(t, url, "tok", ackWait), "D", ctx, 0, false) }()
 	wg.Wait()
