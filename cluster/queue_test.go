@@ -192,15 +192,13 @@ func TestQueueHandsOverAbandonedTasks(t *testing.T) {
 	if _, err := sub.Submit(ctx, "long", nil); err != nil {
 		t.Fatal(err)
 	}
+	qc, qd := openTestQueue(t, url, "tok", ackWait), openTestQueue(t, url, "tok", ackWait)
 	var wg sync.WaitGroup
 	var errC, errD error
 	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		errC = work(openTestQueue(t, url, "tok", ackWait), "C", ctx, 3*ackWait, false)
-	}()
+	go func() { defer wg.Done(); errC = work(qc, "C", ctx, 3*ackWait, false) }()
 	time.Sleep(200 * time.Millisecond) // C holds it
-	go func() { defer wg.Done(); errD = work(openTestQueue(t, url, "tok", ackWait), "D", ctx, 0, false) }()
+	go func() { defer wg.Done(); errD = work(qd, "D", ctx, 0, false) }()
 	wg.Wait()
 	if errC != nil || errD != nil {
 		t.Fatal(errC, errD)
