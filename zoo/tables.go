@@ -100,11 +100,10 @@ var (
 )
 
 func init() {
-	for _, d := range []string{"kin8nm", "protein"} {
-		mustRegisterTable(havasiTable(d))
+	for _, t := range []*Table{havasiTable("kin8nm"), havasiTable("protein"), dsdgpTable(), bbTable()} {
+		mustRegisterTable(t)
+		paperTables = append(paperTables, t.Name)
 	}
-	mustRegisterTable(dsdgpTable())
-	mustRegisterTable(bbTable())
 }
 
 // havasiTable is Havasi et al.'s Table 4 (kin8nm) or 5 (protein).
