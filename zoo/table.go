@@ -306,8 +306,9 @@ type Task struct {
 func (k Task) Key() string { return fmt.Sprintf("%s/%s/split-%d", k.Table, k.Row, k.Split) }
 
 // Tasks returns the table's runs, row by row in the table's order and split by split: the rows whose ID matches
-// one of the comma-separated glob patterns of rows (path.Match; "" every row), each on splits (nil: the row's
-// own). A pattern that matches no row is an error listing the rows.
+// one of the comma-separated glob patterns of rows (path.Match; a pattern without '/' matches the ID's last
+// part, e.g. dgp-decoupled-* or *svgp*; "" every row), each on splits (nil: the row's own). A pattern that
+// matches no row is an error listing the rows.
 func (t *Table) Tasks(rows string, splits []int) ([]Task, error) {
 	var pats []string
 	for _, p := range strings.Split(rows, ",") {
@@ -330,7 +331,7 @@ func (t *Table) Tasks(rows string, splits []int) ([]Task, error) {
 		id := r.RowID()
 		take := len(pats) == 0
 		for j, p := range pats {
-			if ok, _ := path.Match(p, id); ok {
+			if ok, _ := path.Match(p, id); ok || !strings.Contains(p, "/") && matchBase(p, id) {
 				take, matched[j] = true, true
 			}
 		}
@@ -411,4 +412,10 @@ func (t *Table) RowProtocol(r *Row) (text, fingerprint string, err error) {
 	text = b.String()
 	sum := sha256.Sum256([]byte(text))
 	return text, hex.EncodeToString(sum[:8]), nil
+}
+
+// matchBase reports whether pattern matches the last '/'-separated part of id.
+func matchBase(pattern, id string) bool {
+	ok, _ := path.Match(pattern, path.Base(id))
+	return ok
 }

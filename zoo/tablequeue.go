@@ -31,62 +31,92 @@ var ErrRunsFailed = errors.New("zoo: table runs failed")
 
 // SubmitTable queues the table's selected runs that have no result of the current protocol in o's results
 // folder (stale ones only with o.RedoStale) on q, then writes the results runners store into the results
-// folder as they arrive, until every queued run has its result or ctx ends. A run queued or running already
-// (by an earlier submitter) is waited for, not queued again; a result stored on the queue earlier is written
-// at once. A failed run is reported (EventFailed), its result removed from the queue (the next SubmitTable
-// queues it again) and SubmitTable returns an error wrapping ErrRunsFailed. Runners of another build whose
-// protocol differs refuse the runs (they fail with a message saying so).
+// folder as they arrive, until every queued run has its result or ctx ends: QueueTable, then Collect.
 func SubmitTable(ctx context.Context, t *Table, q *cluster.Queue, o TableOptions) (TableSummary, error) {
-	var sum TableSummary
+	s, err := QueueTable(ctx, t, q, o)
+	if err != nil {
+		return TableSummary{}, err
+	}
+	return s.Collect(ctx)
+}
+
+// Submission is a table's runs queued by QueueTable, whose results Collect writes.
+type Submission struct {
+	t       *Table
+	q       *cluster.Queue
+	o       TableOptions
+	pending map[string]PlannedTask
+	keys    []string
+	sum     TableSummary
+}
+
+// Waiting returns the number of runs whose results the submission waits for.
+func (s *Submission) Waiting() int { return len(s.keys) }
+
+// QueueTable queues the table's selected runs that have no result of the current protocol in o's results
+// folder (stale ones only with o.RedoStale) on q. A run queued or running already (by an earlier submitter)
+// is waited for, not queued again; a result stored on the queue earlier is collected; a failure or a result
+// of another protocol stored there is removed and the run queued again.
+func QueueTable(ctx context.Context, t *Table, q *cluster.Queue, o TableOptions) (*Submission, error) {
+	s := &Submission{t: t, q: q, o: o, pending: map[string]PlannedTask{}}
 	plan, err := t.Plan(o)
 	if err != nil {
-		return sum, err
+		return nil, err
 	}
-	pending := map[string]PlannedTask{}
-	var keys []string
 	for _, p := range plan {
 		switch {
 		case p.State == TaskDone:
-			sum.Done++
+			s.sum.Done++
 			o.event(p.Task, EventDone, p.Result, nil)
 			continue
 		case p.State == TaskStale && !o.RedoStale:
-			sum.Stale++
+			s.sum.Stale++
 			o.event(p.Task, EventStale, p.Result, nil)
 			continue
 		}
 		row, _ := t.Row(p.Row)
 		_, fp, err := t.RowProtocol(row)
 		if err != nil {
-			return sum, err
+			return nil, err
 		}
 		key := p.Key()
 		if old, err := q.Result(ctx, key); err != nil {
-			return sum, err
+			return nil, err
 		} else if old != nil && (old.Err != "" || resultFingerprint(old.Payload) != fp) {
 			if err := q.DeleteResult(ctx, key); err != nil { // a failure or another protocol's result: run it again
-				return sum, err
+				return nil, err
 			}
 		}
 		msg, err := json.Marshal(queuedTask{Task: p.Task, Fingerprint: fp})
 		if err != nil {
-			return sum, err
+			return nil, err
 		}
 		queued, err := q.Submit(ctx, key, msg)
 		if err != nil {
-			return sum, err
+			return nil, err
 		}
 		what := EventWaiting
 		if queued {
 			what = EventQueued
 		}
 		o.event(p.Task, what, nil, nil)
-		pending[key] = p
-		keys = append(keys, key)
+		s.pending[key] = p
+		s.keys = append(s.keys, key)
 	}
+	return s, nil
+}
+
+// Collect writes the results runners store into the results folder as they arrive, until every run of the
+// submission has its result or ctx ends. A failed run is reported (EventFailed), its result removed from the
+// queue (the next submission queues it again) and Collect returns an error wrapping ErrRunsFailed; a result
+// file written meanwhile by another submitter is kept. Runners of another build whose protocol differs refuse
+// the runs (they fail with a message saying so).
+func (s *Submission) Collect(ctx context.Context) (TableSummary, error) {
+	t, q, o := s.t, s.q, s.o
+	sum := s.sum
 	var failed []string
-	err = q.Collect(ctx, keys, func(qr cluster.QueueResult) error {
-		p := pending[qr.Key]
+	err := q.Collect(ctx, s.keys, func(qr cluster.QueueResult) error {
+		p := s.pending[qr.Key]
 		if qr.Err != "" {
 			failed = append(failed, fmt.Sprintf("%s (runner %s): %s", qr.Key, qr.Runner, qr.Err))
 			o.event(p.Task, EventFailed, nil, errors.New(qr.Err))
