@@ -17,11 +17,13 @@ import (
 // TableReport is a table's report: its definition beside what the results folder holds, row by row (gpzoo table
 // report; REPRODUCTION.md). Its JSON keys are stable like Result's.
 type TableReport struct {
-	Table       string        `json:"table"`
-	Title       string        `json:"title"`
-	Reproduces  string        `json:"reproduces"`
-	Protocol    string        `json:"protocol"`
-	Command     string        `json:"command"`
+	Table      string `json:"table"`
+	Title      string `json:"title"`
+	Reproduces string `json:"reproduces"`
+	Protocol   string `json:"protocol"`
+	Command    string `json:"command"`
+	// Data names the benchmark data sets the table reads ("" for embedded data).
+	Data        string        `json:"data,omitempty"`
 	Differences []Difference  `json:"differences"`
 	Rows        []ReportedRow `json:"rows"`
 	Compute     TableCompute  `json:"compute"`
@@ -75,7 +77,7 @@ type TableCompute struct {
 // are errors naming them (ErrBadResultFile).
 func (t *Table) Report(dir string) (*TableReport, error) {
 	rep := &TableReport{Table: t.Name, Title: t.Title, Reproduces: t.Reproduces, Protocol: t.Protocol,
-		Command: t.Command(), Differences: t.Differences}
+		Command: t.Command(), Data: t.Data, Differences: t.Differences}
 	machines := map[string]bool{}
 	for i := range t.Rows {
 		row := &t.Rows[i]
@@ -210,8 +212,8 @@ func (rep *TableReport) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "## %s: %s\n\n", rep.Table, rep.Title)
 	fmt.Fprintf(&b, "Reproduces %s.\n\n", rep.Reproduces)
 	fmt.Fprintf(&b, "Command: `%s`", rep.Command)
-	if strings.Contains(rep.Command, "--data DIR") {
-		b.WriteString(" (DIR: the benchmark data, `gpzoo data fetch --data DIR`)")
+	if rep.Data != "" {
+		fmt.Fprintf(&b, " (DIR holds the benchmark data: `gpzoo data fetch %s --data DIR`)", rep.Data)
 	}
 	b.WriteString(".\n\n")
 	fmt.Fprintf(&b, "Protocol: %s\n\n", rep.Protocol)

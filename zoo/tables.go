@@ -94,7 +94,7 @@ var (
 		return Difference{
 			What: "gpzoo's own seeded random splits (split K's permutation from PCG(K, stream)) with " + src + "'s sizes, not its numpy permutations",
 			Why: src + " shuffles with numpy's global MT19937 generator seeded by the split index and applies the permutation to the rows of files it downloads; " +
-				"the generator could be rebuilt, but not the row order of those files, which we cannot check here, so the splits cannot be replicated; the sizes (⌊0.9·N⌋ training rows) are",
+				"the generator could be rebuilt, but not the row order of those files, which we cannot check here, so only the splits' sizes (⌊0.9·N⌋ training rows) are replicated",
 		}
 	}
 )
