@@ -325,6 +325,24 @@ func TestTableReport(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil || back.Rows[0].TestLL.Mean != svgp.TestLL.Mean || back.Rows[1].Status != "not run" {
 		t.Errorf("JSON round trip: %v %+v", err, back.Rows)
 	}
+	// gpzoo report pools table results by row: two rows of one entry are two report rows.
+	pool := tinyTable("pool")
+	pool.Rows = append(pool.Rows[:1], zoo.Row{ID: "boston-bb/svgp+longer", Entry: "boston-bb/svgp", Label: "SVGP, longer",
+		Options: zoo.RowOptions{Iters: 9, Inducing: 5, BatchSize: 64}})
+	pdir := t.TempDir()
+	if _, err := zoo.RunTable(pool, zoo.TableOptions{Results: pdir, Splits: []int{0}}); err != nil {
+		t.Fatal(err)
+	}
+	var classic zoo.Report
+	for _, id := range []string{"boston-bb/svgp", "boston-bb/svgp+longer"} {
+		if err := classic.AddFile(zoo.ResultPath(pdir, zoo.Task{Table: "pool", Row: id, Split: 0})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rows, err := classic.Rows(); err != nil || len(rows) != 2 || rows[0].Key != "boston-bb/svgp" || rows[1].Key != "boston-bb/svgp+longer" ||
+		rows[1].Entry != "boston-bb/svgp" || rows[1].Reference == "" {
+		t.Errorf("gpzoo report of two rows of one entry: %v %+v", err, rows)
+	}
 	// Results beyond the planned splits count, and the row says which splits it has.
 	if _, err := zoo.RunTable(tab, zoo.TableOptions{Results: dir, Rows: "*/sgpr", Splits: []int{3}}); err != nil {
 		t.Fatal(err)
