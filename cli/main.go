@@ -42,6 +42,7 @@ var commands = []command{
 	{"list", "[--long]", "the zoo's entries, one line each (--long: full summary, published numbers, reference)", list},
 	{"run", "[ENTRY] [flags]", "train ENTRY and report its test metrics (no ENTRY: the showcase, see below)", runEntry},
 	{"report", "[--out FILE.md] RESULT.json...", "Markdown table of JSON results against the published numbers", report},
+	{"table", "list|show|run|work|report|reproduction [flags]", "reproduce a paper's table: its rows × splits into results/, resumable, spread over machines through NATS (gpzoo table help)", tableCmd},
 	{"data", "list|verify|fetch [NAME...] [--data DIR]", "the benchmark data: list, verify checksums, download (gpzoo data help)", dataCmd},
 	{"synth", "--rows N --inputs D --out FILE.csv [--seed S]", "write a seeded synthetic regression CSV to try train on (gpzoo synth --help)", synthCmd},
 	{"cluster", "local|serve|work|identities [flags]", "distributed training over NATS of svgp, dgp and ADVGP models: a parameter server and workers (gpzoo cluster help)", clusterCmd("cluster")},
@@ -224,7 +225,7 @@ func splitArgs(args []string) (pos, flags []string) {
 
 func isBoolFlag(a string) bool {
 	switch strings.TrimLeft(a, "-") {
-	case "quiet", "natgrad", "resume":
+	case "quiet", "natgrad", "resume", "redo-stale", "until-empty", "all", "check":
 		return true
 	}
 	return false

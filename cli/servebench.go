@@ -36,8 +36,8 @@ and errors; at the end the server's peak resident memory (VmHWM). Client and ser
 request rows are seeded random numbers (N(0, 0.5²) in every input), 64 bodies per request size, cycled.
 The reference models:
 
-  gpzoo run kin8nm/svgp --data DIR --save svgp.gpz
-  gpzoo run kin8nm/dgp-coupled-1 --data DIR --save dgp.gpz
+  gpzoo run kin8nm-bb/svgp --data DIR --save svgp.gpz
+  gpzoo run kin8nm-havasi/dgp-coupled-1 --data DIR --save dgp.gpz
   gpzoo serve-bench --model svgp=svgp.gpz --model dgp=dgp.gpz
 
 Flags:

@@ -55,6 +55,9 @@ type EmbeddedConfig struct {
 	// With TLSVerifyClients, clients must present a certificate signed by a CA in the PEM file TLSCA.
 	TLSCert, TLSKey, TLSCA string
 	TLSVerifyClients       bool
+	// JetStreamDir, when set, enables JetStream with its storage in that folder (the work queues of OpenQueue
+	// need it); "" leaves JetStream off.
+	JetStreamDir string
 }
 
 // Embedded is a NATS server running inside this process.
@@ -105,7 +108,8 @@ func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
 		return nil, fmt.Errorf("%w: a token and NKey users exclude each other (a token holder would bypass the users' permissions)", ErrSecurityConflict)
 	}
 	opts := &natsserver.Options{Host: host, Port: port, NoLog: true, NoSigs: true,
-		MaxPayload: EmbeddedMaxPayload, MaxPending: 4 * EmbeddedMaxPayload, Authorization: c.Token, Nkeys: c.Users}
+		MaxPayload: EmbeddedMaxPayload, MaxPending: 4 * EmbeddedMaxPayload, Authorization: c.Token, Nkeys: c.Users,
+		JetStream: c.JetStreamDir != "", StoreDir: c.JetStreamDir}
 	if c.TLSCert != "" || c.TLSKey != "" {
 		tc, err := serverTLS(c)
 		if err != nil {

@@ -74,6 +74,7 @@ func TestNoPanicOnBadInput(t *testing.T) {
 		"LoadMNIST":           func() error { _, err := LoadMNIST("", ""); return err },
 		"RandomSplit":         func() error { _, _, err := RandomSplit(-3, 2, rng); return err },
 		"RandomSplitNaN":      func() error { _, _, err := RandomSplit(10, nan(), rng); return err },
+		"RandomSplitTrain":    func() error { _, _, err := RandomSplitTrain(-3, 200, rng); return err },
 		"KFold":               func() error { _, err := KFold(-1, -1, nil); return err },
 		"NewSampler":          func() error { _, err := NewSampler(0, 0, nil); return err },
 		"Complement":          func() error { _, err := Complement(2, []int{5}); return err },

@@ -63,7 +63,7 @@ const synthetic10mTest = 10_000
 func init() {
 	for _, sp := range []advgpSpec{
 		{data: "protein", inducing: 100, batch: 500, iters: 8000, qstep: 0.01,
-			published: "SVGP-minibatch LL −2.923, RMSE 4.501 (bayesian_benchmarks; compare protein/svgp)"},
+			published: "SVGP-minibatch LL −2.923, RMSE 4.501 (bayesian_benchmarks; compare protein-bb/svgp-minibatch)"},
 		{data: "kin40k", inducing: 100, batch: 500, iters: 8000, qstep: 0.01},
 		{data: "keggdirected", inducing: 100, batch: 500, iters: 8000, qstep: 0.01},
 		{data: "synthetic10m", inducing: 50, batch: 1000, iters: 600, qstep: 0.01},

@@ -33,19 +33,12 @@ func runConfigured(e *Entry, o Options) (*Result, error) {
 	if e.RawInputs && spl.train.NumClasses == 0 {
 		return nil, fmt.Errorf("zoo: %s: unstandardised inputs are only for classification", e.Name)
 	}
-	c := *e.Config
+	c := e.configFor(o)
 	tr, _, std, cats, err := spl.standardisedFor(e.RawInputs, &c)
 	if err != nil {
 		return nil, err
 	}
-	c.Seed, c.Optimizer = o.Seed, cmp.Or(o.Optimizer, c.Optimizer)
-	c.Iters, c.Inducing, c.BatchSize = cmp.Or(o.Iters, c.Iters), cmp.Or(o.Inducing, c.Inducing), cmp.Or(o.BatchSize, c.BatchSize)
-	if o.Inducing > 0 && c.Family == "dgp" && c.LayerFamily == "decoupled" {
-		c.MeanBases = 5 * o.Inducing // Ma = 5·Mb, as the entries' 500 and 100
-	}
 	c.stream = uint64(o.Split)
-	c.TestSamples = cmp.Or(o.TestSamples, c.TestSamples)
-	c.NatGrad = c.NatGrad || o.NatGrad
 	c.CheckpointDir, c.CheckpointEvery, c.Resume, c.Stop = o.CheckpointDir, o.CheckpointEvery, o.Resume, o.Stop
 	c.Logger, c.Progress, c.EvalEvery = o.Logger, o.Progress, o.EvalEvery
 	if o.Workers > 0 {
@@ -80,6 +73,21 @@ func runConfigured(e *Entry, o Options) (*Result, error) {
 		res.ModelFile = o.SaveModel
 	}
 	return res, nil
+}
+
+// configFor returns the configuration a configured entry runs with o: its own with o's overrides (seed,
+// optimiser, iterations, inducing inputs, batch size, test samples, natural gradients). The run-time fields
+// (checkpoints, stop, logging, cluster) are runConfigured's.
+func (e *Entry) configFor(o Options) CustomConfig {
+	c := *e.Config
+	c.Seed, c.Optimizer = o.Seed, cmp.Or(o.Optimizer, c.Optimizer)
+	c.Iters, c.Inducing, c.BatchSize = cmp.Or(o.Iters, c.Iters), cmp.Or(o.Inducing, c.Inducing), cmp.Or(o.BatchSize, c.BatchSize)
+	if o.Inducing > 0 && c.Family == "dgp" && c.LayerFamily == "decoupled" {
+		c.MeanBases = 5 * o.Inducing // Ma = 5·Mb, as the entries' 500 and 100
+	}
+	c.TestSamples = cmp.Or(o.TestSamples, c.TestSamples)
+	c.NatGrad = c.NatGrad || o.NatGrad
+	return c
 }
 
 // entrySource is the random source of a configured entry's run: the inducing inputs, the minibatches.

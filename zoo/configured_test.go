@@ -22,7 +22,7 @@ func TestEntryIsTrainCustom(t *testing.T) {
 		entry string
 		o     Options
 	}{{"airfoil/gpr", Options{}}, {"boston-bb/sgpr", Options{}},
-		{"kin8nm/dgp-coupled-1", Options{Inducing: 8, BatchSize: 64}}, {"kin8nm/dgp-decoupled-1", Options{Inducing: 6, BatchSize: 64}}} {
+		{"kin8nm-havasi/dgp-coupled-1", Options{Inducing: 8, BatchSize: 64}}, {"kin8nm-havasi/dgp-decoupled-1", Options{Inducing: 6, BatchSize: 64}}} {
 		t.Run(c.entry, func(t *testing.T) {
 			if strings.Contains(c.entry, "dgp") {
 				gptest.NeedKernel(t, "white", "the deep GP's inner layers add a white kernel (dgp.InnerKernel)")
@@ -37,7 +37,7 @@ func TestEntryIsTrainCustom(t *testing.T) {
 			o := c.o
 			o.Seed, o.Iters = 3, 8
 			if e.Model != "gpr" && e.Model != "sgpr" {
-				o.DataDir = datatest.Fake(t, e.Dataset)
+				o.DataDir = datatest.Fake(t, DataSetOf(e.Dataset))
 			}
 			spl, err := loadSplit(e.Dataset, o.DataDir, 0)
 			if err != nil {

@@ -18,10 +18,17 @@ type source struct {
 	// path is the folder or file below the format's directory; for "delgado-pair" the prefix P of the files
 	// P_train.csv and P_test.csv.
 	path string
-	// trainSize is the Rätsch protocol's training-set size; testFrac the Fernández-Delgado sets' test fraction.
-	trainSize int
-	testFrac  float64
-	protocol  string // the split protocol, in words (for descriptions)
+	// trainSize is the Rätsch protocol's training-set size; testFrac the Fernández-Delgado sets' test fraction;
+	// trainPercent the "uci-random" sets' training share (⌊N·trainPercent/100⌋ rows: datasets.RandomSplitTrain)
+	// and stream the random stream of their splits (split k's permutation is drawn from PCG(k, stream)).
+	trainSize    int
+	testFrac     float64
+	trainPercent int
+	stream       uint64
+	// set names the benchmark data set the source reads when its name is another (kin8nm-bb reads kin8nm):
+	// DataSetOf.
+	set      string
+	protocol string // the split protocol, in words (for descriptions)
 	// load, for format "embedded" (a data set compiled into the binary with a split protocol of its own, whatever
 	// the data directory), returns the data set and split k's training and test rows.
 	load func(k int) (d *datasets.Dataset, train, test []int, err error)
@@ -34,8 +41,13 @@ const (
 	protoRaetsch = "a seeded random split with the usual training size (the official 100 splits are not available)"
 	protoMNIST   = "the standard 60000/10000 split (only split 0)"
 	protoDelPair = "the given train/test files of Fernández-Delgado et al. (only split 0); features standardised by them"
-	protoBB      = "a seeded random 90/10 split (seed = split index), the protocol of bayesian_benchmarks' 10 random splits"
+	protoBB      = "a seeded random 90/10 split (seed = split index) with ⌊0.9·N⌋ training rows, the protocol and sizes of bayesian_benchmarks' 10 random splits (n_train = int(N·0.9); not its numpy permutations)"
+	protoHavasi  = "a seeded random 80/20 split (seed = split index) with ⌊0.8·N⌋ training rows, the protocol of Havasi et al. (2018, seed 003, Sec. 3: a random 20% of the rows as test data, 5 repeats)"
 )
+
+// bostonPath is the folder of the Boston housing data, which the binary embeds (datasets.EmbeddedBoston): a
+// "uci-random" source of that folder runs without a data directory.
+const bostonPath = "bostonHousing"
 
 var sources = map[string]source{
 	"airfoil":      {format: "evans", path: "airfoil", protocol: protoEvans},
@@ -61,9 +73,27 @@ var sources = map[string]source{
 	"landsat":      {format: "delgado-pair", path: "statlog-landsat", protocol: protoDelPair},
 	"banana":       {format: "raetsch", path: "banana.csv", trainSize: 400, protocol: protoRaetsch},
 	"mnist":        {format: "mnist", protocol: protoMNIST},
-	// boston-bb is Boston housing under bayesian_benchmarks' random 90/10 splits (ANCHORS §1.3), from the data
-	// embedded in the binary or the data directory's uci-regression-dropout/bostonHousing/data.txt.
-	"boston-bb": {format: "uci-random", path: "bostonHousing", testFrac: 0.1, protocol: protoBB},
+	// The -bb sets are bayesian_benchmarks' random 90/10 splits (ANCHORS §1.3; the Doubly-Stochastic-DGP
+	// notebooks' kin8nm split is one of the same kind, 7372/820) of the data directory's uci-regression-dropout
+	// folders; boston-bb reads the data embedded in the binary when no data directory is given.
+	"boston-bb":  {format: "uci-random", path: bostonPath, trainPercent: 90, stream: 0xbb, set: "boston", protocol: protoBB},
+	"kin8nm-bb":  {format: "uci-random", path: "kin8nm", trainPercent: 90, stream: 0xbb, set: "kin8nm", protocol: protoBB},
+	"power-bb":   {format: "uci-random", path: "power-plant", trainPercent: 90, stream: 0xbb, set: "power", protocol: protoBB},
+	"protein-bb": {format: "uci-random", path: "protein-tertiary-structure", trainPercent: 90, stream: 0xbb, set: "protein", protocol: protoBB},
+	"yacht-bb":   {format: "uci-random", path: "yacht", trainPercent: 90, stream: 0xbb, set: "yacht", protocol: protoBB},
+	"naval-bb":   {format: "uci-random", path: "naval-propulsion-plant", trainPercent: 90, stream: 0xbb, set: "naval", protocol: protoBB},
+	// The -havasi sets are Havasi et al.'s random 80/20 splits (seed 003, Sec. 3; ANCHORS §1.1).
+	"kin8nm-havasi":  {format: "uci-random", path: "kin8nm", trainPercent: 80, stream: 0x4a5a, set: "kin8nm", protocol: protoHavasi},
+	"protein-havasi": {format: "uci-random", path: "protein-tertiary-structure", trainPercent: 80, stream: 0x4a5a, set: "protein", protocol: protoHavasi},
+}
+
+// DataSetOf returns the name of the benchmark data set (datasets.DataSetNames: what gpzoo data fetch takes) that
+// the zoo's data set name reads: kin8nm for kin8nm-bb and kin8nm-havasi, name itself for the others.
+func DataSetOf(name string) string {
+	if src, ok := sources[name]; ok && src.set != "" {
+		return src.set
+	}
+	return name
 }
 
 // split is one train/test split of a data set.
@@ -82,7 +112,7 @@ func loadSplit(name, dir string, k int) (*split, error) {
 	if k < 0 {
 		return nil, fmt.Errorf("zoo: split must be ≥ 0, got %d", k)
 	}
-	if dir == "" && !(src.format == "evans" && embedded(name)) && src.format != "uci-random" && src.format != "embedded" {
+	if dir == "" && !(src.format == "evans" && embedded(name)) && !(src.format == "uci-random" && src.path == bostonPath) && src.format != "embedded" {
 		return nil, fmt.Errorf("zoo: data set %q is not embedded: pass --data DIR or set %s to the benchmark data directory", name, datasets.EnvDataDir)
 	}
 	var (
@@ -121,7 +151,7 @@ func loadSplit(name, dir string, k int) (*split, error) {
 			d, err = datasets.LoadUCI(from)
 		}
 		if err == nil {
-			train, test, err = datasets.RandomSplit(d.N(), src.testFrac, rand.New(rand.NewPCG(uint64(k), 0xbb)))
+			train, test, err = datasets.RandomSplitTrain(d.N(), src.trainPercent, rand.New(rand.NewPCG(uint64(k), src.stream)))
 		}
 	case "delgado":
 		from = filepath.Join(dir, "classification-delgado", src.path)

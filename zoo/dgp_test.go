@@ -11,13 +11,17 @@ import (
 	"github.com/gpzoo/gpzoo/zoo"
 )
 
-// Every deep-GP entry the issue names is registered, documented and cites its source.
+// Every deep-GP entry the issues name is registered, documented and cites its source, and the Havasi entries
+// run the paper's budget on its 80/20 splits: 5000 epochs of min(N, 10000) rows.
 func TestDGPRegistry(t *testing.T) {
 	t.Parallel()
-	names := []string{"kin8nm/dsdgp-2", "kin8nm/dsdgp-3", "mnist/dgp2-robustmax"}
+	names := []string{"kin8nm-bb/dsdgp-2", "kin8nm-bb/dsdgp-3", "mnist/dgp2-robustmax"}
+	for _, d := range []string{"boston", "power", "protein", "yacht", "naval"} {
+		names = append(names, d+"-bb/dgp2")
+	}
 	for _, d := range []string{"kin8nm", "protein"} {
 		for l := 0; l <= 4; l++ {
-			names = append(names, fmt.Sprintf("%s/dgp-coupled-%d", d, l), fmt.Sprintf("%s/dgp-decoupled-%d", d, l))
+			names = append(names, fmt.Sprintf("%s-havasi/dgp-coupled-%d", d, l), fmt.Sprintf("%s-havasi/dgp-decoupled-%d", d, l))
 		}
 	}
 	for _, n := range names {
@@ -29,9 +33,20 @@ func TestDGPRegistry(t *testing.T) {
 		if e.Reference == "" || e.Published == "" || e.Summary == "" {
 			t.Errorf("%s: missing reference, published numbers or summary", n)
 		}
-		if strings.HasPrefix(e.Model, "dgp-") && !strings.Contains(e.Summary, "cut to fit") {
-			t.Errorf("%s: the summary does not say the budget was cut: %q", n, e.Summary)
+		if strings.Contains(e.Dataset, "-havasi") {
+			iters := zoo.HavasiKin8nmIters
+			if strings.HasPrefix(n, "protein") {
+				iters = zoo.HavasiProteinIters
+			}
+			if c := e.Config; c.Iters != iters || c.BatchSize != zoo.HavasiBatch || c.LR != 0.01 || !strings.Contains(e.Summary, fmt.Sprint(iters)) {
+				t.Errorf("%s: %d steps of %d rows, lr %g (summary %q); want the paper's %d steps of %d", n, c.Iters, c.BatchSize, c.LR,
+					e.Summary, iters, zoo.HavasiBatch)
+			}
 		}
+	}
+	// 5000 epochs: kin8nm's 6553 training rows are one batch; protein's 36584 make 18292 batches of 10000.
+	if zoo.HavasiKin8nmIters != 5000 || zoo.HavasiProteinIters != 18292 || zoo.HavasiProteinIters*zoo.HavasiBatch != zoo.HavasiEpochs*36584 {
+		t.Errorf("Havasi budgets %d and %d steps", zoo.HavasiKin8nmIters, zoo.HavasiProteinIters)
 	}
 }
 
@@ -46,10 +61,10 @@ func TestDGPEntriesShort(t *testing.T) {
 		classify bool
 		opt      string
 	}{
-		{"kin8nm/dgp-coupled-1", zoo.Options{Iters: 3, Inducing: 8, BatchSize: 64}, false, "2 layers (M=8)"},
-		{"kin8nm/dgp-decoupled-2", zoo.Options{Iters: 3, Inducing: 6, BatchSize: 64}, false, "3 layers (Ma=30, Mb=6)"},
-		{"kin8nm/dsdgp-2", zoo.Options{Iters: 3, Inducing: 8, BatchSize: 64, NatGrad: true}, false, "natgrad on the last layer"},
-		{"kin8nm/dgp-decoupled-0", zoo.Options{Iters: 3, Inducing: 6, BatchSize: 64}, false, "1 layers"},
+		{"kin8nm-havasi/dgp-coupled-1", zoo.Options{Iters: 3, Inducing: 8, BatchSize: 64}, false, "2 layers (M=8)"},
+		{"kin8nm-havasi/dgp-decoupled-2", zoo.Options{Iters: 3, Inducing: 6, BatchSize: 64}, false, "3 layers (Ma=30, Mb=6)"},
+		{"kin8nm-bb/dsdgp-2", zoo.Options{Iters: 3, Inducing: 8, BatchSize: 64, NatGrad: true}, false, "natgrad on the last layer"},
+		{"kin8nm-havasi/dgp-decoupled-0", zoo.Options{Iters: 3, Inducing: 6, BatchSize: 64}, false, "1 layers"},
 		{"mnist/dgp2-robustmax", zoo.Options{Iters: 2, Inducing: 5, BatchSize: 32, TestSamples: 2}, true, "S=1"},
 	} {
 		t.Run(strings.ReplaceAll(c.entry, "/", "_"), func(t *testing.T) {
@@ -58,7 +73,7 @@ func TestDGPEntriesShort(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.o.DataDir, c.o.Seed = datatest.Fake(t, e.Dataset), 4
+			c.o.DataDir, c.o.Seed = datatest.Fake(t, zoo.DataSetOf(e.Dataset)), 4
 			r, err := e.Run(c.o)
 			if err != nil {
 				t.Fatal(err)
@@ -95,14 +110,14 @@ func TestDGPOptionsRefused(t *testing.T) {
 		entry string
 		o     zoo.Options
 	}{
-		{"kin8nm/dgp-decoupled-1", zoo.Options{Iters: 1, Inducing: 4, NatGrad: true}},
-		{"kin8nm/dgp-coupled-1", zoo.Options{Iters: 1, Inducing: 4, Optimizer: "lbfgs"}},
+		{"kin8nm-havasi/dgp-decoupled-1", zoo.Options{Iters: 1, Inducing: 4, NatGrad: true}},
+		{"kin8nm-havasi/dgp-coupled-1", zoo.Options{Iters: 1, Inducing: 4, Optimizer: "lbfgs"}},
 	} {
 		e, err := zoo.Lookup(c.entry)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.o.DataDir = datatest.Fake(t, e.Dataset) // the data is there: the refusal is the options'
+		c.o.DataDir = datatest.Fake(t, zoo.DataSetOf(e.Dataset)) // the data is there: the refusal is the options'
 		if _, err := e.Run(c.o); err == nil {
 			t.Errorf("%s with %+v: no error", c.entry, c.o)
 		}

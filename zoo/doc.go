@@ -28,6 +28,15 @@
 // and the ringnorm illustration (odvgp.go, illustration.go: fixed or random-subset bases, Jacobi steps, basis
 // minibatches) use machinery gpzoo train does not have and keep their own code.
 //
+// # Tables
+//
+// The seed papers' benchmark tables are definitions (tables.go): rows of entries at each paper's protocol, on the
+// protocol's splits (the -bb and -havasi data sets of data.go), with the published numbers and the differences from
+// the protocol. RunTable runs a table's rows × splits into a results folder, one result file per run, skipping those
+// done and resuming interrupted ones (tablerun.go); QueueTable and WorkTables spread the runs over runners through
+// cluster's JetStream work queue (tablequeue.go); Table.Report and WriteReproduction write the reports and
+// REPRODUCTION.md from the definitions and the result files (tablereport.go).
+//
 // # Errors
 //
 // Run returns an error for an unknown entry, missing data (with the directory it looked in), or a training

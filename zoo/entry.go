@@ -141,7 +141,11 @@ func (e *Entry) Run(o Options) (*Result, error) {
 			return nil, fmt.Errorf("zoo: %s: %w", e.Name, err)
 		}
 	}
-	return e.run(e, o)
+	r, err := e.run(e, o)
+	if err == nil && r != nil {
+		stamp(r)
+	}
+	return r, err
 }
 
 // Entries returns every entry, sorted by name.

@@ -72,7 +72,7 @@ func TestTrainCustomKernel(t *testing.T) {
 	}
 }
 
-// needWhite skips the test of a deep GP (model or family names one: "dgp", "dsdgp", "kin8nm/dgp-coupled-1", ...)
+// needWhite skips the test of a deep GP (model or family names one: "dgp", "dsdgp", "kin8nm-havasi/dgp-coupled-1", ...)
 // if kernel white is not registered (kernel_white.go deleted): its inner layers add one (dgp.InnerKernel).
 func needWhite(tb testing.TB, model string) {
 	tb.Helper()

@@ -62,7 +62,7 @@ func TestODVGPEntriesShort(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := e.Run(zoo.Options{DataDir: datatest.Fake(t, e.Dataset), Iters: 3, Inducing: 8, BatchSize: 128, Seed: 2})
+			r, err := e.Run(zoo.Options{DataDir: datatest.Fake(t, zoo.DataSetOf(e.Dataset)), Iters: 3, Inducing: 8, BatchSize: 128, Seed: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +107,7 @@ func TestODVGPOptionsRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.o.DataDir = datatest.Fake(t, e.Dataset) // the data is there: the refusal is the options'
+		c.o.DataDir = datatest.Fake(t, zoo.DataSetOf(e.Dataset)) // the data is there: the refusal is the options'
 		if _, err := e.Run(c.o); err == nil {
 			t.Errorf("%s with %+v: no error", c.entry, c.o)
 		}

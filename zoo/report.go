@@ -11,7 +11,9 @@ import (
 // Add results with Add or AddFile, then call WriteMarkdown. The zero value is empty and ready to use.
 //
 // Results of one entry from several files are pooled by split; a split of an entry that was already added is an
-// error naming both files (pooling one split twice would bias the mean), whatever the seeds.
+// error naming both files (pooling one split twice would bias the mean), whatever the seeds. Results of a table's
+// row whose ID is not its entry's name (gpzoo table run: a row with options of its own, such as
+// kin8nm-bb/dsdgp-3+natgrad) are pooled under the row's ID.
 type Report struct {
 	byEntry map[string][]sourced
 }
@@ -31,12 +33,13 @@ func (rep *Report) Add(file string, results []*Result) error {
 		if r == nil || r.Entry == "" {
 			return fmt.Errorf("zoo: %s: %w: result without an entry", file, ErrBadResultFile)
 		}
-		for _, s := range rep.byEntry[r.Entry] {
+		key := poolKey(r)
+		for _, s := range rep.byEntry[key] {
 			if s.r.Split == r.Split {
-				return fmt.Errorf("zoo: %s: %s split %d already comes from %s: %w", file, r.Entry, r.Split, s.file, ErrBadSplits)
+				return fmt.Errorf("zoo: %s: %s split %d already comes from %s: %w", file, key, r.Split, s.file, ErrBadSplits)
 			}
 		}
-		rep.byEntry[r.Entry] = append(rep.byEntry[r.Entry], sourced{r, file})
+		rep.byEntry[key] = append(rep.byEntry[key], sourced{r, file})
 	}
 	return nil
 }
@@ -50,11 +53,22 @@ func (rep *Report) AddFile(path string) error {
 	return rep.Add(path, rs)
 }
 
+// poolKey is the name a Report pools r under: its table row's ID when that is not the entry's name, else the
+// entry.
+func poolKey(r *Result) string {
+	if r.Table != nil && r.Table.Row != "" && r.Table.Row != r.Entry {
+		return r.Table.Row
+	}
+	return r.Entry
+}
+
 // ReportRow is one line of a Report: an entry's results pooled over splits, its published numbers and reference.
 type ReportRow struct {
 	*MultiResult
 	// Reference is the entry's Reference ("" when the entry is not in this build's zoo).
 	Reference string
+	// Key is the name the row pools its results under: the entry, or a table row's ID.
+	Key string
 }
 
 // Rows returns the report's rows sorted by entry name. Published is the entry's current Published text when the
@@ -75,8 +89,8 @@ func (rep *Report) Rows() ([]ReportRow, error) {
 		if err != nil {
 			return nil, err
 		}
-		row := ReportRow{MultiResult: m}
-		if e, err := Lookup(n); err == nil {
+		row := ReportRow{MultiResult: m, Key: n}
+		if e, err := Lookup(m.Entry); err == nil {
 			row.Reference = e.Reference
 			if e.Published != "" {
 				m.Published = e.Published
@@ -107,7 +121,7 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 		if a.TrainSeconds != nil {
 			secs = fmt.Sprintf("%.1f", a.TrainSeconds.Mean)
 		}
-		cells := []string{r.Entry, r.Dataset, fmt.Sprintf("%s (%d)", FormatSplits(r.Splits), len(r.Splits)),
+		cells := []string{r.Key, r.Dataset, fmt.Sprintf("%s (%d)", FormatSplits(r.Splits), len(r.Splits)),
 			a.TestRMSE.String(), a.TestLL.String(), a.TestAccuracy.String(), secs, orDash(r.Published), orDash(r.Reference)}
 		for i, c := range cells {
 			cells[i] = markdownCell(c)

@@ -28,7 +28,7 @@ func TestReportTwoEntries(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	reg := func(split int, rmse, ll, secs float64) *zoo.Result {
-		return &zoo.Result{Entry: "boston/sgpr", Dataset: "boston", Model: "sgpr", Split: split, Seed: 1, NTrain: 455, NTest: 51,
+		return &zoo.Result{Entry: "boston-bb/sgpr", Dataset: "boston-bb", Model: "sgpr", Split: split, Seed: 1, NTrain: 455, NTest: 51,
 			TestRMSE: ptr(rmse), TestLL: ll, TrainSeconds: secs}
 	}
 	multi, err := zoo.NewMultiResult([]*zoo.Result{reg(0, 2, -2, 1), reg(1, 3, -3, 3)})
@@ -55,7 +55,7 @@ func TestReportTwoEntries(t *testing.T) {
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "| entry | data set | splits (n) |") || !strings.HasPrefix(lines[1], "|---") {
 		t.Fatalf("want a header, a rule and two rows:\n%s", b.String())
 	}
-	boston, _ := zoo.Lookup("boston/sgpr")
+	boston, _ := zoo.Lookup("boston-bb/sgpr")
 	banana, _ := zoo.Lookup("banana/svgp-bernoulli")
 	cells := func(line string) []string {
 		fs := strings.Split(strings.Trim(line, "| "), " | ")
@@ -64,11 +64,11 @@ func TestReportTwoEntries(t *testing.T) {
 		}
 		return fs
 	}
-	// Rows sorted by entry: banana, then boston. Boston: RMSE 2, 3, 4 → mean 3, sample std 1; LL −2, −3, −4;
+	// Rows sorted by entry: banana, then boston-bb. Boston: RMSE 2, 3, 4 → mean 3, sample std 1; LL −2, −3, −4;
 	// seconds 1, 3, 5 → 3.
 	bn, bo := cells(lines[2]), cells(lines[3])
 	wantBanana := []string{"banana/svgp-bernoulli", "banana", "0 (1)", "—", "-0.25 ± —", "0.9 ± —", "12.0"}
-	wantBoston := []string{"boston/sgpr", "boston", "0-2 (3)", "3 ± 1", "-3 ± 1", "—", "3.0"}
+	wantBoston := []string{"boston-bb/sgpr", "boston-bb", "0-2 (3)", "3 ± 1", "-3 ± 1", "—", "3.0"}
 	for i := range wantBanana {
 		if bn[i] != wantBanana[i] || bo[i] != wantBoston[i] {
 			t.Errorf("column %d: banana %q boston %q, want %q and %q", i, bn[i], bo[i], wantBanana[i], wantBoston[i])
@@ -100,7 +100,7 @@ func TestLoadResultsErrors(t *testing.T) {
 		{"array.json", `[1, 2]`, "corrupt"},
 		{"foreign.json", `{"name": "something else"}`, "entry"},
 		{"badtype.json", `{"entry": "boston/sgpr", "split": "zero"}`, "corrupt"},
-		{"badmulti.json", `{"entry": "boston/sgpr", "results": [{"entry": "yacht/sgpr"}]}`, "corrupt"},
+		{"badmulti.json", `{"entry": "boston/sgpr", "results": [{"entry": "yacht-bb/sgpr"}]}`, "corrupt"},
 	} {
 		path := filepath.Join(dir, c.name)
 		if err := os.WriteFile(path, []byte(c.content), 0o644); err != nil {

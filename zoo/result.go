@@ -89,6 +89,14 @@ type Result struct {
 	// TestECE is the expected calibration error of a classifier's test predictions (ReliabilityBins equal-width
 	// bins of the predicted class's probability); absent for regression.
 	TestECE *float64 `json:"test_ece,omitempty"`
+	// Machine, VCS and Date record where, from which commit and when (UTC, RFC 3339) the run was made (absent from
+	// results written before they existed).
+	Machine *Machine `json:"machine,omitempty"`
+	VCS     *VCS     `json:"vcs,omitempty"`
+	Date    string   `json:"date,omitempty"`
+	// Table identifies a run of a table's row (gpzoo table run; absent otherwise): the table, the row, the
+	// protocol it ran and the compute it took.
+	Table *TableRun `json:"table,omitempty"`
 	// Cluster holds the numbers of a run trained on a cluster (ClusterConfig; absent otherwise).
 	Cluster *ClusterStats `json:"cluster,omitempty"`
 	// ADVGP holds the distributed-training numbers (and studies) of ADVGP entries.

@@ -43,10 +43,10 @@ func TestEntriesSaveAndResume(t *testing.T) {
 	}{
 		{"airfoil/svgp", zoo.Options{Iters: 12, Inducing: 10, BatchSize: 64}, false},
 		{"airfoil/gpr", zoo.Options{Iters: 6, Optimizer: "adam"}, false},
-		{"kin8nm/sgpr", zoo.Options{Iters: 6, Inducing: 10, Optimizer: "adam"}, true},
+		{"kin8nm-bb/sgpr", zoo.Options{Iters: 6, Inducing: 10, Optimizer: "adam"}, true},
 		{"kin40k/orthnat", zoo.Options{Iters: 12, Inducing: 8, BatchSize: 64}, true},
 		{"kin40k/decoupled-cb2017", zoo.Options{Iters: 12, Inducing: 8, BatchSize: 64}, true},
-		{"kin8nm/dgp-decoupled-1", zoo.Options{Iters: 12, Inducing: 6, BatchSize: 64, TestSamples: 3}, true},
+		{"kin8nm-havasi/dgp-decoupled-1", zoo.Options{Iters: 12, Inducing: 6, BatchSize: 64, TestSamples: 3}, true},
 	}
 	data := datatest.Fake(t, "kin8nm", "kin40k")
 	for _, c := range cases {

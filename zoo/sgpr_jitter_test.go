@@ -24,7 +24,7 @@ func TestSGPREntriesNeedNoJitter(t *testing.T) {
 			t.Parallel()
 			o := zoo.Options{Iters: 40, Seed: 1}
 			if e.Dataset != "boston-bb" {
-				o.DataDir = datatest.Fake(t, e.Dataset)
+				o.DataDir = datatest.Fake(t, zoo.DataSetOf(e.Dataset))
 			}
 			r, err := e.Run(o)
 			if err != nil {

@@ -27,6 +27,8 @@ type sparseSpec struct {
 	kernelLS   float64 // initial SE length-scale, all dimensions (default 1)
 	noStdX     bool    // keep inputs as they are (MNIST pixels)
 	kmeansIter int
+	noise      float64 // initial Gaussian noise variance (0: the model's default)
+	natgrad    bool    // natural-gradient steps on q(u), Adam on the rest
 	summary    string
 	reference  string
 	published  string
@@ -54,41 +56,52 @@ const DefaultKMeansIters = 25
 
 func init() {
 	const bb = "bayesian_benchmarks (Salimbeni's harness) via ANCHORS §1.3; MATH.md §2–3"
+	const nb = "Doubly-Stochastic-DGP kin8nm notebook (Salimbeni & Deisenroth 2017), ANCHORS §1.2; MATH.md §2–3"
+	nbPub := func(m string) string {
+		return fmt.Sprintf("%s M=100: test LL %s, RMSE %s (one 7372/820 split; ANCHORS §1.2)", strings.ToUpper(m),
+			pub(dsdgpPub[m][0]).Text, pub(dsdgpPub[m][1]).Text)
+	}
 	reg := []sparseSpec{
-		{data: "kin8nm", model: "svgp", inducing: 200, batch: 1024, iters: 2000, lr: 0.01,
-			summary:   "SVGP, M=200 k-means, SE-ARD, minibatch 1024, Adam 0.01, 2000 steps (kin8nm split K)",
-			reference: "DSDGP notebook (Salimbeni & Deisenroth 2017), ANCHORS §1.2",
-			published: "SVGP M=100, 5000 steps: test LL 0.974, RMSE 0.0868 (ANCHORS §1.2)"},
-		{data: "kin8nm", model: "sgpr", inducing: 100, iters: 1000, optimizer: "lbfgs",
-			summary:   "SGPR (collapsed), M=100 k-means, SE-ARD, L-BFGS (kin8nm split K)",
-			reference: "DSDGP notebook, ANCHORS §1.2", published: "SGPR M=100: test LL 0.976, RMSE 0.0864 (ANCHORS §1.2)"},
+		// The kin8nm notebook's single-layer models, SGPR and SVGP with M = 100 and noise 0.01.
+		{data: "kin8nm-bb", model: "sgpr", inducing: 100, iters: DSDGPIters, optimizer: "lbfgs", noise: 0.01,
+			summary: fmt.Sprintf("SGPR (collapsed), M=100 k-means, SE-ARD, noise 0.01, L-BFGS ≤ %d iterations as the notebook "+
+				"(kin8nm, random 90/10 split K: 7372/820)", DSDGPIters),
+			reference: nb, published: nbPub("sgpr")},
+		{data: "kin8nm-bb", model: "svgp", inducing: 100, batch: allRows, iters: DSDGPIters, lr: 0.01, noise: 0.01, natgrad: true,
+			summary: fmt.Sprintf("SVGP, M=100 k-means, SE-ARD, noise 0.01, full batch, natural gradients (γ=0.1) on q(u) + "+
+				"Adam 0.01, %d steps (the notebook: L-BFGS) (kin8nm, random 90/10 split K: 7372/820)", DSDGPIters),
+			reference: nb, published: nbPub("svgp")},
 		{data: "airfoil", model: "svgp", inducing: 100, batch: 500, iters: 3000, lr: 0.01,
 			summary:   "SVGP, M=100 k-means, SE-ARD, minibatch 500, Adam 0.01, 3000 steps (airfoil, embedded; 10-fold)",
 			reference: "Hensman et al. 2013; MATH.md §3",
 			published: "no published number; compare `gpzoo run airfoil/gpr` (exact GP)"},
-	}
-	reg = append(reg,
 		sparseSpec{data: "boston-bb", model: "svgp", inducing: 100, iters: ShowcaseIters, lr: 0.01,
 			summary: fmt.Sprintf("SVGP, M=100 k-means, SE-ARD, full batch (455), Adam 0.01, %d steps (Boston, embedded; "+
-				"random 90/10 split K as bayesian_benchmarks; the showcase)", ShowcaseIters),
-			reference: bb, published: "SVGP-minibatch LL −2.408, RMSE 2.632 (10 random 90/10 splits, as ours)"},
-		sparseSpec{data: "boston-bb", model: "sgpr", inducing: 100, iters: 1000, optimizer: "lbfgs",
-			summary:   "SGPR (collapsed), M=100 k-means, SE-ARD, L-BFGS (Boston, embedded; random 90/10 split K as bayesian_benchmarks)",
-			reference: bb, published: "SGPR LL −2.398, RMSE 2.588 (10 random 90/10 splits, as ours)"})
-	for _, c := range []struct{ data, sgprPub, svgpPub string }{
-		{"boston", "SGPR LL −2.398, RMSE 2.588", "SVGP-minibatch LL −2.408, RMSE 2.632"},
-		{"power", "SGPR LL −2.799, RMSE 3.967", "SVGP-minibatch LL −2.807, RMSE 3.997"},
-		{"protein", "SGPR LL −2.901, RMSE 4.401", "SVGP-minibatch LL −2.923, RMSE 4.501"},
-		{"yacht", "SGPR LL −0.774, RMSE 0.655", "SVGP-minibatch LL −1.061, RMSE 0.877"},
-		{"naval", "SGPR LL 9.353", "SVGP-minibatch LL 6.191"},
-	} {
+				"random 90/10 split K as bayesian_benchmarks; the showcase: boston-bb/svgp-minibatch is bayesian_benchmarks' own protocol)", ShowcaseIters),
+			reference: bb, published: fmt.Sprintf("SVGP-minibatch LL %s, RMSE %s (10 random 90/10 splits, as ours)",
+				pub(bbPub["boston"]["svgp"][0]).Text, pub(bbPub["boston"]["svgp"][1]).Text)},
+	}
+	// bayesian_benchmarks' SGPR and SVGP-minibatch (its models/ folder): M = 100 by k-means, SE-ARD with
+	// length-scales √D, noise 0.01; SGPR by L-BFGS (scipy's maxiter 10000); SVGP natural gradients (γ = 0.1) on
+	// q(u) alternating with Adam 0.01 on the rest for 5000 steps in minibatches of 1000 (all rows up to 1000).
+	for _, d := range bbSets {
+		ls := math.Sqrt(float64(d.dim))
+		rmse := func(m string) string {
+			if bbPub[d.name][m][1] == "" {
+				return bbNoRMSE
+			}
+			return "RMSE " + pub(bbPub[d.name][m][1]).Text
+		}
 		reg = append(reg,
-			sparseSpec{data: c.data, model: "svgp", inducing: 100, iters: 5000, lr: 0.01,
-				summary:   fmt.Sprintf("SVGP, M=100 k-means, SE-ARD, minibatch ≤ 1000, Adam 0.01, 5000 steps (%s split K)", c.data),
-				reference: bb, published: c.svgpPub + " (10 random 90/10 splits; ours: the standard splits)"},
-			sparseSpec{data: c.data, model: "sgpr", inducing: 100, iters: 1000, optimizer: "lbfgs",
-				summary:   fmt.Sprintf("SGPR (collapsed), M=100 k-means, SE-ARD, L-BFGS (%s split K)", c.data),
-				reference: bb, published: c.sgprPub + " (10 random 90/10 splits; ours: the standard splits)"})
+			sparseSpec{data: d.name + "-bb", model: "sgpr", inducing: 100, iters: BBSGPRIters, optimizer: "lbfgs", noise: 0.01, kernelLS: ls,
+				summary: fmt.Sprintf("SGPR (collapsed), M=100 k-means, SE-ARD (length-scales √%d), noise 0.01, L-BFGS ≤ %d iterations "+
+					"(%s, random 90/10 split K as bayesian_benchmarks)", d.dim, BBSGPRIters, d.name),
+				reference: bb, published: fmt.Sprintf("SGPR test LL %s, %s (10 random 90/10 splits)", pub(bbPub[d.name]["sgpr"][0]).Text, rmse("sgpr"))},
+			sparseSpec{data: d.name + "-bb", model: "svgp-minibatch", inducing: 100, batch: bbBatch, iters: BBIters, lr: 0.01, noise: 0.01,
+				kernelLS: ls, natgrad: true,
+				summary: fmt.Sprintf("SVGP, M=100 k-means, SE-ARD (length-scales √%d), noise 0.01, %s, natural gradients (γ=0.1) on q(u) "+
+					"+ Adam 0.01, %d steps (%s, random 90/10 split K as bayesian_benchmarks)", d.dim, batchWords(bbBatch, d.train), BBIters, d.name),
+				reference: bb, published: fmt.Sprintf("SVGP-minibatch test LL %s, %s (10 random 90/10 splits)", pub(bbPub[d.name]["svgp"][0]).Text, rmse("svgp"))})
 	}
 	for _, d := range []string{"banana", "ringnorm", "twonorm", "magic"} {
 		reg = append(reg, sparseSpec{data: d, model: "svgp-bernoulli", inducing: 100, iters: 3000, lr: 0.01,
@@ -106,16 +119,17 @@ func init() {
 		ref := sp.reference + "; split protocol: " + sources[sp.data].protocol
 		if sp.model == "sgpr" {
 			register(configuredEntry(sp.data+"/sgpr", sp.data, sp.summary, ref, sp.published,
-				CustomConfig{Family: "sgpr", Inducing: sp.inducing, Iters: sp.iters, Optimizer: sp.optimizer, LR: SGPRAdamLR}))
+				CustomConfig{Family: "sgpr", Inducing: sp.inducing, Iters: sp.iters, Optimizer: sp.optimizer, LR: SGPRAdamLR,
+					NoiseVariance: sp.noise, KernelLengthscale: sp.kernelLS}))
 			continue
 		}
 		lik := ""
-		if i := strings.IndexByte(sp.model, '-'); i >= 0 { // svgp-bernoulli, svgp-robustmax
+		if i := strings.IndexByte(sp.model, '-'); i >= 0 && sp.model != "svgp-minibatch" { // svgp-bernoulli, svgp-robustmax
 			lik = sp.model[i+1:]
 		}
 		e := configuredEntry(sp.data+"/"+sp.model, sp.data, sp.summary, ref, sp.published,
-			CustomConfig{Family: "svgp", Likelihood: lik, Inducing: sp.inducing, Iters: sp.iters, LR: sp.lr,
-				BatchSize: cmp.Or(sp.batch, DefaultBatch), KernelVariance: sp.kernelVar, KernelLengthscale: sp.kernelLS,
+			CustomConfig{Family: "svgp", Likelihood: lik, Inducing: sp.inducing, Iters: sp.iters, LR: sp.lr, NatGrad: sp.natgrad,
+				BatchSize: cmp.Or(sp.batch, DefaultBatch), KernelVariance: sp.kernelVar, KernelLengthscale: sp.kernelLS, NoiseVariance: sp.noise,
 				KMeansIters: cmp.Or(sp.kmeansIter, DefaultKMeansIters)})
 		e.RawInputs = sp.noStdX // MNIST pixels
 		register(e)

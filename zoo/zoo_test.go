@@ -140,8 +140,8 @@ var sparseShort = []struct {
 	iters, inducing int
 	real            func(r *zoo.Result) bool // accuracy on the real data
 }{
-	{"yacht/svgp", 300, 20, func(r *zoo.Result) bool { return r.TestRMSE != nil && *r.TestRMSE < 12 }},
-	{"yacht/sgpr", 30, 20, func(r *zoo.Result) bool { return r.TestRMSE != nil && *r.TestRMSE < 5 }},
+	{"yacht-bb/svgp-minibatch", 300, 20, func(r *zoo.Result) bool { return r.TestRMSE != nil && *r.TestRMSE < 12 }},
+	{"yacht-bb/sgpr", 30, 20, func(r *zoo.Result) bool { return r.TestRMSE != nil && *r.TestRMSE < 5 }},
 	{"banana/svgp-bernoulli", 200, 20, func(r *zoo.Result) bool { return r.TestAccuracy != nil && *r.TestAccuracy > 0.7 }},
 	{"mnist/svgp-robustmax", 3, 10, func(r *zoo.Result) bool { return r.TestAccuracy != nil && *r.TestAccuracy > 0.1 }},
 }
@@ -154,7 +154,7 @@ func TestSparseEntriesShort(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := zoo.Options{DataDir: datatest.Fake(t, e.Dataset), Iters: c.iters, Inducing: c.inducing, Seed: 1}
+			o := zoo.Options{DataDir: datatest.Fake(t, zoo.DataSetOf(e.Dataset)), Iters: c.iters, Inducing: c.inducing, Seed: 1}
 			r, err := e.Run(o)
 			if err != nil {
 				t.Fatal(err)
@@ -187,7 +187,7 @@ func TestSparseEntriesAccuracy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := e.Run(zoo.Options{DataDir: datatest.Dir(t, e.Dataset), Iters: c.iters, Inducing: c.inducing, Seed: 1})
+			r, err := e.Run(zoo.Options{DataDir: datatest.Dir(t, zoo.DataSetOf(e.Dataset)), Iters: c.iters, Inducing: c.inducing, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"plots":               {},
 	"oip/pb":              {},
 	"train":               {"gp", "graph", "ops", "datasets", "internal/atomicfile"},
-	"zoo":                 {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/modelfile", "gp/advgp", "gp/grammar", "cluster", "vbks", "train", "datasets", "plots", "graph", "ops"},
+	"zoo":                 {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/modelfile", "gp/advgp", "gp/grammar", "cluster", "vbks", "train", "datasets", "plots", "graph", "ops", "internal/atomicfile"},
 	"internal/gradcheck":  {"ops", "graph"},
 	"internal/archtest":   {},
 	"internal/atomicfile": {},
