@@ -107,7 +107,7 @@ func init() {
 					published: fmt.Sprintf("test LL %s, RMSE %s (5 random 80/20 splits; ANCHORS §1.1)", pub(p[0]), pub(p[1]).Text)}
 				what := "coupled SVGP layers, M=200"
 				if fam == "decoupled" {
-					what = "decoupled layers (μ_GPcent, S-form), Ma=500, Mb=100"
+					what = "decoupled layers (μ_GPcent, whitened S-form), Ma=500, Mb=100"
 				}
 				sp.summary = fmt.Sprintf("DGP with %d hidden layer(s) of width 10, %s, SE-ARD, Adam 0.01, %d steps of "+
 					"min(N, %d) rows: the paper's 5000 epochs (%s, random 80/20 split K as Havasi et al.)", l, what, iters, HavasiBatch, d)
