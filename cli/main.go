@@ -122,15 +122,68 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
+			if wantsHelp(args[1:]) {
+				// --help is an answer, not a failure: the usage goes to standard output and the command succeeds.
+				if err := c.run(args[1:], stdout, stdout); err != nil && !errors.Is(err, flag.ErrHelp) {
+					return usageError(err)
+				}
+				return nil
+			}
 			stop, err := startCPUProfile(os.Getenv(EnvCPUProfile))
 			if err != nil {
 				return err
 			}
 			err = c.run(args[1:], stdout, stderr)
-			return errors.Join(err, stop())
+			return errors.Join(usageError(err), stop())
 		}
 	}
-	return fmt.Errorf("unknown command %q (try `gpzoo help`)", args[0])
+	return fmt.Errorf("%w: unknown command %q (try `gpzoo help`)", ErrUsage, args[0])
+}
+
+// ErrUsage marks a usage error: an unknown command or flag, a flag without its value or with a malformed one.
+// cmd/gpzoo exits with status 2 for it (ExitCode), 1 for any other failure, so that scripts can tell a mistyped
+// command from a failed run.
+var ErrUsage = errors.New("usage")
+
+// ExitCode returns the exit status for err: 0 for nil, 2 for a usage error (ErrUsage), 1 otherwise.
+func ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, ErrUsage):
+		return 2
+	}
+	return 1
+}
+
+// flagErrors are the beginnings of the flag package's parse errors (its messages are stable since Go 1).
+var flagErrors = []string{"flag provided but not defined", "flag needs an argument", "bad flag syntax", "invalid value ", "invalid boolean value ", "invalid boolean flag "}
+
+// usageError wraps err with ErrUsage when it is one of the flag package's parse errors.
+func usageError(err error) error {
+	if err == nil || errors.Is(err, ErrUsage) || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	msg := err.Error()
+	for _, p := range flagErrors {
+		if strings.Contains(msg, p) {
+			return fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+	}
+	return err
+}
+
+// wantsHelp reports whether args ask for a command's help: -h, -help or --help before any "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 // EnvCPUProfile names a file that receives a CPU profile (runtime/pprof) of the whole command when set: any
@@ -358,9 +411,11 @@ func runEntryWith(args []string, onCluster func(e *zoo.Entry, o *zoo.Options, da
 		o.CurvesOut = curvesNextTo(*out)
 	}
 	if !*quiet {
-		o.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+		// A terminal gets one live progress line; a log file or pipe gets log/slog lines.
 		if isTerminal(stderr) {
 			o.Progress = stderr
+		} else {
+			o.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 		}
 	}
 	fmt.Fprintf(stdout, "gpzoo run %s: %s\n", e.Name, e.Summary)

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -224,5 +225,37 @@ func TestRunIllustrationCurves(t *testing.T) {
 	}
 	if err := Main([]string{"run", "airfoil/gpr", "--data", "", "--iters", "1", "--quiet", "--curves", filepath.Join(dir, "x.csv")}, &out, &errb); err == nil {
 		t.Error("--curves accepted by airfoil/gpr")
+	}
+}
+
+// TestHelpAndUsageExits: every command's --help succeeds and prints its usage to standard output (nothing to
+// standard error), and an unknown command or flag is a usage error (ErrUsage: exit status 2), a failed run is not.
+func TestHelpAndUsageExits(t *testing.T) {
+	for _, c := range commands {
+		if c.run == nil {
+			continue
+		}
+		for _, h := range []string{"--help", "-h"} {
+			var out, errb bytes.Buffer
+			err := Main([]string{c.name, h}, &out, &errb)
+			if err != nil || ExitCode(err) != 0 {
+				t.Errorf("gpzoo %s %s: %v (exit %d), want success", c.name, h, err, ExitCode(err))
+			}
+			if out.Len() == 0 || errb.Len() != 0 {
+				t.Errorf("gpzoo %s %s: %d bytes on stdout, %d on stderr; want the usage on stdout only", c.name, h, out.Len(), errb.Len())
+			}
+		}
+	}
+	for _, args := range [][]string{{"bogus"}, {"train", "--bogus"}, {"run", "--iters", "x"}, {"predict", "--model"}, {"list", "-x"}} {
+		var out, errb bytes.Buffer
+		err := Main(args, &out, &errb)
+		if !errors.Is(err, ErrUsage) || ExitCode(err) != 2 {
+			t.Errorf("gpzoo %v: %v (exit %d), want a usage error (exit 2)", args, err, ExitCode(err))
+		}
+	}
+	var out, errb bytes.Buffer
+	err := Main([]string{"train", "--csv", "/nonexistent/file.csv", "--target", "y", "--quiet"}, &out, &errb)
+	if err == nil || errors.Is(err, ErrUsage) || ExitCode(err) != 1 {
+		t.Errorf("a failed run: %v (exit %d), want exit 1", err, ExitCode(err))
 	}
 }

@@ -231,9 +231,11 @@ func (f *tableRunFlags) options(stdout, stderr io.Writer) (zoo.TableOptions, con
 		o.Splits = s
 	}
 	if !*f.quiet {
-		o.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+		// A terminal gets one live progress line; a log file or pipe gets log/slog lines.
 		if isTerminal(stderr) {
 			o.Progress = stderr
+		} else {
+			o.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 		}
 	}
 	var mu sync.Mutex

@@ -292,9 +292,11 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 		c.Cluster.Spawn = cluster.Command(exe, "cluster", "work")
 	}
 	if !*quiet {
-		c.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+		// A terminal gets one live progress line; a log file or pipe gets log/slog lines.
 		if isTerminal(stderr) {
 			c.Progress = stderr
+		} else {
+			c.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 		}
 	}
 	var (

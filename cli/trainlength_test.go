@@ -124,9 +124,10 @@ func TestTrainLengthFlags(t *testing.T) {
 	if err := Main([]string{"train", "--quiet"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "--dataset") {
 		t.Errorf("no data source: %v", err)
 	}
-	if err := Main([]string{"train", "--help"}, &out, &errb); err == nil || !strings.Contains(errb.String(), "--max-iters N") ||
-		!strings.Contains(errb.String(), fmt.Sprintf("with N = %d", zoo.DefaultMaxIters)) {
-		t.Errorf("usage lacks --max-iters or the default cap:\n%s", errb.String())
+	out.Reset()
+	if err := Main([]string{"train", "--help"}, &out, &errb); err != nil || !strings.Contains(out.String(), "--max-iters N") ||
+		!strings.Contains(out.String(), fmt.Sprintf("with N = %d", zoo.DefaultMaxIters)) {
+		t.Errorf("usage lacks --max-iters or the default cap (%v):\n%s", err, out.String())
 	}
 }
 

@@ -1,8 +1,12 @@
-// Package cluster trains ADVGP models (package gp/advgp; Peng, Zhe & Qi 2017, Algorithm 1) with a parameter server
-// and k workers that talk over NATS (github.com/nats-io/nats.go): the server holds the parameters and applies
-// update t as soon as every live worker has pushed a gradient computed at some version ≥ t − τ (τ = 0 is
-// synchronous); each worker owns one shard of the training data, pulls the newest parameters, computes the
-// gradient of its data term and pushes it.
+// Package cluster trains every model whose loss is a sum over rows (gp.RowSum: SVGP with any layer family, the
+// LMC, deep GPs, ADVGP's weight-space model of package gp/advgp) with a parameter server and k workers that talk
+// over NATS (github.com/nats-io/nats.go), by the bounded-delay rule of ADVGP (Peng, Zhe & Qi 2017, Algorithm 1):
+// the server holds the parameters, rebuilds the model from its Spec, and applies update t, through the model's
+// own optimiser and hooks (train.Updater), as soon as every live worker has pushed a gradient computed at some
+// version ≥ t − τ (τ = 0 is synchronous); each worker owns one shard of the training data, pulls the newest
+// parameters, computes the gradient of its data term and pushes it. It also holds the JetStream work queue
+// (queue.go) on which `gpzoo table` spreads a table's runs over runners, and the security every connection
+// shares (security.go). It is the only package that imports NATS.
 //
 // Subjects, under the prefix gpzoo.cluster.RUN (RunSubjects; CheckRunName keeps RUN one subject token):
 //

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/gpzoo/gpzoo/datasets"
@@ -281,7 +282,8 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 		idx[i] = i // the whole data set, in order, when batch == n
 	}
 	start := time.Now()
-	clock0 := 0.0 // the interrupted run's training seconds, when resuming
+	drawn := math.Inf(-1) // when the progress line was last drawn
+	clock0 := 0.0         // the interrupted run's training seconds, when resuming
 	if n := len(res.Times); n > 0 {
 		clock0 = res.Times[n-1]
 	}
@@ -340,11 +342,12 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 		last := step+1 == cfg.Iters || converged
 		elapsed := time.Since(start).Seconds()
 		res.Times = append(res.Times, clock0+elapsed)
-		if cfg.Progress != nil {
-			progress(cfg.Progress, step+1, cfg.Iters, elapsed, loss)
+		if cfg.Progress != nil && (last || elapsed-drawn >= progressEvery) {
+			progress(cfg.Progress, step+1, cfg.Iters, elapsed, -loss/float64(n), conv)
+			drawn = elapsed
 		}
 		if cfg.Logger != nil && ((step+1)%logEvery == 0 || last) {
-			cfg.Logger.Info("train", "step", step+1, "iters", cfg.Iters, "loss", loss, "seconds", elapsed)
+			cfg.Logger.Info("train", "step", step+1, "iters", cfg.Iters, "objective_per_point", strconv.FormatFloat(-loss/float64(n), 'g', 5, 64), "seconds", strconv.FormatFloat(elapsed, 'f', 2, 64))
 		}
 		if cfg.Eval != nil && cfg.EvalEvery > 0 && ((step+1)%cfg.EvalEvery == 0 || last) {
 			t0 := time.Now()
@@ -430,20 +433,21 @@ func checkFinite(step int, loss float64, prog *graph.Program) error {
 	return nil
 }
 
-func progress(w io.Writer, step, iters int, elapsed, loss float64) {
+// progressEvery is the least interval, in seconds, between two redraws of the progress line.
+const progressEvery = 0.1
+
+// progress redraws the one-line progress display of a terminal: the step of the cap, the rate, the time left if
+// training runs to the cap, the objective per training point (the summary's unit: the ELBO, or the log marginal
+// likelihood, per point) and, with a convergence criterion, how far it has got: the windows since the best
+// window mean last improved by more than the tolerance, of the patience that stops training.
+func progress(w io.Writer, step, iters int, elapsed, perPoint float64, conv *converger) {
 	rate := float64(step) / math.Max(elapsed, 1e-9)
-	eta := float64(iters-step) / math.Max(rate, 1e-9)
-	const width = 24
-	filled := width * step / iters
-	bar := make([]byte, width)
-	for i := range bar {
-		if i < filled {
-			bar[i] = '#'
-		} else {
-			bar[i] = '.'
-		}
+	left := time.Duration(float64(iters-step) / math.Max(rate, 1e-9) * float64(time.Second)).Round(time.Second)
+	line := fmt.Sprintf("\rstep %d/%d  %.1f steps/s  %v left at the cap  objective/N %.5g", step, iters, rate, left, perPoint)
+	if conv != nil {
+		line += fmt.Sprintf("  converging: %d/%d windows of %d steps without a gain of %g/N", conv.stale, conv.cfg.Patience, conv.cfg.Window, conv.cfg.Tol)
 	}
-	fmt.Fprintf(w, "\r[%s] %d/%d  %.1f steps/s  ETA %.0fs  loss %.6g ", bar, step, iters, rate, eta, loss)
+	fmt.Fprint(w, line+"\x1b[K") // erase what a longer previous line left
 }
 
 // setWholeBatch fills prog's batch inputs, if any, for the whole data set of n rows in order at step 0.

@@ -167,13 +167,20 @@ func compareLine(who string, rmse, ll, acc *Stat, published string) string {
 	if acc != nil {
 		parts = append(parts, "accuracy "+acc.String())
 	}
+	return metricsLine(who, parts, published)
+}
+
+// metricsLine renders "WHO: PARTS | published: …" ("no test metrics" for no parts; no published part without
+// published numbers).
+func metricsLine(who string, parts []string, published string) string {
 	if len(parts) == 0 {
 		parts = append(parts, "no test metrics")
 	}
-	if published == "" {
-		published = "none for this entry"
+	line := who + ": " + strings.Join(parts, ", ")
+	if published != "" {
+		line += " | published: " + published
 	}
-	return who + ": " + strings.Join(parts, ", ") + " | published: " + published
+	return line
 }
 
 // WriteJSON writes m as one indented JSON object.

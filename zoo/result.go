@@ -217,6 +217,9 @@ func (r *Result) Summary() string {
 			}
 		}
 	}
+	if r.Published == "" { // a user's data (gpzoo train) or an entry without published numbers: nothing to set beside
+		return s
+	}
 	return s + "  " + r.Compare() + "\n"
 }
 
@@ -264,20 +267,20 @@ func (r *Result) Line() string {
 }
 
 // Compare returns one line setting r's test metrics beside the entry's published numbers, e.g.
-// "ours (split 0): RMSE 2.071 ± —, test LL -2.13 ± — | published: …" (a single split has no spread: run
-// several with RunSplits for mean ± std).
+// "ours (split 0): RMSE 2.071, test LL -2.13 | published: …" (a single split has no spread: run several with
+// RunSplits for mean ± std).
 func (r *Result) Compare() string {
-	var rmse, ll, acc *Stat
+	var parts []string
 	if r.TestRMSE != nil {
-		rmse = NewStat([]float64{*r.TestRMSE})
+		parts = append(parts, fmt.Sprintf("RMSE %.4g", *r.TestRMSE))
 	}
 	if r.NTest > 0 {
-		ll = NewStat([]float64{r.TestLL})
+		parts = append(parts, fmt.Sprintf("test LL %.4g", r.TestLL))
 	}
 	if r.TestAccuracy != nil {
-		acc = NewStat([]float64{*r.TestAccuracy})
+		parts = append(parts, fmt.Sprintf("accuracy %.4g", *r.TestAccuracy))
 	}
-	return compareLine(fmt.Sprintf("ours (split %d)", r.Split), rmse, ll, acc, r.Published)
+	return metricsLine(fmt.Sprintf("ours (split %d)", r.Split), parts, r.Published)
 }
 
 // hyperLine summarises a layer's hyperparameters: length-scales as min/median/max, the others by name.

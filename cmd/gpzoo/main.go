@@ -14,6 +14,6 @@ import (
 func main() {
 	if err := cli.Main(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "gpzoo:", err)
-		os.Exit(1)
+		os.Exit(cli.ExitCode(err)) // 2 for a usage error, 1 for a failed run
 	}
 }
