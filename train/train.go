@@ -130,7 +130,9 @@ type Config struct {
 	Logger *slog.Logger
 	// LogEvery is the logging period in steps; 0 means Iters/10 (at least 1).
 	LogEvery int
-	// Progress, if set, receives a one-line progress display redrawn in place (for terminals).
+	// Progress, if set, receives a one-line progress display redrawn in place (for terminals). On a file (a
+	// terminal) the line is redrawn at most every 0.1 s and at the last step; any other writer receives every
+	// step's line.
 	Progress io.Writer
 	// Graph configures the training graph (Cholesky jitter policy).
 	Graph graph.Options
@@ -283,6 +285,10 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 	}
 	start := time.Now()
 	drawn := math.Inf(-1) // when the progress line was last drawn
+	every := 0.0          // the least interval between two redraws
+	if _, ok := cfg.Progress.(*os.File); ok {
+		every = progressEvery
+	}
 	clock0 := 0.0         // the interrupted run's training seconds, when resuming
 	if n := len(res.Times); n > 0 {
 		clock0 = res.Times[n-1]
@@ -342,7 +348,7 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 		last := step+1 == cfg.Iters || converged
 		elapsed := time.Since(start).Seconds()
 		res.Times = append(res.Times, clock0+elapsed)
-		if cfg.Progress != nil && (last || elapsed-drawn >= progressEvery) {
+		if cfg.Progress != nil && (last || elapsed-drawn >= every) {
 			progress(cfg.Progress, step+1, cfg.Iters, elapsed, -loss/float64(n), conv)
 			drawn = elapsed
 		}
@@ -433,7 +439,7 @@ func checkFinite(step int, loss float64, prog *graph.Program) error {
 	return nil
 }
 
-// progressEvery is the least interval, in seconds, between two redraws of the progress line.
+// progressEvery is the least interval, in seconds, between two redraws of the progress line on a file.
 const progressEvery = 0.1
 
 // progress redraws the one-line progress display of a terminal: the step of the cap, the rate, the time left if
