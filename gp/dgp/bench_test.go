@@ -6,14 +6,23 @@ import (
 	"github.com/gpzoo/gpzoo/internal/benchmodels/variational"
 )
 
-// BenchmarkDGPStep times one training step (sampled forward pass, backward pass, Adam) of a 2-layer DGP on
-// 8-dimensional inputs (variational.DGP, which `gpzoo bench` times too): hidden width 8, minibatch 1024, S = 1,
-// coupled layers with M = 200 (the issue's configuration) and decoupled layers (μ_GPcent, S-form) with
-// Ma = 500, Mb = 100 (Havasi et al.'s sizes). GFLOP/s from the step's flop count (variational.DGPFlops).
+// BenchmarkDGPStep times one training step (sampled forward pass, backward pass, Adam) of the deep GPs that
+// `gpzoo bench` times too (variational.DGPAt), GFLOP/s from the step's flop count (variational.DGPShapeFlops):
+//
+//   - DGPStep/coupled-M200 and DGPStep/decoupled-Ma500-Mb100: a 2-layer DGP on 8-dimensional inputs, hidden width
+//     8, minibatch 1024, S = 1, coupled layers with M = 200 (the issue's configuration) and decoupled layers
+//     (μ_GPcent, S-form) with Ma = 500, Mb = 100 (Havasi et al.'s sizes);
+//   - DGPStep/<family>,L=…,N=…,D=…,W=10: the full-batch steps of Havasi et al.'s tables
+//     (variational.FullBatchDGPs): L hidden layers of width 10 on kin8nm's 6,553 rows of 8 inputs (L = 1, 3) and
+//     on protein's 10,000-row batches of 9 inputs (L = 4), S = 1.
 func BenchmarkDGPStep(b *testing.B) {
+	var shapes []variational.DGPShape
 	for _, fam := range variational.DGPFamilies {
-		b.Run(fam, func(b *testing.B) {
-			s, err := variational.DGP(fam)
+		shapes = append(shapes, variational.MinibatchDGP(fam))
+	}
+	for _, sh := range append(shapes, variational.FullBatchDGPs...) {
+		b.Run(sh.Name(), func(b *testing.B) {
+			s, err := variational.DGPAt(sh)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -25,7 +34,7 @@ func BenchmarkDGPStep(b *testing.B) {
 				}
 			}
 			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)*1e3, "ms/step")
-			b.ReportMetric(s.Flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s") // variational.DGPFlops
+			b.ReportMetric(s.Flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s") // variational.DGPShapeFlops
 		})
 	}
 }

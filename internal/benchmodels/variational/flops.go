@@ -108,23 +108,42 @@ func SVGPFlops(m, batch int) float64 {
 	return svgpLayerFlops(float64(m), layerShape{n: float64(batch), d: SVGPDim, p: 1})
 }
 
-// DGPFlops counts DGP(family)'s step: S = dgpSamples samples of the minibatch B = dgpBatch, so N = S·B rows in
-// every layer; layer 1 maps D = dgpDim inputs (data) to width W = dgpWidth with a white kernel term, layer 2 maps
-// the W samples (differentiated) to one output; plus the sample of layer 1's output:
+// DGPFlops counts DGP(family)'s step, DGPShapeFlops(MinibatchDGP(family)): S = dgpSamples samples of the
+// minibatch B = dgpBatch, so N = S·B rows in every layer; layer 1 maps D = dgpDim inputs (data) to width
+// W = dgpWidth with a white kernel term, layer 2 maps the W samples (differentiated) to one output; plus the
+// sample of layer 1's output. It returns 0 for an unknown family.
+func DGPFlops(family string) float64 { return DGPShapeFlops(MinibatchDGP(family)) }
+
+// DGPShapeFlops counts DGPAt(s)'s step: N = s.Rows rows (S = 1) in every layer; the first layer maps the D data
+// inputs (not differentiated) to the width W, each further hidden layer W samples (differentiated) to W, the
+// last W to one output; the L hidden layers add a white kernel term and their outputs' samples:
 //
-//	coupled    svgpLayerFlops(M, {N, D, W, white}) + sampleFlops(N, W) + svgpLayerFlops(M, {N, W, 1, dx})
-//	decoupled  decoupledLayerFlops(Mα, Mβ, {N, D, W, white}) + sampleFlops(N, W) + decoupledLayerFlops(Mα, Mβ, {N, W, 1, dx})
+//	coupled    svgpLayerFlops(M, {N, D, W, white}) + (L−1)·svgpLayerFlops(M, {N, W, W, dx, white})
+//	           + svgpLayerFlops(M, {N, W, 1, dx}) + L·sampleFlops(N, W)
+//	decoupled  the same with decoupledLayerFlops(Mα, Mβ, ·)
 //
-// It returns 0 for an unknown family.
-func DGPFlops(family string) float64 {
-	n := float64(dgpSamples * dgpBatch)
-	inner := layerShape{n: n, d: dgpDim, p: dgpWidth, white: true}
-	outer := layerShape{n: n, d: dgpWidth, p: 1, dx: true}
-	switch family {
-	case DGPCoupled:
-		return svgpLayerFlops(dgpM, inner) + sampleFlops(n, dgpWidth) + svgpLayerFlops(dgpM, outer)
-	case DGPDecoupled:
-		return decoupledLayerFlops(dgpMa, dgpMb, inner) + sampleFlops(n, dgpWidth) + decoupledLayerFlops(dgpMa, dgpMb, outer)
+// (L = 0: one layer on the data, svgpLayerFlops(M, {N, D, 1}) or its decoupled twin). It returns 0 for an
+// unknown family or an invalid shape.
+func DGPShapeFlops(s DGPShape) float64 {
+	if s.Hidden < 0 || s.Width < 1 || s.Rows < 1 || s.Dim < 1 {
+		return 0
 	}
-	return 0
+	var layer func(layerShape) float64
+	switch s.Family {
+	case DGPCoupled:
+		layer = func(sh layerShape) float64 { return svgpLayerFlops(dgpM, sh) }
+	case DGPDecoupled:
+		layer = func(sh layerShape) float64 { return decoupledLayerFlops(dgpMa, dgpMb, sh) }
+	default:
+		return 0
+	}
+	n, d, w := float64(s.Rows*dgpSamples), float64(s.Dim), float64(s.Width)
+	if s.Hidden == 0 {
+		return layer(layerShape{n: n, d: d, p: 1})
+	}
+	f := layer(layerShape{n: n, d: d, p: w, white: true})
+	for l := 1; l < s.Hidden; l++ {
+		f += layer(layerShape{n: n, d: w, p: w, dx: true, white: true})
+	}
+	return f + layer(layerShape{n: n, d: w, p: 1, dx: true}) + float64(s.Hidden)*sampleFlops(n, w)
 }
