@@ -23,7 +23,16 @@ type Graph struct {
 	chol   *ops.CholeskyStats
 	kids   map[*G.Node][]*G.Node // operands of every node built by apply (gorgonia does not export them)
 	memo   map[any]*Node
-	zeros  map[*G.Node]bool // constants made by Zeros: Add and Sub skip them
+	zeros  map[*G.Node]bool   // constants made by Zeros: Add and Sub skip them
+	placed map[G.Op]*executor // the executor of the Program running each op (nil: several), for memory plans
+}
+
+// owners returns the map of which Program's executor runs each op, made on first use.
+func (g *Graph) owners() map[G.Op]*executor {
+	if g.placed == nil {
+		g.placed = map[G.Op]*executor{}
+	}
+	return g.placed
 }
 
 // Node is a value in a Graph: a leaf (input, constant, param) or the result of an op.

@@ -155,7 +155,7 @@ func (p *Program) finish() (err error) {
 	for _, m := range p.g.mons {
 		roots = append(roots, m.n)
 	}
-	if p.exec, err = newExecutor(p.g.g, roots); err != nil {
+	if p.exec, err = newExecutor(p.g.g, roots, p.g.owners()); err != nil {
 		return err
 	}
 	return p.g.bindZeros(p.exec.nodes)
