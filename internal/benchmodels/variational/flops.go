@@ -60,15 +60,15 @@ func svgpLayerFlops(m float64, s layerShape) float64 {
 
 // decoupledLayerFlops counts a decoupled layer in the benchmark's forms (layers.Decoupled, MeanGPCentred and
 // CovS) with Mα mean bases Zα and Mβ covariance bases Zβ on N rows and P outputs: L_α = chol(K_α + εI),
-// a = L_α⁻ᵀm, means K_αxᵀa; L_β = chol(K_β + εI), p = L_β⁻¹K_βx, q = L_β⁻ᵀp, variances k_xx − ‖p_n‖² +
-// ‖L_pᵀq_n‖² (TriQuadCols); KL ½‖m‖² + ½Σ_p(‖L_β⁻¹L_p‖²_F − log|S_p| + log|K_β|) + const:
+// a = L_α⁻ᵀm, means K_αxᵀa; L_β = chol(K_β + εI), p = L_β⁻¹K_βx, R_p = L_β⁻¹L_p, variances k_xx − ‖p_n‖² +
+// ‖R_pᵀp_n‖² (TriQuadCols); KL ½‖m‖² + ½Σ_p(‖R_p‖²_F − log|S_p| + log|K_β|) + const:
 //
 //	forward   CovFlops(Mα, N, D) + CovFlops(Mα, Mα, D) + CholFlops(Mα) + TriSolveFlops(Mα, P) + MatMulFlops(N, P, Mα)
-//	          + CovFlops(Mβ, N, D) + CovFlops(Mβ, Mβ, D) + CholFlops(Mβ) + 2·TriSolveFlops(Mβ, N)
-//	          + TriQuadColsFlops(Mβ, N, P) + P·(TriSolveFlops(Mβ, Mβ) + 2Mβ²)   (the KL's L_β⁻¹L_p and its norm)
-//	backward  TriQuadColsGradFlops(Mβ, N, P) + SquareSumFlops(Mβ, N) + 2·TriSolveGradFlops(Mβ, N) + MβN (p's two
+//	          + CovFlops(Mβ, N, D) + CovFlops(Mβ, Mβ, D) + CholFlops(Mβ) + TriSolveFlops(Mβ, N)
+//	          + TriQuadColsFlops(Mβ, N, P) + P·(TriSolveFlops(Mβ, Mβ) + 2Mβ²)   (R_p and the KL's ‖R_p‖²_F)
+//	backward  TriQuadColsGradFlops(Mβ, N, P) + SquareSumFlops(Mβ, N) + TriSolveGradFlops(Mβ, N) + MβN (p's two
 //	          gradients summed) + CovGradFlops(Mβ, N, D, 1 or 2) + CholGradFlops(Mβ) + CovGradFlops(Mβ, Mβ, D, 2)
-//	          + (P+2)Mβ² (L_β's gradients summed) + P·(TriSolveGradFlops(Mβ, Mβ) + 4Mβ²)
+//	          + (P+1)Mβ² (L_β's gradients summed) + P·(TriSolveGradFlops(Mβ, Mβ) + 4Mβ²)
 //	          + MatMulGradFlops(N, P, Mα) + TriSolveGradFlops(Mα, P) + CovGradFlops(Mα, N, D, 1 or 2)
 //	          + CholGradFlops(Mα) + CovGradFlops(Mα, Mα, D, 2)
 //	white     (Mα + Mβ)N + Mα² + Mβ²
@@ -76,8 +76,8 @@ func svgpLayerFlops(m float64, s layerShape) float64 {
 //
 // Summed, with i = 1 or 2 differentiated operands of K(Zα, X) and K(Zβ, X):
 //
-//	(3P+6)Mβ²N + (3P+1/3)Mβ³ + CholGradFlops(Mβ) + Mα³/3 + CholGradFlops(Mα) + (3+2i)(Mα+Mβ)ND
-//	+ (10+6P)MαN + (14+4P)MβN + 7(Mα²+Mβ²)D + (11+3P)Mα² + (13+21P)Mβ² + 14((Mα+Mβ)D + PMα)
+//	(3P+3)Mβ²N + (3P+1/3)Mβ³ + CholGradFlops(Mβ) + Mα³/3 + CholGradFlops(Mα) + (3+2i)(Mα+Mβ)ND
+//	+ (10+6P)MαN + (14+4P)MβN + 7(Mα²+Mβ²)D + (11+3P)Mα² + (12+21P)Mβ² + 14((Mα+Mβ)D + PMα)
 //
 // (+ (Mα+Mβ)N + Mα² + Mβ² with the white term): the mean bases' Cholesky and its backward, the Mβ²N solves and
 // products and the kernel matrices' Gemms.
@@ -85,10 +85,10 @@ func decoupledLayerFlops(ma, mb float64, s layerShape) float64 {
 	n, d, p := s.n, s.d, s.p
 	f := bm.CovFlops(ma, n, d) + bm.CovFlops(ma, ma, d) + bm.CholFlops(ma) + bm.TriSolveFlops(ma, p) +
 		bm.MatMulFlops(n, p, ma) + bm.CovFlops(mb, n, d) + bm.CovFlops(mb, mb, d) + bm.CholFlops(mb) +
-		2*bm.TriSolveFlops(mb, n) + bm.TriQuadColsFlops(mb, n, p) + p*(bm.TriSolveFlops(mb, mb)+2*mb*mb)
-	f += bm.TriQuadColsGradFlops(mb, n, p) + bm.SquareSumFlops(mb, n) + 2*bm.TriSolveGradFlops(mb, n) + mb*n +
+		bm.TriSolveFlops(mb, n) + bm.TriQuadColsFlops(mb, n, p) + p*(bm.TriSolveFlops(mb, mb)+2*mb*mb)
+	f += bm.TriQuadColsGradFlops(mb, n, p) + bm.SquareSumFlops(mb, n) + bm.TriSolveGradFlops(mb, n) + mb*n +
 		bm.CovGradFlops(mb, n, d, s.inputs()) + bm.CholGradFlops(int(mb)) + bm.CovGradFlops(mb, mb, d, 2) +
-		(p+2)*mb*mb + p*(bm.TriSolveGradFlops(mb, mb)+4*mb*mb) +
+		(p+1)*mb*mb + p*(bm.TriSolveGradFlops(mb, mb)+4*mb*mb) +
 		bm.MatMulGradFlops(n, p, ma) + bm.TriSolveGradFlops(ma, p) + bm.CovGradFlops(ma, n, d, s.inputs()) +
 		bm.CholGradFlops(int(ma)) + bm.CovGradFlops(ma, ma, d, 2)
 	if s.white {

@@ -33,9 +33,9 @@ func TestFlops(t *testing.T) {
 		near("SVGP layer", svgpLayerFlops(m, layerShape{n: n, d: d, p: p, dx: c.dx, white: c.white}), want)
 
 		ma, mb := 2.5*m, m/2
-		want = (3*p+6)*mb*mb*n + (3*p+1.0/3)*mb*mb*mb + bm.CholGradFlops(int(mb)) + ma*ma*ma/3 + bm.CholGradFlops(int(ma)) +
+		want = (3*p+3)*mb*mb*n + (3*p+1.0/3)*mb*mb*mb + bm.CholGradFlops(int(mb)) + ma*ma*ma/3 + bm.CholGradFlops(int(ma)) +
 			(3+2*i)*(ma+mb)*n*d + (10+6*p)*ma*n + (14+4*p)*mb*n + 7*(ma*ma+mb*mb)*d + (11+3*p)*ma*ma +
-			(13+21*p)*mb*mb + 14*((ma+mb)*d+p*ma)
+			(12+21*p)*mb*mb + 14*((ma+mb)*d+p*ma)
 		if c.white {
 			want += (ma+mb)*n + ma*ma + mb*mb
 		}
