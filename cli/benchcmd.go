@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -22,7 +24,8 @@ import (
 
 const benchUsage = `gpzoo bench: this machine's BLAS throughput and training-step times.
 
-  gpzoo bench [--sizes 32,64,128,256,512,1000] [--min-time 300ms] [--steps 10] [--kernel NAME] [--json FILE] [--quick]
+  gpzoo bench [--sizes 32,64,128,256,512,1000] [--min-time 300ms] [--steps 10] [--models REGEXP] [--kernel NAME]
+              [--json FILE] [--quick]
 
 The header names the build (purego or openblas), the BLAS kernel in use, GOMAXPROCS, the Go version and the
 CPU's AVX2, FMA and AVX-512F support. Then GFLOP/s, side by side for gpzoo's BLAS with the active kernel,
@@ -36,9 +39,14 @@ training step of the models the step benchmarks time: milliseconds (median of --
 step), GFLOP/s from the model's flop count (internal/benchmodels: the algorithm as implemented, forward and
 backward) and that rate's share of the run's Dgemm NN rate at n = 1000 on the BLAS the models run on (timed
 for the purpose when --sizes lacks 1000), so that the gap to peak shows: the exact GP at N = 1000 (go test
-./gp/ -bench GPRStep), the SVGP with M = 200 and minibatch 1024 (./gp/models/ -bench SVGPStep) and the 2-layer
-coupled and decoupled deep GPs (./gp/dgp/ -bench DGPStep). --kernel forces gpzoo's kernel for both parts (in
-the openblas build the models run on OpenBLAS whatever the kernel).
+./gp/ -bench GPRStep), the SVGP with M = 200 and minibatch 1024 (./gp/models/ -bench SVGPStep), the 2-layer
+coupled and decoupled deep GPs on minibatches of 1024 and the full-batch deep-GP steps of Havasi et al.'s
+tables (width 10; L = 1 and 3 hidden layers on kin8nm's 6,553 rows of 8 inputs, L = 4 on protein's 10,000-row
+batches of 9 inputs), each timed interleaved with its family's minibatch step (a full-batch step, then
+as many minibatch steps as take as long, in turn) and reported with the median ratio of their rates: at
+least 1 when the full batch reaches the minibatch step's share of Dgemm (./gp/dgp/ -bench DGPStep). --models times only the steps whose names match a regular expression (the
+full-batch steps take about a second each on 2 cores). --kernel forces gpzoo's kernel for both parts (in the
+openblas build the models run on OpenBLAS whatever the kernel).
 
 Flags:
 `
@@ -64,18 +72,30 @@ type benchModel struct {
 	// -bench 'SVGPStep/M=200' for "SVGPStep/M=200,B=1024").
 	name  string
 	build func() (*benchmodels.Step, error)
+	// minibatch names, for a full-batch deep GP, the minibatch step of its layer family, whose share of Dgemm
+	// its own is compared with.
+	minibatch string
 }
 
-// benchModels are the exact GP at N = 1000, the SVGP with M = 200 and minibatch 1024 and the 2-layer deep GP
-// of each layer family.
+// benchModels are the exact GP at N = 1000, the SVGP with M = 200 and minibatch 1024, the 2-layer deep GP of
+// each layer family on minibatches of 1024 and the full-batch deep GPs of Havasi et al.'s tables
+// (variational.FullBatchDGPs).
 func benchModels() []benchModel {
 	const n, m, batch = 1000, 200, 1024
 	ms := []benchModel{
-		{fmt.Sprintf("GPRStep/N=%d", n), func() (*benchmodels.Step, error) { return benchmodels.GPR(n) }},
-		{fmt.Sprintf("SVGPStep/M=%d,B=%d", m, batch), func() (*benchmodels.Step, error) { return variational.SVGP(m, batch) }},
+		{name: fmt.Sprintf("GPRStep/N=%d", n), build: func() (*benchmodels.Step, error) { return benchmodels.GPR(n) }},
+		{name: fmt.Sprintf("SVGPStep/M=%d,B=%d", m, batch), build: func() (*benchmodels.Step, error) { return variational.SVGP(m, batch) }},
 	}
+	var shapes []variational.DGPShape
 	for _, f := range variational.DGPFamilies {
-		ms = append(ms, benchModel{"DGPStep/" + f, func() (*benchmodels.Step, error) { return variational.DGP(f) }})
+		shapes = append(shapes, variational.MinibatchDGP(f))
+	}
+	for _, sh := range append(shapes, variational.FullBatchDGPs...) {
+		b := benchModel{name: "DGPStep/" + sh.Name(), build: func() (*benchmodels.Step, error) { return variational.DGPAt(sh) }}
+		if sh != variational.MinibatchDGP(sh.Family) {
+			b.minibatch = "DGPStep/" + variational.MinibatchDGP(sh.Family).Name()
+		}
+		ms = append(ms, b)
 	}
 	return ms
 }
@@ -135,6 +155,11 @@ type benchModelTime struct {
 	Flops      float64 `json:"flops"`
 	GFLOPS     float64 `json:"gflops"`
 	DgemmShare float64 `json:"dgemm_share"`
+	// Minibatch names, for a full-batch deep GP, the minibatch step of its family, timed interleaved with it
+	// (timeModelVs), and VsMinibatch is the median over the rounds of the full batch's rate over the minibatch
+	// step's: at least 1 when the full batch reaches at least the minibatch step's share of Dgemm's rate.
+	Minibatch   string  `json:"minibatch,omitempty"`
+	VsMinibatch float64 `json:"vs_minibatch,omitempty"`
 }
 
 func benchCmd(args []string, stdout, stderr io.Writer) error {
@@ -149,6 +174,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	steps := fs.Int("steps", benchSteps, "timed training steps per model (after one warm-up step)")
 	kernel := fs.String("kernel", "", "force gpzoo's BLAS kernel: "+strings.Join(ops.BLASKernels(), ", ")+" (default: the active one, "+ops.BLASKernel()+")")
 	jsonPath := fs.String("json", "", "also write the numbers as JSON to FILE")
+	modelsFlag := fs.String("models", "", "time only the training steps whose names match this regular expression (e.g. 'DGPStep/.*N=6553'; default: all)")
 	quick := fs.Bool("quick", false, fmt.Sprintf("square n = %s only, --min-time %v, %d steps per model (unless given)", benchQuickSizes, benchQuickTime, benchQuickSteps))
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -178,6 +204,14 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if *steps < 1 {
 		return fmt.Errorf("--steps %d: want a count of at least 1", *steps)
+	}
+	models, err := selectModels(*modelsFlag)
+	if err != nil {
+		return err
+	}
+	width := 30
+	for _, m := range models {
+		width = max(width, len(m.name))
 	}
 	if *jsonPath != "" {
 		if err := atomicfile.CheckWritable(*jsonPath); err != nil {
@@ -259,8 +293,18 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "\nTraining steps (median of %d after one warm-up step; BLAS %s): ms per step, GFLOP/s from the model's\n", *steps, rep.BLAS)
 	fmt.Fprintf(stdout, "flop count and its share of Dgemm NN at n = %d on %s (%.2f GFLOP/s):\n", ref.N, ref.Implementation, ref.GFLOPS)
+	all := map[string]benchModel{}
 	for _, m := range benchModels() {
-		mt, err := timeModel(m, *steps)
+		all[m.name] = m
+	}
+	for _, m := range models {
+		var mt benchModelTime
+		var err error
+		if mb, ok := all[m.minibatch]; ok {
+			mt, err = timeModelVs(m, mb, *steps)
+		} else {
+			mt, err = timeModel(m, *steps)
+		}
 		if err != nil {
 			return err
 		}
@@ -268,8 +312,12 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		if ref.GFLOPS > 0 {
 			mt.DgemmShare = mt.GFLOPS / ref.GFLOPS
 		}
-		fmt.Fprintf(stdout, "%-30s %10.2f ms/step  (fastest %.2f)  %7.2f GFLOP/s  %5.1f%% of Dgemm\n", mt.Model, mt.MsPerStep, mt.MinMs,
+		fmt.Fprintf(stdout, "%-*s %10.2f ms/step  (fastest %.2f)  %7.2f GFLOP/s  %5.1f%% of Dgemm", width, mt.Model, mt.MsPerStep, mt.MinMs,
 			mt.GFLOPS, 100*mt.DgemmShare)
+		if mt.Minibatch != "" {
+			fmt.Fprintf(stdout, "  (%.2f× the B = 1024 step's rate)", mt.VsMinibatch)
+		}
+		fmt.Fprintln(stdout)
 		rep.Models = append(rep.Models, mt)
 	}
 	if *jsonPath != "" {
@@ -325,6 +373,31 @@ func parseSizes(s string) ([]int, error) {
 	return sizes, nil
 }
 
+// selectModels returns the models whose names match the regular expression expr (--models; all for ""), an
+// error naming the flag when it does not compile or matches none.
+func selectModels(expr string) ([]benchModel, error) {
+	all := benchModels()
+	if expr == "" {
+		return all, nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("--models %q: %w", expr, err)
+	}
+	var ms []benchModel
+	names := make([]string, len(all))
+	for i, m := range all {
+		names[i] = m.name
+		if re.MatchString(m.name) {
+			ms = append(ms, m)
+		}
+	}
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("--models %q matches no training step (the steps: %s)", expr, strings.Join(names, ", "))
+	}
+	return ms, nil
+}
+
 // timeModel builds m, runs one warm-up step and times steps more: their median and fastest in milliseconds.
 func timeModel(m benchModel, steps int) (benchModelTime, error) {
 	s, err := m.build()
@@ -332,22 +405,76 @@ func timeModel(m benchModel, steps int) (benchModelTime, error) {
 		return benchModelTime{}, fmt.Errorf("bench %s: %w", m.name, err)
 	}
 	defer s.Close()
+	if _, err := timeSteps(m.name, s, 1); err != nil { // warm-up: the buffers are allocated and touched
+		return benchModelTime{}, err
+	}
 	ms := make([]float64, steps)
-	for i := -1; i < steps; i++ {
-		t0 := time.Now()
+	for i := range ms {
+		if ms[i], err = timeSteps(m.name, s, 1); err != nil {
+			return benchModelTime{}, err
+		}
+	}
+	return benchModelTime{Model: m.name, Steps: steps, MsPerStep: median(ms), MinMs: slices.Min(ms), Flops: s.Flops}, nil
+}
+
+// timeModelVs times m as timeModel does, interleaved with the steps of mb (a full-batch deep GP and the
+// minibatch step of its family): after a warm-up step of each, steps rounds each time one step of m and then r
+// steps of mb (r: as many as take about as long as m's step), so that both see the same load of a shared
+// machine; VsMinibatch is the median over the rounds of m's rate (flops per second) over mb's in that round.
+func timeModelVs(m, mb benchModel, steps int) (benchModelTime, error) {
+	s, err := m.build()
+	if err != nil {
+		return benchModelTime{}, fmt.Errorf("bench %s: %w", m.name, err)
+	}
+	defer s.Close()
+	sb, err := mb.build()
+	if err != nil {
+		return benchModelTime{}, fmt.Errorf("bench %s: %w", mb.name, err)
+	}
+	defer sb.Close()
+	var tm, tb float64
+	for range 2 { // the first step of each allocates its buffers; the second sets r
+		if tm, err = timeSteps(m.name, s, 1); err != nil {
+			return benchModelTime{}, err
+		}
+		if tb, err = timeSteps(mb.name, sb, 1); err != nil {
+			return benchModelTime{}, err
+		}
+	}
+	r := max(1, int(math.Round(tm/tb)))
+	ms, ratios := make([]float64, steps), make([]float64, steps)
+	for i := range ms {
+		if ms[i], err = timeSteps(m.name, s, 1); err != nil {
+			return benchModelTime{}, err
+		}
+		if tb, err = timeSteps(mb.name, sb, r); err != nil {
+			return benchModelTime{}, err
+		}
+		ratios[i] = (s.Flops / ms[i]) / (sb.Flops / tb)
+	}
+	return benchModelTime{Model: m.name, Steps: steps, MsPerStep: median(ms), MinMs: slices.Min(ms), Flops: s.Flops,
+		Minibatch: mb.name, VsMinibatch: median(ratios)}, nil
+}
+
+// timeSteps runs k steps of s and returns the mean time of one in milliseconds.
+func timeSteps(name string, s *benchmodels.Step, k int) (float64, error) {
+	t0 := time.Now()
+	for range k {
 		if err := s.Run(); err != nil {
-			return benchModelTime{}, fmt.Errorf("bench %s: step %d: %w", m.name, i+1, err)
-		}
-		if i >= 0 {
-			ms[i] = float64(time.Since(t0).Nanoseconds()) / 1e6
+			return 0, fmt.Errorf("bench %s: %w", name, err)
 		}
 	}
-	slices.Sort(ms)
-	med := ms[steps/2]
-	if steps%2 == 0 {
-		med = (ms[steps/2-1] + ms[steps/2]) / 2
+	return float64(time.Since(t0).Nanoseconds()) / 1e6 / float64(k), nil
+}
+
+// median returns the median of v (the mean of the middle two for an even count); v is sorted in place.
+func median(v []float64) float64 {
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
 	}
-	return benchModelTime{Model: m.name, Steps: steps, MsPerStep: med, MinMs: ms[0], Flops: s.Flops}, nil
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 func yesNo(b bool) string {

@@ -7,10 +7,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/gpzoo/gpzoo/internal/benchmodels/variational"
 	"github.com/gpzoo/gpzoo/ops"
 )
 
@@ -21,7 +23,10 @@ func TestBenchQuick(t *testing.T) {
 	needWhite(t, "bench times the deep GPs")
 	path := filepath.Join(t.TempDir(), "bench.json")
 	var out, errb bytes.Buffer
-	if err := Main([]string{"bench", "--quick", "--json", path}, &out, &errb); err != nil {
+	// The full-batch deep GPs take seconds a step: one of them stands for all (TestBenchModels lists them).
+	full := "DGPStep/" + variational.FullBatchDGPs[1].Name()
+	sel := "^(GPRStep|SVGPStep|DGPStep/(coupled-M200|decoupled-Ma500-Mb100)$|" + regexp.QuoteMeta(full) + "$)"
+	if err := Main([]string{"bench", "--quick", "--models", sel, "--json", path}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	text := out.String()
@@ -78,10 +83,19 @@ func TestBenchQuick(t *testing.T) {
 		}
 	}
 	// The models are named as the go test benchmarks that time the same steps.
-	models := []string{"GPRStep/N=1000", "SVGPStep/M=200,B=1024", "DGPStep/coupled-M200", "DGPStep/decoupled-Ma500-Mb100"}
-	// Each step: ms/step, then GFLOP/s from the model's flop count and its share of Dgemm at n = 1000.
+	models := []string{"GPRStep/N=1000", "SVGPStep/M=200,B=1024", "DGPStep/coupled-M200", "DGPStep/decoupled-Ma500-Mb100", full}
+	// Each step: ms/step, then GFLOP/s from the model's flop count and its share of Dgemm at n = 1000; the
+	// full-batch step then its rate relative to its family's minibatch step's.
 	for _, m := range models {
 		f := row(m)
+		if m == full {
+			if len(f) != 16 || !strings.HasPrefix(f[9], "(") || !strings.HasSuffix(f[9], "×") || f[15] != "rate)" {
+				t.Errorf("%s: row %q, want the ratio to the minibatch step's rate", m, f)
+			} else {
+				positive(m+" vs minibatch", strings.TrimSuffix(strings.TrimPrefix(f[9], "("), "×"))
+			}
+			f = f[:9]
+		}
 		if len(f) != 9 || f[1] != "ms/step" || f[5] != "GFLOP/s" || !strings.HasSuffix(f[6], "%") || f[8] != "Dgemm" {
 			t.Errorf("%s: row %q, want ms/step, GFLOP/s and the share of Dgemm", m, f)
 			continue
@@ -134,6 +148,11 @@ func TestBenchQuick(t *testing.T) {
 			math.Abs(m.DgemmShare-m.GFLOPS/rep.DgemmReference.GFLOPS) > 1e-9*m.DgemmShare {
 			t.Errorf("bench.json: model %s: %v flops, %v GFLOP/s, share %v", m.Model, m.Flops, m.GFLOPS, m.DgemmShare)
 		}
+		// Only the full-batch step is compared with its family's minibatch step.
+		if wantMB := map[bool]string{true: "DGPStep/" + variational.DGPDecoupled}[m.Model == full]; m.Minibatch != wantMB ||
+			(wantMB != "") != (m.VsMinibatch > 0) {
+			t.Errorf("bench.json: model %s: minibatch %q, ratio %v (want %q)", m.Model, m.Minibatch, m.VsMinibatch, wantMB)
+		}
 	}
 }
 
@@ -152,6 +171,8 @@ func TestBenchFlags(t *testing.T) {
 		{[]string{"--min-time", "0s"}, "--min-time"},
 		{[]string{"--min-time", "soon"}, "min-time"},
 		{[]string{"--steps", "0"}, "--steps"},
+		{[]string{"--models", "("}, "--models"},
+		{[]string{"--models", "nosuch"}, "--models"},
 		{[]string{"--json", filepath.Join(t.TempDir(), "no", "such", "b.json")}, "--json"},
 		{[]string{"extra"}, "extra"},
 	} {
@@ -171,7 +192,7 @@ func TestBenchFlags(t *testing.T) {
 
 	prev := ops.BLASKernel()
 	var out bytes.Buffer
-	if err := Main([]string{"bench", "--kernel", "generic", "--sizes", "16", "--min-time", "1ms", "--steps", "1"}, &out, &bytes.Buffer{}); err != nil {
+	if err := Main([]string{"bench", "--kernel", "generic", "--sizes", "16", "--min-time", "1ms", "--steps", "1", "--models", "SVGPStep"}, &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "gpzoo-generic") {
@@ -183,10 +204,37 @@ func TestBenchFlags(t *testing.T) {
 			t.Errorf("--sizes 16: output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if strings.Contains(out.String(), "Dgemm   NN     128") {
-		t.Errorf("--sizes 16: output has n = 128:\n%s", out.String())
+	if strings.Contains(out.String(), "Dgemm   NN     128") || strings.Contains(out.String(), "GPRStep") {
+		t.Errorf("--sizes 16 --models SVGPStep: output has n = 128 or another step:\n%s", out.String())
 	}
 	if ops.BLASKernel() != prev {
 		t.Errorf("kernel after the run %q, want %q restored", ops.BLASKernel(), prev)
+	}
+}
+
+// gpzoo bench times the exact GP, the SVGP, the minibatch deep GPs and every full-batch deep GP of Havasi et
+// al.'s tables, each full-batch step against its family's minibatch step; --models selects by name.
+func TestBenchModels(t *testing.T) {
+	var names []string
+	mb := map[string]string{}
+	for _, m := range benchModels() {
+		names = append(names, m.name)
+		mb[m.name] = m.minibatch
+	}
+	want := []string{"GPRStep/N=1000", "SVGPStep/M=200,B=1024", "DGPStep/coupled-M200", "DGPStep/decoupled-Ma500-Mb100"}
+	for _, s := range variational.FullBatchDGPs {
+		want = append(want, "DGPStep/"+s.Name())
+	}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Fatalf("models %q, want %q", names, want)
+	}
+	for _, s := range variational.FullBatchDGPs {
+		if got := mb["DGPStep/"+s.Name()]; got != "DGPStep/"+s.Family {
+			t.Errorf("%s: compared with %q", s.Name(), got)
+		}
+	}
+	ms, err := selectModels("N=10000")
+	if err != nil || len(ms) != 2 {
+		t.Errorf("--models N=10000: %d models, %v", len(ms), err)
 	}
 }

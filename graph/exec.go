@@ -42,7 +42,8 @@ type executor struct {
 }
 
 // newExecutor prepares the nodes roots depend on, in g.
-func newExecutor(g *G.ExprGraph, roots G.Nodes) (*executor, error) {
+// owners records which executor runs each op of the graph (nil: more than one), for the memory plan.
+func newExecutor(g *G.ExprGraph, roots G.Nodes, owners map[G.Op]*executor) (*executor, error) {
 	sorted, err := G.Sort(g.ExactSubgraphRoots(roots...))
 	if err != nil {
 		return nil, fmt.Errorf("graph: sorting the graph: %w", err)
@@ -106,7 +107,140 @@ func newExecutor(g *G.ExprGraph, roots G.Nodes) (*executor, error) {
 	if err := e.dag.Check(); err != nil {
 		return nil, fmt.Errorf("graph: %w", err)
 	}
+	e.plan(owners, roots)
 	return e, nil
+}
+
+// planMin is the least size (float64 values) of an output the memory plan places: smaller ones keep buffers of
+// their own (a variable for the tests, which place every output).
+var planMin = 1 << 15
+
+// plan lets nodes whose values are never needed at the same time share one buffer: a full-batch deep-GP step
+// holds the gradient of every layer's K(Zα, X) [500,N], say, and each is dead once its layer's covariance
+// backward has run, before the next layer's is made. A node y may take the buffer last used by x when every
+// reader of x is an ancestor of y in the task graph, so that under every schedule x's readers have run before y
+// writes; x has a reader (roots, whose values a run reports, are never placed), so x's own predecessors in the
+// buffer are then done too. Placed are the outputs of gpzoo's ops (ops.OutputSize) and the executor's sums of at
+// least planMin values whose readers are all gpzoo ops or sums (never a view of their operand), used by no other
+// Program of the graph (an op two Programs run keeps a buffer of its own: owners).
+func (e *executor) plan(owners map[G.Op]*executor, roots G.Nodes) {
+	root := make(map[int]bool, len(roots))
+	for _, r := range roots {
+		root[e.pos[r]] = true
+	}
+	task := make([]int, len(e.nodes))
+	for i := range task {
+		task[i] = -1
+	}
+	for t, i := range e.tasks {
+		task[i] = t
+	}
+	readers := make([][]int, len(e.nodes))
+	for t, i := range e.tasks {
+		for _, p := range e.in[i] {
+			readers[p] = append(readers[p], t)
+		}
+	}
+	size := make([]int, len(e.tasks)) // 0: not placed
+	any := false
+	for t, i := range e.tasks {
+		op := e.nodes[i].Op()
+		if _, sum := e.sums[i]; !sum && ops.OwnOutput(op) { // (gpzoo's ops are pointers: comparable keys)
+			if prev, seen := owners[op]; seen && prev != e {
+				if n, ok := ops.OutputSize(op); ok && prev != nil { // another Program placed it: its own buffer again
+					ops.PlaceOutput(op, make([]float64, n))
+				}
+				owners[op] = nil // run by two Programs: never placed again
+				continue
+			}
+			owners[op] = e
+		}
+		n, ok := ops.OutputSize(op)
+		if buf, sum := e.sums[i]; sum {
+			n, ok = buf.Size(), true
+		}
+		if !ok || n < planMin || root[i] || len(readers[i]) == 0 {
+			continue
+		}
+		for _, r := range readers[i] {
+			if _, sum := e.sums[e.tasks[r]]; !sum && !ops.OwnOutput(e.nodes[e.tasks[r]].Op()) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			size[t], any = n, true
+		}
+	}
+	if !any {
+		return
+	}
+	// anc[t]: the tasks that run before task t under every schedule (its predecessors, transitively), a bit set.
+	words := (len(e.tasks) + 63) / 64
+	anc := make([][]uint64, len(e.tasks))
+	bits := make([]uint64, len(e.tasks)*words)
+	for t := range e.tasks {
+		anc[t] = bits[t*words : (t+1)*words]
+	}
+	for p, succ := range e.dag.Succ {
+		for _, s := range succ {
+			for w, v := range anc[p] {
+				anc[s][w] |= v
+			}
+			anc[s][p/64] |= 1 << (p % 64)
+		}
+	}
+	before := func(x, y int) bool { // every reader of x's node runs before task y
+		for _, r := range readers[e.tasks[x]] {
+			if anc[y][r/64]&(1<<(r%64)) == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	type buffer struct{ size, last int } // its largest user's size, the task that used it last
+	var bufs []buffer
+	slot := make([]int, len(e.tasks))
+	for t := range e.tasks {
+		if size[t] == 0 {
+			continue
+		}
+		best := -1
+		for b, f := range bufs { // the smallest free buffer large enough, else the largest free one
+			if !before(f.last, t) {
+				continue
+			}
+			switch {
+			case best < 0:
+				best = b
+			case f.size >= size[t] && (bufs[best].size < size[t] || f.size < bufs[best].size):
+				best = b
+			case bufs[best].size < size[t] && f.size > bufs[best].size:
+				best = b
+			}
+		}
+		if best < 0 {
+			best = len(bufs)
+			bufs = append(bufs, buffer{})
+		}
+		bufs[best].size, bufs[best].last = max(bufs[best].size, size[t]), t
+		slot[t] = best
+	}
+	mem := make([][]float64, len(bufs))
+	for b, f := range bufs {
+		mem[b] = make([]float64, f.size)
+	}
+	for t, i := range e.tasks {
+		if size[t] == 0 {
+			continue
+		}
+		data := mem[slot[t]][:size[t]:size[t]]
+		if buf, sum := e.sums[i]; sum {
+			e.sums[i] = tensor.New(tensor.WithShape(buf.Shape().Clone()...), tensor.WithBacking(data))
+			continue
+		}
+		ops.PlaceOutput(e.nodes[i].Op(), data)
+	}
 }
 
 // run executes every node once: leaves take their bound values, then the tasks run.

@@ -215,3 +215,110 @@ func TestExecutorDependencies(t *testing.T) {
 		t.Fatalf("only %d shared-state links", chained)
 	}
 }
+
+// placedBuffers returns, for the Program's nodes whose outputs the memory plan placed, how many there are and
+// how many distinct buffers they use.
+func placedBuffers(p *Program) (nodes, buffers int) {
+	seen := map[*float64]bool{}
+	for t, i := range p.exec.tasks {
+		_ = t
+		if _, ok := ops.OutputSize(p.exec.nodes[i].Op()); !ok {
+			continue
+		}
+		v := p.exec.vals[i]
+		d, ok := v.(interface{ Float64s() []float64 })
+		if !ok || len(d.Float64s()) == 0 {
+			continue
+		}
+		nodes++
+		seen[&d.Float64s()[0]] = true
+	}
+	return nodes, len(seen)
+}
+
+// withPlanMin runs f with the memory plan placing outputs of at least n values.
+func withPlanMin(n int, f func()) {
+	defer func(prev int) { planMin = prev }(planMin)
+	planMin = n
+	f()
+}
+
+// The memory plan (every output placed: planMin 1) shares buffers among the nodes whose values are never needed
+// together, and the Program gives the bits of one without a plan, for every GOMAXPROCS.
+func TestPlanSameBits(t *testing.T) {
+	var want [3][]float64 // three calls of programBits: runs 1–6 (the random draws differ from run to run)
+	withPlanMin(math.MaxInt, func() {
+		_, p := execTestProgram(t, 3)
+		for rep := range want {
+			want[rep] = programBits(t, p)
+		}
+		if n, b := placedBuffers(p); n != b {
+			t.Fatalf("without a plan %d outputs share %d buffers", n, b)
+		}
+	})
+	for _, procs := range []int{1, 2, 3, 8} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			withPlanMin(1, func() {
+				_, p := execTestProgram(t, 3)
+				for rep := range want { // several schedules
+					got := programBits(t, p)
+					for i := range want[rep] {
+						if math.Float64bits(got[i]) != math.Float64bits(want[rep][i]) {
+							t.Fatalf("GOMAXPROCS %d, repeat %d: value %d is %v with the plan, %v without", procs, rep, i, got[i], want[rep][i])
+						}
+					}
+				}
+				if n, b := placedBuffers(p); b >= n || b == 0 {
+					t.Errorf("GOMAXPROCS %d: %d placed outputs in %d buffers: nothing shared", procs, n, b)
+				}
+			})
+		}()
+	}
+}
+
+// An op that two Programs of one graph run keeps a buffer of its own: the second Program's plan takes it back
+// from the first's, and both keep giving their bits.
+func TestPlanTwoPrograms(t *testing.T) {
+	var want [2][]float64
+	withPlanMin(math.MaxInt, func() {
+		_, p := execTestProgram(t, 4)
+		for rep := range want {
+			want[rep] = programBits(t, p)
+		}
+	})
+	withPlanMin(1, func() {
+		g, p := execTestProgram(t, 4)
+		// A second Program over part of the same nodes: the mean and a, as outputs (roots, never placed).
+		var mean, a *Node
+		for _, o := range p.outs {
+			switch o.name {
+			case "mean":
+				mean = &Node{n: o.n, g: g}
+			case "a":
+				a = &Node{n: o.n, g: g}
+			}
+		}
+		fwd, err := g.CompileForward(map[string]*Node{"mean": mean, "s": g.Scale(a, 2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rep := range want {
+			got := programBits(t, p)
+			for i := range want[rep] {
+				if math.Float64bits(got[i]) != math.Float64bits(want[rep][i]) {
+					t.Fatalf("repeat %d: value %d is %v beside a second Program, %v alone", rep, i, got[i], want[rep][i])
+				}
+			}
+			// The second Program runs the same nodes on the same parameters (the mean does not draw).
+			if err := fwd.Run(); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range fwd.Output("mean") {
+				if v != p.Output("mean")[i] {
+					t.Fatalf("repeat %d: the second Program's mean[%d] %v, the first's %v", rep, i, v, p.Output("mean")[i])
+				}
+			}
+		}
+	})
+}

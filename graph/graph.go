@@ -23,7 +23,16 @@ type Graph struct {
 	chol   *ops.CholeskyStats
 	kids   map[*G.Node][]*G.Node // operands of every node built by apply (gorgonia does not export them)
 	memo   map[any]*Node
-	zeros  map[*G.Node]bool // constants made by Zeros: Add and Sub skip them
+	zeros  map[*G.Node]bool   // constants made by Zeros: Add and Sub skip them
+	placed map[G.Op]*executor // the executor of the Program running each op (nil: several), for memory plans
+}
+
+// owners returns the map of which Program's executor runs each op, made on first use.
+func (g *Graph) owners() map[G.Op]*executor {
+	if g.placed == nil {
+		g.placed = map[G.Op]*executor{}
+	}
+	return g.placed
 }
 
 // Node is a value in a Graph: a leaf (input, constant, param) or the result of an op.
@@ -261,18 +270,47 @@ func (g *Graph) Fail(err error) *Node { return g.fail(err) }
 
 // Zeros returns a constant of zeros with the given shape.
 func (g *Graph) Zeros(name string, shape ...int) *Node {
-	n, err := size(shape)
-	if err != nil {
+	if g.err != nil {
+		return &Node{g: g}
+	}
+	if _, err := size(shape); err != nil {
 		return g.fail(fmt.Errorf("graph: Zeros %q: %w", name, err))
 	}
-	z := g.Const(name, make([]float64, n), shape...)
-	if z.n != nil {
-		if g.zeros == nil {
-			g.zeros = map[*G.Node]bool{}
-		}
-		g.zeros[z.n] = true
+	// The leaf gets its value only when a Program runs it (bindZeros): Add and Sub skip a Zeros operand, so a
+	// white-noise kernel's cross-covariance [M,N], say, would otherwise hold M·N zeros that no node reads.
+	name = g.unique("const:" + name)
+	var n *G.Node
+	if len(shape) == 0 {
+		n = G.NewScalar(g.g, tensor.Float64, G.WithName(name))
+	} else {
+		n = G.NewTensor(g.g, tensor.Float64, len(shape), G.WithShape(shape...), G.WithName(name))
 	}
-	return z
+	if g.zeros == nil {
+		g.zeros = map[*G.Node]bool{}
+	}
+	g.zeros[n] = true
+	return &Node{n: n, g: g}
+}
+
+// bindZeros gives the Zeros leaves among nodes their value (zeros of their shape), once: only those a compiled
+// Program reads are ever allocated.
+func (g *Graph) bindZeros(nodes []*G.Node) error {
+	for _, n := range nodes {
+		if !g.zeros[n] || n.Value() != nil {
+			continue
+		}
+		var err error
+		if s := n.Shape(); s.IsScalar() {
+			err = G.Let(n, 0.0)
+		} else {
+			sz, _ := size(s)
+			err = G.Let(n, newLeafTensor(s, make([]float64, sz)))
+		}
+		if err != nil {
+			return fmt.Errorf("graph: binding zeros %s: %w", n.Name(), err)
+		}
+	}
+	return nil
 }
 
 // zeroOperand reports whether z is a constant made by Zeros with x's shape, so that x ± z is x itself: the

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"errors"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/gpzoo/gpzoo/graph"
@@ -252,5 +253,43 @@ func TestAddSubSkipZeros(t *testing.T) {
 	}
 	if err := g.Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Zeros hold no data until a compiled Program reads them: a Zeros skipped by Add allocates nothing, one read by
+// a node (Zeros − x, a scalar Zeros broadcast) is zeros when the Program runs.
+func TestZerosBoundWhenRead(t *testing.T) {
+	g := graph.New(graph.Options{})
+	x := g.Input("x", 2, 3)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	big := g.Zeros("big", 4000, 4000) // 128 MB if it were materialised
+	runtime.ReadMemStats(&after)
+	if d := after.TotalAlloc - before.TotalAlloc; d > 1<<20 {
+		t.Errorf("an unread Zeros [4000,4000] allocated %d bytes", d)
+	}
+	_ = big
+	neg := g.Sub(g.Zeros("z", 2, 3), x)
+	shifted := g.Add(x, g.Zeros("s"))
+	prog, err := g.CompileForward(map[string]*graph.Node{"neg": neg, "shifted": shifted, "x": g.Add(x, g.Zeros("skipped", 2, 3))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []float64{1, -2, 3, -4, 5, -6}
+	if err := prog.Set("x", in); err != nil {
+		t.Fatal(err)
+	}
+	for run := 0; run < 2; run++ {
+		if err := prog.Run(); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range in {
+			if got := prog.Output("neg")[i]; got != -v {
+				t.Errorf("run %d: (0 − x)[%d] = %v, want %v", run, i, got, -v)
+			}
+			if got := prog.Output("shifted")[i]; got != v {
+				t.Errorf("run %d: (x + 0)[%d] = %v, want %v", run, i, got, v)
+			}
+		}
 	}
 }

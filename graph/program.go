@@ -155,8 +155,10 @@ func (p *Program) finish() (err error) {
 	for _, m := range p.g.mons {
 		roots = append(roots, m.n)
 	}
-	p.exec, err = newExecutor(p.g.g, roots)
-	return err
+	if p.exec, err = newExecutor(p.g.g, roots, p.g.owners()); err != nil {
+		return err
+	}
+	return p.g.bindZeros(p.exec.nodes)
 }
 
 // Set copies data into the input named name (its full size, row-major) for the following runs.

@@ -21,7 +21,7 @@ import (
 // dσ² = Σ G⊙K/σ². In the CovMatrix op these share one row-parallel pass per forward run: each row of W (Slope),
 // its sum and its products with b's columns (vmath.Dots), Σ_j G_ij K_ij and the extra hyperparameters' sums per
 // row; the column sums of W per fixed block of rows, combined in block order; Wᵀa, for x2's gradient only, by a
-// column pass. For NeedR2 functions, pairs where the expansion of dX would cancel badly (near pairs, as above:
+// column pass that makes W again tile by tile (W is never held whole). For NeedR2 functions, pairs where the expansion of dX would cancel badly (near pairs, as above:
 // coincident rows included) are left out of W and added directly.
 type Stationary struct {
 	// Label is the Name (unique; it enters the op's hash).
@@ -31,8 +31,9 @@ type Stationary struct {
 	// Profile maps r² to s2·φ(r²) in place on v; extra holds the Extra values in order. It is called on blocks of
 	// rows (concurrently on disjoint blocks), so it can vectorise its exponentials (VecExp, VecScale).
 	Profile func(s2 float64, extra []float64, v []float64)
-	// Slope writes w_i = g_i · ∂K/∂r² at r2_i, given the kernel values k_i (one row of K at a time, concurrently on
-	// distinct rows). r2 is nil unless NeedR2.
+	// Slope writes w_i = g_i · ∂K/∂r² at r2_i, given the kernel values k_i, entry by entry (it is called on a row
+	// of K or on a tile of one, concurrently on distinct ones, and an entry must come out the same either way).
+	// r2 is nil unless NeedR2.
 	Slope func(extra []float64, r2, k, g, w []float64)
 	// NeedR2: Slope needs r² (the op keeps the forward pass's); otherwise it is a function of K alone (SE).
 	NeedR2 bool
@@ -129,20 +130,8 @@ func (s *Stationary) matrixGradWS(ws *covWork, wrt int, x1, x2 CovInput, h []Cov
 		}
 	case covWrtX2: // dX2 = 2(diag(Wᵀ1) b − Wᵀ a)/ℓ
 		if !c.haveWat {
-			if !c.haveW { // W was not kept (no earlier run asked for x2's gradient): recompute it, and keep it from now on
-				c.keepW = true
-				c.w = covGrow(c.w, n*m)
-				covRun(covParallel(n*m), c.blocks, func(b0, b1 int) {
-					lo, _ := covBlock(b0, c.blocks, n)
-					_, hi := covBlock(b1-1, c.blocks, n)
-					for i := lo; i < hi; i++ {
-						s.wRow(ws, i, ws.grad.r2, k, g, c.w[i*m:(i+1)*m], nil)
-					}
-				})
-				c.haveW = true
-			}
-			c.wat = covGrow(c.wat, d*m)
-			covColumnPass(c.w, p.a, n, m, d, c.wat)
+			c.wat, c.wcol = covGrow(c.wat, d*m), covGrow(c.wcol, m)
+			covColumnPass(func(i, j0, j1 int, w []float64) { s.wTile(ws, i, j0, j1, c.r2, k, g, w, nil) }, p.a, n, m, d, c.wat, c.wcol)
 			c.haveWat = true
 		}
 		for j := 0; j < m; j++ {
@@ -214,12 +203,8 @@ func (s *Stationary) gradBase(ws *covWork, x1, x2 CovInput, h []CovInput, k, g [
 	}
 	nb, ne := covBlocks(n), len(s.Extra)
 	c.blocks, c.r2, c.extra = nb, r2, extra
-	c.haveW, c.haveWat = c.keepW, false
-	if c.keepW {
-		c.w = covGrow(c.w, n*m)
-	} else {
-		c.w = covGrow(c.w, nb*m) // one row per block
-	}
+	c.haveWat = false
+	c.w = covGrow(c.w, nb*m) // one row per block
 	c.wb = covGrow(c.wb, n*(d+1))
 	c.vrow = covGrow(c.vrow, n)
 	c.xrow = covGrow(c.xrow, n*ne)
@@ -242,8 +227,7 @@ func (s *Stationary) gradBase(ws *covWork, x1, x2 CovInput, h []CovInput, k, g [
 // covOne is the coefficient of an elementwise sum by vmath.Axpys (fma(1, x, y) = x + y, rounded once).
 var covOne = [1]float64{1}
 
-// gradRows is the row pass over row block b: W's rows (wRow; kept in c.w when c.keepW, else each in the block's
-// row of c.w), Σ_j G_ij K_ij, the extra hyperparameters' sums, W's row sums and W·b (one vmath.Dots over bt's
+// gradRows is the row pass over row block b: W's rows (wTile, each in the block's row of c.w), Σ_j G_ij K_ij, the extra hyperparameters' sums, W's row sums and W·b (one vmath.Dots over bt's
 // rows and its row of ones), and the block's column sums of W.
 func (s *Stationary) gradRows(ws *covWork, b int, k, g []float64) {
 	p, c := &ws.pair, &ws.grad
@@ -252,10 +236,7 @@ func (s *Stationary) gradRows(ws *covWork, b int, k, g []float64) {
 	part, near := c.csPart[b*m:(b+1)*m], c.near[b][:0]
 	for i := lo; i < hi; i++ {
 		w := c.w[b*m : (b+1)*m]
-		if c.keepW {
-			w = c.w[i*m : (i+1)*m]
-		}
-		s.wRow(ws, i, c.r2, k, g, w, &near)
+		s.wTile(ws, i, 0, m, c.r2, k, g, w, &near)
 		kr, gr := k[i*m:(i+1)*m], g[i*m:(i+1)*m]
 		for e := 0; e < ne; e++ {
 			c.xrow[i*ne+e] = s.ExtraGrad(e, c.extra, c.r2[i*m:(i+1)*m], kr, gr)
@@ -271,24 +252,26 @@ func (s *Stationary) gradRows(ws *covWork, b int, k, g []float64) {
 	c.near[b] = near
 }
 
-// wRow writes row i of W = G ⊙ ∂K/∂r² into w (Slope), with the near pairs' weights (NeedR2 only) set to 0 and,
-// when near is non-nil, appended to it.
-func (s *Stationary) wRow(ws *covWork, i int, r2, k, g, w []float64, near *[]covNear) {
+// wTile writes the columns [j0, j1) of row i of W = G ⊙ ∂K/∂r² into w (Slope, elementwise: a tile's entries
+// have the bits of the whole row's), with the near pairs' weights (NeedR2 only) set to 0 and, when near is
+// non-nil, appended to it.
+func (s *Stationary) wTile(ws *covWork, i, j0, j1 int, r2, k, g, w []float64, near *[]covNear) {
 	p, m := &ws.pair, ws.pair.m
-	kr, gr := k[i*m:(i+1)*m], g[i*m:(i+1)*m]
+	kr, gr := k[i*m+j0:i*m+j1], g[i*m+j0:i*m+j1]
 	if !s.NeedR2 {
 		s.Slope(ws.grad.extra, nil, kr, gr, w)
 		return
 	}
-	rr := r2[i*m : (i+1)*m]
+	rr := r2[i*m+j0 : i*m+j1]
 	s.Slope(ws.grad.extra, rr, kr, gr, w)
 	nai := p.na[i]
-	for j, v := range rr {
+	for jj, v := range rr {
+		j := j0 + jj
 		if v < covNearRel*(nai+p.nb[j]) { // p.near(i, j, v)
-			if near != nil && w[j] != 0 {
-				*near = append(*near, covNear{i: i, j: j, w: w[j]})
+			if near != nil && w[jj] != 0 {
+				*near = append(*near, covNear{i: i, j: j, w: w[jj]})
 			}
-			w[j] = 0
+			w[jj] = 0
 		}
 	}
 }

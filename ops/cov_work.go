@@ -40,19 +40,19 @@ type covGrads struct {
 	served uint64      // bit wrt set: that gradient was handed out for this run (asked again, all is recomputed)
 	key    [5]*float64 // x1, x2, lengthscales, K and G data they were computed from
 	blocks int         // fixed row blocks of the column sums and the near pairs
-	w      []float64   // W [n,m]
+	w      []float64   // W's rows, one per row block [blocks,m] (W is never kept whole)
 	cs     []float64   // column sums of W [m]
 	csPart []float64   // column sums per row block [blocks,m]
 	wb     []float64   // [W·b, W·1] [n,d+1] (b = x2's centred, scaled rows; the last column: W's row sums)
 	wat    []float64   // (Wᵀa)ᵀ [d,m], filled on demand (haveWat)
+	wcol   []float64   // the column pass's tiles of W [m]
 	vrow   []float64   // Σ_j G_ij K_ij per row [n]
 	xrow   []float64   // per row, Σ_j G_ij ∂K_ij/∂θ_e for each extra hyperparameter e [n,len(Extra)]
 	near   [][]covNear // the near pairs of each row block, in row order
 	r2     []float64   // r² (nil unless the function needs it)
 	extra  []float64   // the extra hyperparameters' values
-	// keepW: W is kept whole in w (an earlier run asked for x2's gradient, which needs it again), else w holds one
-	// row per block; haveW: w holds this run's W; haveWat: wat is this run's.
-	keepW, haveW, haveWat bool
+	// w holds one row of W per row block (the row pass's scratch); haveWat: wat is this run's.
+	haveWat bool
 }
 
 // covNear is a near pair (see covNearRel) whose weight is applied directly instead of through the expansion.
@@ -107,9 +107,12 @@ func covGroupRows(m int) int { return max(1, 1024/max(m, 1)) }
 const covColTile = 256
 
 // covColumnPass writes wat = (Wᵀa)ᵀ [d,m], wat[k·m + j] = Σ_i a_ik W_ij summed over i in order (one fused
-// multiply-add per term), for W [n,m] and a row-major [n,d]: each column is summed on one goroutine, in tiles of
-// covColTile columns, so its bits do not depend on the split.
-func covColumnPass(w, a []float64, n, m, d int, wat []float64) {
+// multiply-add per term), for W [n,m] and a row-major [n,d], W's tiles made by wTile(i, j0, j1, w) (row i,
+// columns [j0, j1) into w): each column is summed on one goroutine, in tiles of covColTile columns, so its bits
+// do not depend on the split. W is made tile by tile as the pass reaches it rather than kept whole from the
+// row pass: an [n,m] buffer less (26 MB for K(Zα, X) of a full-batch deep-GP layer) for the same traffic. wbuf
+// [m] is the tiles' scratch (tile t in its own columns).
+func covColumnPass(wTile func(i, j0, j1 int, w []float64), a []float64, n, m, d int, wat, wbuf []float64) {
 	tiles := (m + covColTile - 1) / covColTile
 	covRun(covParallel(n*m), tiles, func(t0, t1 int) {
 		for t := t0; t < t1; t++ {
@@ -117,8 +120,10 @@ func covColumnPass(w, a []float64, n, m, d int, wat []float64) {
 			for k := 0; k < d; k++ {
 				clear(wat[k*m+j0 : k*m+j1])
 			}
+			w := wbuf[j0:j1]
 			for i := 0; i < n; i++ {
-				vmath.Axpys(wat[j0:], m, a[i*d:(i+1)*d], w[i*m+j0:i*m+j1])
+				wTile(i, j0, j1, w)
+				vmath.Axpys(wat[j0:], m, a[i*d:(i+1)*d], w)
 			}
 		}
 	})

@@ -289,7 +289,7 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 	if _, ok := cfg.Progress.(*os.File); ok {
 		every = progressEvery
 	}
-	clock0 := 0.0         // the interrupted run's training seconds, when resuming
+	clock0 := 0.0 // the interrupted run's training seconds, when resuming
 	if n := len(res.Times); n > 0 {
 		clock0 = res.Times[n-1]
 	}

@@ -197,40 +197,47 @@ func (l *Decoupled) FactorS(g *graph.Graph, p int) *graph.Node {
 	return g.Param(l.LB[p])
 }
 
-// sProjections returns P = L_β⁻¹K_βx [Mβ,N] and the matrix Q the factors act on, so that
-// σ²_p = k_xx − colsum(P²) + colsum((F_pᵀQ)²) for the factor F_p of FactorS: Q = K_β⁻¹K_βx = L_β⁻ᵀP for CovS
-// (GPflow's base_conditional; MATH.md §3 unwhitened), Q = P for CovSWhitened (§3 whitened).
-func (l *Decoupled) sProjections(kbx *graph.Node) (p, q *graph.Node) {
+// sProjection returns P = L_β⁻¹K_βx [Mβ,N] for the S-forms.
+func (l *Decoupled) sProjection(kbx *graph.Node) *graph.Node {
 	g := kbx.Graph()
-	lb := l.Lbeta(g)
-	p = g.TriSolve(lb, kbx, false, false)
-	if l.covForm == CovSWhitened {
-		return p, p
-	}
-	return p, g.TriSolve(lb, p, false, true)
+	return g.TriSolve(l.Lbeta(g), kbx, false, false)
 }
 
-// sVars returns the S-form marginal variances [N,Dout]: k_xx − colsum(P²) + colsum((L_pᵀQ)²), the last term for
+// sRelFactor returns R_p [Mβ,Mβ] (lower triangular) with σ²_p = k_xx − colsum(P²) + colsum((R_pᵀP)²) for
+// P = L_β⁻¹K_βx. CovS: R_p = L_β⁻¹L_p, built once per graph and shared by the variances and the KL
+// (tr(K_β⁻¹S_p) = ‖R_p‖²_F): L_pᵀK_β⁻¹K_βx = L_pᵀL_β⁻ᵀP = R_pᵀP, so GPflow's base_conditional (MATH.md §3
+// unwhitened, L_pᵀ(L_β⁻ᵀP)) needs no second solve with L_β on all N columns. CovSWhitened: R_p = V_p itself
+// (S_p = L_βV_pV_pᵀL_βᵀ; MATH.md §3 whitened).
+func (l *Decoupled) sRelFactor(g *graph.Graph, p int) *graph.Node {
+	if l.covForm == CovSWhitened {
+		return l.FactorS(g, p)
+	}
+	return g.Memo(decMemoKey{l, "R", p}, func() *graph.Node {
+		return g.TriSolve(l.Lbeta(g), l.FactorS(g, p), false, false)
+	})
+}
+
+// sVars returns the S-form marginal variances [N,Dout]: k_xx − colsum(P²) + colsum((R_pᵀP)²), the last term for
 // all outputs in one fused op (TriQuadCols).
 func (l *Decoupled) sVars(kbx, kxx *graph.Node) *graph.Node {
 	g := kbx.Graph()
-	pr, q := l.sProjections(kbx)
+	pr := l.sProjection(kbx)
 	base := g.Sub(kxx, g.SumRowsSq(pr)) // k_xx − k_xβK_β⁻¹k_βx [N]
-	ls := make([]*graph.Node, l.dout)
-	for p := range ls {
-		ls[p] = l.FactorS(g, p)
+	rs := make([]*graph.Node, l.dout)
+	for p := range rs {
+		rs[p] = l.sRelFactor(g, p)
 	}
-	return g.AddCol(g.TriQuadCols(q, ls...), base) // ‖L_pᵀK_β⁻¹k_βx‖² added to base [N,Dout]
+	return g.AddCol(g.TriQuadCols(pr, rs...), base) // ‖R_pᵀP_n‖² = ‖L_pᵀK_β⁻¹k_βx‖² added to base [N,Dout]
 }
 
-// sCovs returns the S-form covariances K_xx − PᵀP + (L_pᵀQ)ᵀ(L_pᵀQ) [N,N], one per output.
+// sCovs returns the S-form covariances K_xx − PᵀP + (R_pᵀP)ᵀ(R_pᵀP) [N,N], one per output.
 func (l *Decoupled) sCovs(kbx, kxx *graph.Node) []*graph.Node {
 	g := kbx.Graph()
-	pr, q := l.sProjections(kbx)
+	pr := l.sProjection(kbx)
 	base := g.Sub(kxx, g.MatMul(pr, pr, true, false))
 	covs := make([]*graph.Node, l.dout)
 	for p := range covs {
-		b := g.MatMul(l.FactorS(g, p), q, true, false)
+		b := g.MatMul(l.sRelFactor(g, p), pr, true, false)
 		covs[p] = g.Add(base, g.MatMul(b, b, true, false))
 	}
 	return covs
@@ -255,9 +262,8 @@ func (l *Decoupled) sCovKL(g *graph.Graph) *graph.Node {
 	lb := l.Lbeta(g)
 	sum := g.Scale(g.LogDetChol(lb), float64(l.dout)) // Σ_p log|K_β|
 	for p := 0; p < l.dout; p++ {
-		lp := l.FactorS(g, p)
-		u := g.TriSolve(lb, lp, false, false) // L_β⁻¹L_p
-		sum = g.Add(sum, g.Sub(g.Dot(u, u), g.LogDetChol(lp)))
+		u := l.sRelFactor(g, p) // L_β⁻¹L_p
+		sum = g.Add(sum, g.Sub(g.Dot(u, u), g.LogDetChol(l.FactorS(g, p))))
 	}
 	return g.Scale(g.AddConst(sum, -float64(l.mb*l.dout)), 0.5)
 }

@@ -60,15 +60,15 @@ func svgpLayerFlops(m float64, s layerShape) float64 {
 
 // decoupledLayerFlops counts a decoupled layer in the benchmark's forms (layers.Decoupled, MeanGPCentred and
 // CovS) with Mα mean bases Zα and Mβ covariance bases Zβ on N rows and P outputs: L_α = chol(K_α + εI),
-// a = L_α⁻ᵀm, means K_αxᵀa; L_β = chol(K_β + εI), p = L_β⁻¹K_βx, q = L_β⁻ᵀp, variances k_xx − ‖p_n‖² +
-// ‖L_pᵀq_n‖² (TriQuadCols); KL ½‖m‖² + ½Σ_p(‖L_β⁻¹L_p‖²_F − log|S_p| + log|K_β|) + const:
+// a = L_α⁻ᵀm, means K_αxᵀa; L_β = chol(K_β + εI), p = L_β⁻¹K_βx, R_p = L_β⁻¹L_p, variances k_xx − ‖p_n‖² +
+// ‖R_pᵀp_n‖² (TriQuadCols); KL ½‖m‖² + ½Σ_p(‖R_p‖²_F − log|S_p| + log|K_β|) + const:
 //
 //	forward   CovFlops(Mα, N, D) + CovFlops(Mα, Mα, D) + CholFlops(Mα) + TriSolveFlops(Mα, P) + MatMulFlops(N, P, Mα)
-//	          + CovFlops(Mβ, N, D) + CovFlops(Mβ, Mβ, D) + CholFlops(Mβ) + 2·TriSolveFlops(Mβ, N)
-//	          + TriQuadColsFlops(Mβ, N, P) + P·(TriSolveFlops(Mβ, Mβ) + 2Mβ²)   (the KL's L_β⁻¹L_p and its norm)
-//	backward  TriQuadColsGradFlops(Mβ, N, P) + SquareSumFlops(Mβ, N) + 2·TriSolveGradFlops(Mβ, N) + MβN (p's two
+//	          + CovFlops(Mβ, N, D) + CovFlops(Mβ, Mβ, D) + CholFlops(Mβ) + TriSolveFlops(Mβ, N)
+//	          + TriQuadColsFlops(Mβ, N, P) + P·(TriSolveFlops(Mβ, Mβ) + 2Mβ²)   (R_p and the KL's ‖R_p‖²_F)
+//	backward  TriQuadColsGradFlops(Mβ, N, P) + SquareSumFlops(Mβ, N) + TriSolveGradFlops(Mβ, N) + MβN (p's two
 //	          gradients summed) + CovGradFlops(Mβ, N, D, 1 or 2) + CholGradFlops(Mβ) + CovGradFlops(Mβ, Mβ, D, 2)
-//	          + (P+2)Mβ² (L_β's gradients summed) + P·(TriSolveGradFlops(Mβ, Mβ) + 4Mβ²)
+//	          + (P+1)Mβ² (L_β's gradients summed) + P·(TriSolveGradFlops(Mβ, Mβ) + 4Mβ²)
 //	          + MatMulGradFlops(N, P, Mα) + TriSolveGradFlops(Mα, P) + CovGradFlops(Mα, N, D, 1 or 2)
 //	          + CholGradFlops(Mα) + CovGradFlops(Mα, Mα, D, 2)
 //	white     (Mα + Mβ)N + Mα² + Mβ²
@@ -76,8 +76,8 @@ func svgpLayerFlops(m float64, s layerShape) float64 {
 //
 // Summed, with i = 1 or 2 differentiated operands of K(Zα, X) and K(Zβ, X):
 //
-//	(3P+6)Mβ²N + (3P+1/3)Mβ³ + CholGradFlops(Mβ) + Mα³/3 + CholGradFlops(Mα) + (3+2i)(Mα+Mβ)ND
-//	+ (10+6P)MαN + (14+4P)MβN + 7(Mα²+Mβ²)D + (11+3P)Mα² + (13+21P)Mβ² + 14((Mα+Mβ)D + PMα)
+//	(3P+3)Mβ²N + (3P+1/3)Mβ³ + CholGradFlops(Mβ) + Mα³/3 + CholGradFlops(Mα) + (3+2i)(Mα+Mβ)ND
+//	+ (10+6P)MαN + (14+4P)MβN + 7(Mα²+Mβ²)D + (11+3P)Mα² + (12+21P)Mβ² + 14((Mα+Mβ)D + PMα)
 //
 // (+ (Mα+Mβ)N + Mα² + Mβ² with the white term): the mean bases' Cholesky and its backward, the Mβ²N solves and
 // products and the kernel matrices' Gemms.
@@ -85,10 +85,10 @@ func decoupledLayerFlops(ma, mb float64, s layerShape) float64 {
 	n, d, p := s.n, s.d, s.p
 	f := bm.CovFlops(ma, n, d) + bm.CovFlops(ma, ma, d) + bm.CholFlops(ma) + bm.TriSolveFlops(ma, p) +
 		bm.MatMulFlops(n, p, ma) + bm.CovFlops(mb, n, d) + bm.CovFlops(mb, mb, d) + bm.CholFlops(mb) +
-		2*bm.TriSolveFlops(mb, n) + bm.TriQuadColsFlops(mb, n, p) + p*(bm.TriSolveFlops(mb, mb)+2*mb*mb)
-	f += bm.TriQuadColsGradFlops(mb, n, p) + bm.SquareSumFlops(mb, n) + 2*bm.TriSolveGradFlops(mb, n) + mb*n +
+		bm.TriSolveFlops(mb, n) + bm.TriQuadColsFlops(mb, n, p) + p*(bm.TriSolveFlops(mb, mb)+2*mb*mb)
+	f += bm.TriQuadColsGradFlops(mb, n, p) + bm.SquareSumFlops(mb, n) + bm.TriSolveGradFlops(mb, n) + mb*n +
 		bm.CovGradFlops(mb, n, d, s.inputs()) + bm.CholGradFlops(int(mb)) + bm.CovGradFlops(mb, mb, d, 2) +
-		(p+2)*mb*mb + p*(bm.TriSolveGradFlops(mb, mb)+4*mb*mb) +
+		(p+1)*mb*mb + p*(bm.TriSolveGradFlops(mb, mb)+4*mb*mb) +
 		bm.MatMulGradFlops(n, p, ma) + bm.TriSolveGradFlops(ma, p) + bm.CovGradFlops(ma, n, d, s.inputs()) +
 		bm.CholGradFlops(int(ma)) + bm.CovGradFlops(ma, ma, d, 2)
 	if s.white {
@@ -108,23 +108,42 @@ func SVGPFlops(m, batch int) float64 {
 	return svgpLayerFlops(float64(m), layerShape{n: float64(batch), d: SVGPDim, p: 1})
 }
 
-// DGPFlops counts DGP(family)'s step: S = dgpSamples samples of the minibatch B = dgpBatch, so N = S·B rows in
-// every layer; layer 1 maps D = dgpDim inputs (data) to width W = dgpWidth with a white kernel term, layer 2 maps
-// the W samples (differentiated) to one output; plus the sample of layer 1's output:
+// DGPFlops counts DGP(family)'s step, DGPShapeFlops(MinibatchDGP(family)): S = dgpSamples samples of the
+// minibatch B = dgpBatch, so N = S·B rows in every layer; layer 1 maps D = dgpDim inputs (data) to width
+// W = dgpWidth with a white kernel term, layer 2 maps the W samples (differentiated) to one output; plus the
+// sample of layer 1's output. It returns 0 for an unknown family.
+func DGPFlops(family string) float64 { return DGPShapeFlops(MinibatchDGP(family)) }
+
+// DGPShapeFlops counts DGPAt(s)'s step: N = s.Rows rows (S = 1) in every layer; the first layer maps the D data
+// inputs (not differentiated) to the width W, each further hidden layer W samples (differentiated) to W, the
+// last W to one output; the L hidden layers add a white kernel term and their outputs' samples:
 //
-//	coupled    svgpLayerFlops(M, {N, D, W, white}) + sampleFlops(N, W) + svgpLayerFlops(M, {N, W, 1, dx})
-//	decoupled  decoupledLayerFlops(Mα, Mβ, {N, D, W, white}) + sampleFlops(N, W) + decoupledLayerFlops(Mα, Mβ, {N, W, 1, dx})
+//	coupled    svgpLayerFlops(M, {N, D, W, white}) + (L−1)·svgpLayerFlops(M, {N, W, W, dx, white})
+//	           + svgpLayerFlops(M, {N, W, 1, dx}) + L·sampleFlops(N, W)
+//	decoupled  the same with decoupledLayerFlops(Mα, Mβ, ·)
 //
-// It returns 0 for an unknown family.
-func DGPFlops(family string) float64 {
-	n := float64(dgpSamples * dgpBatch)
-	inner := layerShape{n: n, d: dgpDim, p: dgpWidth, white: true}
-	outer := layerShape{n: n, d: dgpWidth, p: 1, dx: true}
-	switch family {
-	case DGPCoupled:
-		return svgpLayerFlops(dgpM, inner) + sampleFlops(n, dgpWidth) + svgpLayerFlops(dgpM, outer)
-	case DGPDecoupled:
-		return decoupledLayerFlops(dgpMa, dgpMb, inner) + sampleFlops(n, dgpWidth) + decoupledLayerFlops(dgpMa, dgpMb, outer)
+// (L = 0: one layer on the data, svgpLayerFlops(M, {N, D, 1}) or its decoupled twin). It returns 0 for an
+// unknown family or an invalid shape.
+func DGPShapeFlops(s DGPShape) float64 {
+	if s.Hidden < 0 || s.Width < 1 || s.Rows < 1 || s.Dim < 1 {
+		return 0
 	}
-	return 0
+	var layer func(layerShape) float64
+	switch s.Family {
+	case DGPCoupled:
+		layer = func(sh layerShape) float64 { return svgpLayerFlops(dgpM, sh) }
+	case DGPDecoupled:
+		layer = func(sh layerShape) float64 { return decoupledLayerFlops(dgpMa, dgpMb, sh) }
+	default:
+		return 0
+	}
+	n, d, w := float64(s.Rows*dgpSamples), float64(s.Dim), float64(s.Width)
+	if s.Hidden == 0 {
+		return layer(layerShape{n: n, d: d, p: 1})
+	}
+	f := layer(layerShape{n: n, d: d, p: w, white: true})
+	for l := 1; l < s.Hidden; l++ {
+		f += layer(layerShape{n: n, d: w, p: w, dx: true, white: true})
+	}
+	return f + layer(layerShape{n: n, d: w, p: 1, dx: true}) + float64(s.Hidden)*sampleFlops(n, w)
 }

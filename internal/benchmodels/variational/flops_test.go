@@ -33,9 +33,9 @@ func TestFlops(t *testing.T) {
 		near("SVGP layer", svgpLayerFlops(m, layerShape{n: n, d: d, p: p, dx: c.dx, white: c.white}), want)
 
 		ma, mb := 2.5*m, m/2
-		want = (3*p+6)*mb*mb*n + (3*p+1.0/3)*mb*mb*mb + bm.CholGradFlops(int(mb)) + ma*ma*ma/3 + bm.CholGradFlops(int(ma)) +
+		want = (3*p+3)*mb*mb*n + (3*p+1.0/3)*mb*mb*mb + bm.CholGradFlops(int(mb)) + ma*ma*ma/3 + bm.CholGradFlops(int(ma)) +
 			(3+2*i)*(ma+mb)*n*d + (10+6*p)*ma*n + (14+4*p)*mb*n + 7*(ma*ma+mb*mb)*d + (11+3*p)*ma*ma +
-			(13+21*p)*mb*mb + 14*((ma+mb)*d+p*ma)
+			(12+21*p)*mb*mb + 14*((ma+mb)*d+p*ma)
 		if c.white {
 			want += (ma+mb)*n + ma*ma + mb*mb
 		}
@@ -67,5 +67,60 @@ func TestFlops(t *testing.T) {
 	}
 	if got := DGPFlops("nosuch"); got != 0 {
 		t.Errorf("unknown family: %v flops", got)
+	}
+	// A deeper or wider step's count is its layers' and samples': the first layer on the data, the further hidden
+	// layers W → W on differentiated samples, the last W → 1, a sample per hidden layer.
+	for _, s := range append([]DGPShape{{DGPDecoupled, 0, 10, 500, 9}}, FullBatchDGPs...) {
+		n, d, w := float64(s.Rows), float64(s.Dim), float64(s.Width)
+		layer := func(sh layerShape) float64 {
+			if s.Family == DGPCoupled {
+				return svgpLayerFlops(dgpM, sh)
+			}
+			return decoupledLayerFlops(dgpMa, dgpMb, sh)
+		}
+		want := layer(layerShape{n: n, d: d, p: 1})
+		if s.Hidden > 0 {
+			want = layer(layerShape{n: n, d: d, p: w, white: true}) + layer(layerShape{n: n, d: w, p: 1, dx: true}) +
+				float64(s.Hidden)*8*n*w
+			for l := 1; l < s.Hidden; l++ {
+				want += layer(layerShape{n: n, d: w, p: w, dx: true, white: true})
+			}
+		}
+		near(s.Name(), DGPShapeFlops(s), want)
+	}
+	// Three hidden layers cost about three times one's extra hidden layer more; 10,000 rows about 10000/6553
+	// times 6,553's.
+	l1, l3 := DGPShapeFlops(FullBatchDGPs[0]), DGPShapeFlops(FullBatchDGPs[2])
+	if r := l3 / l1; r < 2 || r > 3.5 {
+		t.Errorf("%s over %s: %.3f, want between 2 and 3.5", FullBatchDGPs[2].Name(), FullBatchDGPs[0].Name(), r)
+	}
+	if got := DGPShapeFlops(DGPShape{DGPCoupled, 1, 10, 0, 8}); got != 0 {
+		t.Errorf("no rows: %v flops", got)
+	}
+}
+
+// The full-batch shapes are Havasi et al.'s: both families, L = 1 and 3 on kin8nm's 6,553 rows of 8 inputs, L = 4
+// on protein's 10,000 of 9, width 10; their names say so, and the minibatch shape keeps its family's name.
+func TestFullBatchShapes(t *testing.T) {
+	want := []string{
+		"coupled-M200,L=1,N=6553,D=8,W=10", "decoupled-Ma500-Mb100,L=1,N=6553,D=8,W=10",
+		"coupled-M200,L=3,N=6553,D=8,W=10", "decoupled-Ma500-Mb100,L=3,N=6553,D=8,W=10",
+		"coupled-M200,L=4,N=10000,D=9,W=10", "decoupled-Ma500-Mb100,L=4,N=10000,D=9,W=10",
+	}
+	if len(FullBatchDGPs) != len(want) {
+		t.Fatalf("%d full-batch shapes, want %d", len(FullBatchDGPs), len(want))
+	}
+	for i, s := range FullBatchDGPs {
+		if s.Name() != want[i] {
+			t.Errorf("shape %d: %q, want %q", i, s.Name(), want[i])
+		}
+	}
+	for _, f := range DGPFamilies {
+		if got := MinibatchDGP(f).Name(); got != f {
+			t.Errorf("minibatch shape of %s named %q", f, got)
+		}
+		if DGPFlops(f) != DGPShapeFlops(MinibatchDGP(f)) {
+			t.Errorf("%s: DGPFlops %v, DGPShapeFlops %v", f, DGPFlops(f), DGPShapeFlops(MinibatchDGP(f)))
+		}
 	}
 }

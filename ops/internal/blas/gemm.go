@@ -100,13 +100,20 @@ func gemm(m, n, k int, alpha float64, a, b matrix, beta float64, c []float64, ld
 	if m == 0 || n == 0 {
 		return
 	}
-	scaleC(m, n, beta, c, ldc, pt)
 	if alpha == 0 || k == 0 {
+		scaleC(m, n, beta, c, ldc, pt)
 		return
+	}
+	// With beta = 0 each tile of C is cleared just before its first product, while it is in cache, instead of in
+	// a pass over the whole of C first: a tall or wide C with a short k (an outer product's gradient) was cleared
+	// in memory, then read back and written again.
+	zero := beta == 0 && k <= kc
+	if !zero {
+		scaleC(m, n, beta, c, ldc, pt)
 	}
 	kern := sel.Active()
 	work := func(i0, i1, j0, j1 int) {
-		gemmSerial(kern, i1-i0, j1-j0, k, alpha, a.sub(i0, 0), b.sub(0, j0), c[i0*ldc+j0:], ldc, pt.shift(i0, j0))
+		gemmSerial(kern, i1-i0, j1-j0, k, alpha, a.sub(i0, 0), b.sub(0, j0), c[i0*ldc+j0:], ldc, pt.shift(i0, j0), zero)
 	}
 	if pt != full {
 		parallelTriangle(m, n, k, kern, pt, work)
@@ -207,10 +214,11 @@ func getBuf(n int) *[]float64 {
 	return &s
 }
 
-// gemmSerial is the blocked product C += alpha·op(A)·op(B) on the calling goroutine (C already scaled),
-// restricted to the part pt of C: tiles outside it are skipped, tiles across its border computed in a scratch
-// tile of which only the entries in the part are written back.
-func gemmSerial(kern *microKernel, m, n, k int, alpha float64, a, b matrix, c []float64, ldc int, pt part) {
+// gemmSerial is the blocked product C += alpha·op(A)·op(B) on the calling goroutine (C already scaled), or
+// C = alpha·op(A)·op(B) when zero (each tile of C cleared before its first block of k), restricted to the part pt
+// of C: tiles outside it are skipped, tiles across its border computed in a scratch tile of which only the
+// entries in the part are written back.
+func gemmSerial(kern *microKernel, m, n, k int, alpha float64, a, b matrix, c []float64, ldc int, pt part, zero bool) {
 	mr, nr := kern.mr, kern.nr
 	nc := min(kern.nc, roundUp(n, nr))
 	mc := min(kern.mc, roundUp(m, mr))
@@ -237,13 +245,19 @@ func gemmSerial(kern *microKernel, m, n, k int, alpha float64, a, b matrix, c []
 							continue
 						}
 						ct := c[(ic+ir)*ldc+jc+jr:]
+						first := zero && pc == 0
 						if mv == mr && nv == nr && whole {
+							if first {
+								for i := 0; i < mr; i++ {
+									clear(ct[i*ldc : i*ldc+nr])
+								}
+							}
 							kern.fn(kcb, alpha, ai, bj, ct, ldc)
 							continue
 						}
 						t := tmp[:mr*nr]
 						clear(t)
-						for i := 0; i < mv; i++ {
+						for i := 0; !first && i < mv; i++ {
 							copy(t[i*nr:i*nr+nv], ct[i*ldc:i*ldc+nv])
 						}
 						kern.fn(kcb, alpha, ai, bj, t, nr)

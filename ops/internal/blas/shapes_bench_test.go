@@ -59,3 +59,36 @@ func BenchmarkSVGPShapes(b *testing.B) {
 		CholeskyBackward(c, l, m)
 	})
 }
+
+// BenchmarkFullBatchDGPShapes times the level-3 calls on whole rows of a full-batch decoupled deep-GP step
+// (Havasi et al.'s sizes: N = 6553 rows, Ma = 500 mean bases, Mb = 100 covariance bases, width 10): the mean
+// K_αxᵀa (Dgemm TN 6553×10×500), its gradients K_αx·G (NN 500×10×6553) and a·Gᵀ (NT 500×6553×10, k = 10: an
+// outer product written whole), and the solves with L_β on K_βx [100,6553].
+func BenchmarkFullBatchDGPShapes(b *testing.B) {
+	const n, ma, mb, w = 6553, 500, 100, 10
+	rng := rand.New(rand.NewPCG(1, 2))
+	k, g, a := operand(rng, ma, n, n), operand(rng, n, w, w), operand(rng, ma, w, w)
+	out, mu := operand(rng, ma, n, n), operand(rng, n, w, w)
+	l := triangle(rng, mb, mb, blas.Lower)
+	for i := 0; i < mb; i++ {
+		l[i*mb+i] += 4
+	}
+	x := operand(rng, mb, n, n)
+	x0 := append([]float64(nil), x...)
+	var im Implementation
+	run := func(name string, flops float64, f func()) {
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				f()
+			}
+			gflops(b, flops)
+		})
+	}
+	run("gemm-TN-6553x10x500", 2*n*w*ma, func() { im.Dgemm(blas.Trans, blas.NoTrans, n, w, ma, 1, k, n, a, w, 0, mu, w) })
+	run("gemm-NN-500x10x6553", 2*n*w*ma, func() { im.Dgemm(blas.NoTrans, blas.NoTrans, ma, w, n, 1, k, n, g, w, 0, a, w) })
+	run("gemm-NT-500x6553x10", 2*n*w*ma, func() { im.Dgemm(blas.NoTrans, blas.Trans, ma, n, w, 1, a, w, g, w, 0, out, n) })
+	run("trsm-LLN-100x6553", mb*mb*n, func() {
+		copy(x, x0)
+		im.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, mb, n, 1, l, mb, x, n)
+	})
+}

@@ -230,19 +230,19 @@ func trsmLeftTo(tr tri, n int, b []float64, ldb int, x []float64, ldx int) {
 	}
 	rhsTiles(n, nr, float64(m)*float64(m)*float64(n), func(j0, j1 int) {
 		var tile [panelRows * 16]float64
-		// Solving into another matrix: the stripe's full tiles of B are copied into x first, row by row (one long
-		// copy per row instead of one per row of every tile: the short copies cost a tenth of an SVGP step at
-		// M = 100), then solved in place there.
-		if !inPlace && j0 < min(j1, nIn) {
-			for r := 0; r < m; r++ {
-				copy(x[r*ldx+j0:r*ldx+min(j1, nIn)], b[r*ldb+j0:])
-			}
-		}
 		// In place: up to tileGroup tiles at a time, panel by panel (each panel of the triangle read once per
-		// group); a whole panel of a tile solved in x (its rows copied from b first unless x is b), the last,
-		// partial one in a scratch tile.
+		// group); a whole panel of a tile solved in x, the last, partial one in a scratch tile.
 		for jg := j0; jg < min(j1, nIn); jg += tileGroup * nr {
 			tiles := min(tileGroup, (min(j1, nIn)-jg)/nr)
+			// Solving into another matrix: the group's tiles of B are copied into x first, row by row (one copy
+			// per row of the group rather than of every tile: the short copies cost a tenth of an SVGP step at
+			// M = 100), and solved there while in cache (a copy of the whole stripe first left it to be read back
+			// from memory when its rows outgrew the cache: [100, 6553] in a full-batch step).
+			if !inPlace {
+				for r := 0; r < m; r++ {
+					copy(x[r*ldx+jg:r*ldx+jg+tiles*nr], b[r*ldb+jg:])
+				}
+			}
 			for P := 0; P < panels; P++ {
 				p0 := P * panelRows
 				mv := min(panelRows, m-p0)
