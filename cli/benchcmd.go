@@ -42,11 +42,12 @@ for the purpose when --sizes lacks 1000), so that the gap to peak shows: the exa
 ./gp/ -bench GPRStep), the SVGP with M = 200 and minibatch 1024 (./gp/models/ -bench SVGPStep), the 2-layer
 coupled and decoupled deep GPs on minibatches of 1024 and the full-batch deep-GP steps of Havasi et al.'s
 tables (width 10; L = 1 and 3 hidden layers on kin8nm's 6,553 rows of 8 inputs, L = 4 on protein's 10,000-row
-batches of 9 inputs), each timed interleaved with its family's minibatch step (a full-batch step, then
-as many minibatch steps as take as long, in turn) and reported with the median ratio of their rates: at
-least 1 when the full batch reaches the minibatch step's share of Dgemm (./gp/dgp/ -bench DGPStep). --models times only the steps whose names match a regular expression (the
-full-batch steps take about a second each on 2 cores). --kernel forces gpzoo's kernel for both parts (in the
-openblas build the models run on OpenBLAS whatever the kernel).
+batches of 9 inputs), each timed interleaved with its family's minibatch step (a full-batch step, then as
+many minibatch steps as take as long, in turn) and reported with the median ratio of their rates: at least 1
+when the full batch reaches the minibatch step's share of Dgemm (./gp/dgp/ -bench DGPStep). --models times
+only the steps whose names match a regular expression (the full-batch steps take about a second each on 2
+cores). --kernel forces gpzoo's kernel for both parts (in the openblas build the models run on OpenBLAS
+whatever the kernel).
 
 Flags:
 `
