@@ -93,7 +93,9 @@ func (b *BernoulliLogit) PredictMeanVar(fMean, fVar []float64, n int) (mean, var
 }
 
 // ClassProbs returns [N,2P]: columns 2j and 2j+1 are 1 − p_j and p_j (gp.ClassLikelihood, as the probit's).
-func (*BernoulliLogit) ClassProbs(mean *mat.Dense) *mat.Dense { return (*Bernoulli)(nil).ClassProbs(mean) }
+func (*BernoulliLogit) ClassProbs(mean *mat.Dense) *mat.Dense {
+	return (*Bernoulli)(nil).ClassProbs(mean)
+}
 
 // PredictLogDensity returns log ∫ σ((2y − 1)f)N(f; μ, v)df summed over each row's columns [n] (Gauss–Hermite in
 // log space). It returns an error for inconsistent sizes, non-finite values, or a label other than 0 and 1.
@@ -114,10 +116,14 @@ func (b *BernoulliLogit) PredictLogDensity(fMean, fVar, y []float64, n int) ([]f
 func (*BernoulliLogit) Params() []*graph.Param { return nil }
 
 // String names the likelihood.
-func (b *BernoulliLogit) String() string { return fmt.Sprintf("Bernoulli(logit, quadPoints=%d)", b.points) }
+func (b *BernoulliLogit) String() string {
+	return fmt.Sprintf("Bernoulli(logit, quadPoints=%d)", b.points)
+}
 
 // ScalarModel returns the logit's scalar model (no parameters), for the exact GP's Laplace and EP approximations.
-func (*BernoulliLogit) ScalarModel() (ops.ScalarLogLik, []*graph.Param) { return BernoulliLogitLogLik{}, nil }
+func (*BernoulliLogit) ScalarModel() (ops.ScalarLogLik, []*graph.Param) {
+	return BernoulliLogitLogLik{}, nil
+}
 
 // BernoulliLogitLogLik is log σ((2y − 1)f) = −log(1 + e^{−(2y−1)f}) for y ∈ {0, 1} as an ops.LaplaceLogLik (no θ).
 type BernoulliLogitLogLik struct{}
