@@ -3,9 +3,9 @@ package approx_test
 import (
 	"encoding/csv"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strconv"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
