@@ -21,12 +21,17 @@ const (
 	DefaultEPTol = 1e-7
 	// DefaultEPMaxSweeps bounds the sweeps; more is a *ConvergenceError.
 	DefaultEPMaxSweeps = 500
-	// DefaultEPParallelDamping is the damping δ of parallel sweeps (every site moves δ of the way to its update):
-	// undamped parallel EP can oscillate.
-	DefaultEPParallelDamping = 0.5
+	// DefaultEPParallelDamping is the initial damping δ of parallel sweeps (every site moves δ of the way to its
+	// update). Undamped parallel EP can oscillate, so δ halves (down to epMinDamping) after every sweep that
+	// moved the sites more than the one before; where it does not oscillate, undamped sweeps converge in the
+	// fewest (german's 700 rows: 5 sweeps per evaluation on average against 12 at δ = 0.5).
+	DefaultEPParallelDamping = 1.0
 	// DefaultEPSequentialDamping is the damping δ of sequential sweeps (R&W's Algorithm 3.5: undamped).
 	DefaultEPSequentialDamping = 1.0
 )
+
+// epMinDamping is the smallest damping the parallel sweeps' adaptation reaches.
+const epMinDamping = 1.0 / 64
 
 // EPOptions configures EPApprox and the EPLML op. Zero values mean the defaults.
 type EPOptions struct {
@@ -35,7 +40,8 @@ type EPOptions struct {
 	// MaxSweeps bounds the sweeps (DefaultEPMaxSweeps).
 	MaxSweeps int
 	// Damping δ ∈ (0, 1] moves each site δ of the way to its update, in natural parameters (default
-	// DefaultEPParallelDamping for parallel sweeps, DefaultEPSequentialDamping for sequential ones).
+	// DefaultEPParallelDamping for parallel sweeps, where it is the initial value of an adaptation that halves it
+	// whenever the sites' change grows; DefaultEPSequentialDamping for sequential ones).
 	Damping float64
 	// Sequential updates the sites one after another with rank-one updates of Σ (R&W Algorithm 3.5, O(N²) per
 	// site); by default a sweep updates every site from the same posterior and refactorises once (parallel EP,
@@ -157,10 +163,14 @@ func EPApprox(k, m, y []float64, n int, lik ScalarLogLik, theta []float64, o EPO
 	change := math.Inf(1)
 	for sweeps < maxSweeps {
 		sweeps++
+		prev := change
 		if o.Sequential {
 			change, err = epSweepSequential(s, k, m, y, n, lik, theta, delta, points)
 		} else {
 			change, err = epSweepParallel(s, k, m, y, n, lik, theta, delta, points)
+			if change > prev {
+				delta = math.Max(delta/2, epMinDamping)
+			}
 		}
 		if err != nil {
 			return nil, err

@@ -43,7 +43,7 @@ func buildApprox(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, 
 	}
 	what := "Laplace approximation"
 	if inf == approx.EP {
-		what = fmt.Sprintf("EP (parallel sweeps, damping %g)", ops.DefaultEPParallelDamping)
+		what = "EP (parallel sweeps, adaptive damping)"
 	}
 	return &customBuild{model: model, describe: fullBatch(c, "exact GP, "+what)}, nil
 }
