@@ -323,10 +323,8 @@ func EPGrad(q *GaussApprox, m, y []float64, lik ScalarLogLik, theta []float64, o
 			}
 		}
 	}
-	if gm != nil {
-		for i := range gm {
-			gm[i] = g * q.Alpha[i]
-		}
+	for i := range gm { // nil: not wanted
+		gm[i] = g * q.Alpha[i]
 	}
 	if nt := lik.NumTheta(); nt > 0 && gth != nil {
 		s := &epState{tau: q.W, nu: q.Nu, fac: q.fac, mu: q.Mean}

@@ -286,10 +286,8 @@ func LaplaceGrad(q *GaussApprox, y []float64, lik LaplaceLogLik, theta []float64
 			}
 		}
 	}
-	if gm != nil {
-		for i := range gm {
-			gm[i] = g * (q.Alpha[i] + t[i])
-		}
+	for i := range gm { // nil: not wanted
+		gm[i] = g * (q.Alpha[i] + t[i])
 	}
 	if nt := lik.NumTheta(); nt > 0 && gth != nil {
 		kt := make([]float64, n)
