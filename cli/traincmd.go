@@ -74,7 +74,16 @@ Flags:
                       ARD: one length-scale per input, one variance per input for linear (default se, SE-ARD);
                       a dgp's inner layers add a small white-noise term
   --likelihood L      one of the likelihoods below (default: gaussian; bernoulli for 2 classes, robustmax
-                      for more); a classification likelihood implies --classify
+                      for more); a classification likelihood implies --classify. With --model gpr, a likelihood
+                      other than gaussian (bernoulli, bernoulli-logit, poisson, studentt) makes an exact GP whose
+                      posterior is approximated (--inference)
+  --inference A       gpr with a non-Gaussian likelihood: laplace (the Laplace approximation: a Gaussian at the
+                      posterior's mode) or ep (expectation propagation: the more accurate, Kuss & Rasmussen 2005);
+                      default ep for class labels, laplace otherwise. (These are approximate inference methods,
+                      not likelihoods: the likelihood "example-laplace" of examples/customlikelihood is the
+                      Laplace distribution.) docs/laplace-ep.md says when to use which
+  --restarts R        gpr with --inference: L-BFGS starts from R initial kernel settings, the best kept
+                      (default %[11]d)
   --classify          the target holds integer class labels
   --inducing M        inducing inputs per layer (default 100)
   --mean-bases K      extra mean bases of decoupled, hybrid, orth, orthnat (default 2M)
@@ -130,7 +139,7 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 		cc := train.DefaultConverge
 		fmt.Fprintf(stderr, trainUsage, strings.Join(zoo.Families, ", "), kernelHelp(), likelihoodHelp(),
 			cc.Window, cc.Tol, cc.Patience, zoo.DefaultMaxIters, wrapList(zoo.DataSets(), "  ", 110), datasets.EnvDataDir,
-			strings.Join(missingTargetLikelihoods(), ", "))
+			strings.Join(missingTargetLikelihoods(), ", "), zoo.DefaultApproxRestarts)
 	}
 	csvPath := fs.String("csv", "", "CSV file")
 	rowsPath := fs.String("rows", "", "row file (.gpzr) or CSV its workers read by shard")
@@ -140,6 +149,8 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 	features := fs.String("features", "", "input columns")
 	family := fs.String("model", "svgp", "model family")
 	lik := fs.String("likelihood", "", "likelihood")
+	inference := fs.String("inference", "", "approximate inference of gpr with a non-Gaussian likelihood: laplace or ep")
+	restarts := fs.Int("restarts", 0, "L-BFGS starts of gpr with --inference")
 	kernel := fs.String("kernel", "", "kernel expression")
 	classify := fs.Bool("classify", false, "classification target")
 	inducing := fs.Int("inducing", 0, "inducing inputs")
@@ -204,6 +215,9 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 	if err := checkTrainFlags(set, *family, *iters, *inducing, *meanBases, *batch, *ckEvery, *lr, *testFrac); err != nil {
 		return err
 	}
+	if err := checkInference(set, *family, *inference, *restarts); err != nil {
+		return err
+	}
 	if err := checkLength(set, *family, *maxIters, *maxRows); err != nil {
 		return err
 	}
@@ -263,7 +277,8 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 	}
 	c := zoo.CustomConfig{Family: *family, Likelihood: *lik, Kernel: kexpr.String(), Inducing: *inducing, MeanBases: *meanBases, Hidden: widths,
 		LayerFamily: *layerFamily, Iters: *iters, MaxIters: *maxIters, MaxTrainRows: *maxRows, BatchSize: *batch, LR: *lr,
-		TestFraction: *testFrac, Seed: *seed, NatGrad: *natgrad, CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume, LMC: *lmc}
+		TestFraction: *testFrac, Seed: *seed, NatGrad: *natgrad, CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume, LMC: *lmc,
+		Inference: *inference, Restarts: *restarts}
 	// SIGINT/SIGTERM end training after the current step (checkpointing it with --checkpoint).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -441,6 +456,29 @@ func checkTrainFlags(set map[string]bool, family string, iters, inducing, meanBa
 			if set[name] {
 				return fmt.Errorf("train: --%s does not apply to --model %s (full-batch L-BFGS on the exact objective)", name, family)
 			}
+		}
+	}
+	return nil
+}
+
+// checkInference refuses --inference and --restarts where they do not apply, naming the flag, before any data
+// are read: an approximation is for --model gpr (whether the likelihood needs one is checked with the data's
+// target), laplace or ep; restarts need a count ≥ 1.
+func checkInference(set map[string]bool, family, inference string, restarts int) error {
+	if set["inference"] {
+		if f := strings.ToLower(family); f != "gpr" {
+			return fmt.Errorf("train: --inference %s approximates an exact GP's posterior: use it with --model gpr (not %s)", inference, family)
+		}
+		if i := strings.ToLower(inference); i != "laplace" && i != "ep" {
+			return fmt.Errorf("train: --inference %q: want laplace or ep", inference)
+		}
+	}
+	if set["restarts"] {
+		if restarts < 1 {
+			return fmt.Errorf("train: --restarts %d: want a count of at least 1", restarts)
+		}
+		if strings.ToLower(family) != "gpr" {
+			return fmt.Errorf("train: --restarts is for --model gpr with a non-Gaussian likelihood (--inference)")
 		}
 	}
 	return nil

@@ -78,3 +78,24 @@ func CheckFinite(where string, a []float64, cols int) error {
 	}
 	return nil
 }
+
+// ErrNotConverged reports an iterative approximation that stopped at its iteration limit before converging.
+var ErrNotConverged = errors.New("ops: not converged")
+
+// ConvergenceError reports an iterative approximation of an exact GP's posterior (the Laplace approximation's
+// Newton iterations, EP's sweeps) that did not converge: after Iters iterations its change was still Change, above
+// the tolerance Tol (or, for Laplace, its line search could not improve the objective).
+type ConvergenceError struct {
+	Method string  // "Laplace" or "EP"
+	Iters  int     // iterations (sweeps) run
+	Change float64 // the last convergence measure
+	Tol    float64 // the tolerance it had to reach
+	Reason string  // what stopped it, in words
+}
+
+func (e *ConvergenceError) Error() string {
+	return fmt.Sprintf("ops: %s did not converge after %d iterations: change %.3g, tolerance %.3g (%s)", e.Method, e.Iters, e.Change, e.Tol, e.Reason)
+}
+
+// Unwrap returns ErrNotConverged.
+func (e *ConvergenceError) Unwrap() error { return ErrNotConverged }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/approx"
 	"github.com/gpzoo/gpzoo/gp/dgp"
 	"github.com/gpzoo/gpzoo/gp/grammar"
 	"github.com/gpzoo/gpzoo/gp/layers"
@@ -71,6 +72,15 @@ type CustomConfig struct {
 	// Optimizer is "lbfgs" (full batch; gpr and sgpr only, their default) or "adam" (the other families'
 	// default; gpr and sgpr then take full-batch Adam steps).
 	Optimizer string
+	// Inference approximates gpr's posterior under a non-Gaussian likelihood (gp/approx): "laplace" (the Laplace
+	// approximation) or "ep" (expectation propagation). "" with such a likelihood means ep for class labels (the
+	// more accurate: Kuss & Rasmussen 2005) and laplace otherwise (counts, the Student-t's robust regression);
+	// the Gaussian likelihood and the other families take none.
+	Inference string
+	// Restarts is the number of L-BFGS starts of an approximated gpr (Inference), from the initial kernel
+	// hyperparameters scaled as approxStarts says; the fit with the best training objective is kept (default
+	// DefaultApproxRestarts).
+	Restarts int
 	// NoiseVariance is the initial noise variance of a Gaussian likelihood (0: the model's default, 0.1 on
 	// standardised targets); KernelVariance and KernelLengthscale initialise the kernel's variance and every
 	// length-scale (0: 1).
@@ -221,7 +231,12 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 		return nil, fmt.Errorf("%w (family %s, optimizer %s)", ErrNotRowSum, c.Family, c.Optimizer)
 	}
 	if c.Optimizer == "lbfgs" {
-		tres, err = train.TrainLBFGS(b.model, tr.X, ytr, train.LBFGSConfig{Iters: c.Iters})
+		if c.Inference != "" {
+			b, tres, err = trainApproxRestarts(tr, std, c, fam, rng, b, ytr)
+			res.Optimizer = b.describe
+		} else {
+			tres, err = train.TrainLBFGS(b.model, tr.X, ytr, train.LBFGSConfig{Iters: c.Iters})
+		}
 		res.MaxIters = c.Iters // L-BFGS stops early when it converges
 	} else {
 		iters, conv := c.Iters, (*train.ConvergeConfig)(nil)
@@ -287,6 +302,9 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 		"family": c.Family, "likelihood": c.Likelihood, "kernel": c.Kernel, "seed": fmt.Sprint(c.Seed),
 		"test_samples": fmt.Sprint(c.TestSamples), "optimizer": res.Optimizer})
 	maps.Copy(f.Meta, meta)
+	if c.Inference != "" {
+		f.Meta["inference"] = c.Inference
+	}
 	switch {
 	case te == nil:
 	case b.score != nil && !severalOutputs(te): // several outputs: scored cell by cell through the model file
@@ -329,8 +347,11 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 		}
 		return c, fmt.Errorf("%w: likelihood %s does not fit %s", ErrBadCustom, c.Likelihood, kind)
 	}
-	if (c.Family == "gpr" || c.Family == "sgpr") && !isGaussian(fam) {
-		return c, fmt.Errorf("%w: %s needs the gaussian likelihood (got %s): use svgp for other likelihoods", ErrBadCustom, c.Family, c.Likelihood)
+	if err := c.inferenceDefaults(fam); err != nil {
+		return c, err
+	}
+	if c.Family == "sgpr" && !isGaussian(fam) {
+		return c, fmt.Errorf("%w: %s needs the gaussian likelihood (got %s): use gpr with --inference laplace or ep, or svgp, for other likelihoods", ErrBadCustom, c.Family, c.Likelihood)
 	}
 	if c.Resume && c.CheckpointDir == "" {
 		return c, fmt.Errorf("%w: resuming needs the checkpoint directory", ErrBadCustom)
@@ -440,6 +461,48 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 	return c, nil
 }
 
+// DefaultApproxRestarts is the number of L-BFGS starts of an approximated gpr (CustomConfig.Restarts).
+const DefaultApproxRestarts = 3
+
+// inferenceDefaults checks and completes c.Inference and c.Restarts for the likelihood family fam: an
+// approximation only for gpr with a likelihood other than the Gaussian, which then needs one (ep for class
+// labels, laplace otherwise, when c leaves it empty).
+func (c *CustomConfig) inferenceDefaults(fam gp.LikelihoodFamily) error {
+	c.Inference = strings.ToLower(c.Inference)
+	if c.Restarts < 0 {
+		return fmt.Errorf("%w: Restarts %d is negative (0 means the default)", ErrBadCustom, c.Restarts)
+	}
+	switch {
+	case c.Family != "gpr" && c.Inference != "":
+		return fmt.Errorf("%w: --inference %s approximates an exact GP (--model gpr), not %s", ErrBadCustom, c.Inference, c.Family)
+	case c.Family != "gpr" || isGaussian(fam):
+		if c.Inference != "" {
+			return fmt.Errorf("%w: --inference %s: the gaussian likelihood's exact GP needs no approximation", ErrBadCustom, c.Inference)
+		}
+		if c.Restarts > 1 {
+			return fmt.Errorf("%w: Restarts %d: restarts are for gpr with a non-Gaussian likelihood (--inference)", ErrBadCustom, c.Restarts)
+		}
+		return nil
+	case c.Inference == "" && fam.Classes:
+		c.Inference = string(approx.EP)
+	case c.Inference == "":
+		c.Inference = string(approx.Laplace)
+	}
+	if _, err := approx.ParseInference(c.Inference); err != nil {
+		return fmt.Errorf("%w: --inference %q: want laplace or ep", ErrBadCustom, c.Inference)
+	}
+	if c.Restarts == 0 {
+		c.Restarts = DefaultApproxRestarts
+	}
+	return nil
+}
+
+// approxStarts are the factors by which restart r (mod their number) scales the initial kernel variance and
+// length-scales of an approximated gpr: the given values, a larger variance, and shorter then longer
+// length-scales (a non-Gaussian likelihood's marginal likelihood has several modes: a wiggly function that
+// explains every label, a smooth one that calls some of them noise).
+var approxStarts = [][2]float64{{1, 1}, {4, 0.5}, {1, 2}, {0.25, 1}}
+
 // customBuild is a model ready to train.
 type customBuild struct {
 	model    modelfile.Model
@@ -527,6 +590,9 @@ func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 	case "gpr":
 		if n > 5000 {
 			return nil, fmt.Errorf("%w: gpr on %d training rows needs O(N³) = too much time and memory: use sgpr or svgp", ErrBadCustom, n)
+		}
+		if c.Inference != "" {
+			return buildApprox(tr, c, fam, kern)
 		}
 		model, err := gp.NewGPR(gp.GPRConfig{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y}) // it predicts from them
 		if err != nil {

@@ -117,7 +117,10 @@ func TestTrainCustomRefuses(t *testing.T) {
 		{reg, zoo.CustomConfig{Likelihood: "bernoulli"}},
 		{bin, zoo.CustomConfig{Likelihood: "gaussian"}},
 		{toyData(50, 3), zoo.CustomConfig{Likelihood: "bernoulli"}},
-		{bin, zoo.CustomConfig{Family: "gpr"}},
+		{bin, zoo.CustomConfig{Family: "sgpr"}}, // gpr approximates a non-Gaussian likelihood (TestTrainCustomApprox); sgpr cannot
+		{reg, zoo.CustomConfig{Family: "gpr", Inference: "ep"}},
+		{bin, zoo.CustomConfig{Family: "svgp", Inference: "laplace"}},
+		{bin, zoo.CustomConfig{Family: "gpr", Inference: "nosuch"}},
 		{reg, zoo.CustomConfig{Family: "dgp", LayerFamily: "nosuch"}},
 		{reg, zoo.CustomConfig{Family: "decoupled", NatGrad: true}},
 		{reg, zoo.CustomConfig{TestFraction: 1}},

@@ -72,6 +72,11 @@ var sources = map[string]source{
 	"pendigits":    {format: "delgado-pair", path: "pendigits", protocol: protoDelPair},
 	"landsat":      {format: "delgado-pair", path: "statlog-landsat", protocol: protoDelPair},
 	"banana":       {format: "raetsch", path: "banana.csv", trainSize: 400, protocol: protoRaetsch},
+	"german":       {format: "raetsch", path: "german.csv", trainSize: 700, protocol: protoRaetsch},
+	"image":        {format: "raetsch", path: "image.csv", trainSize: 1300, protocol: protoRaetsch},
+	"titanic":      {format: "raetsch", path: "titanic.csv", trainSize: 150, protocol: protoRaetsch},
+	"splice":       {format: "raetsch", path: "splice.csv", trainSize: 1000, protocol: protoRaetsch},
+	"thyroid":      {format: "raetsch", path: "thyroid.csv", trainSize: 140, protocol: protoRaetsch},
 	"mnist":        {format: "mnist", protocol: protoMNIST},
 	// The -bb sets are bayesian_benchmarks' random 90/10 splits (ANCHORS §1.3; the Doubly-Stochastic-DGP
 	// notebooks' kin8nm split is one of the same kind, 7372/820) of the data directory's uci-regression-dropout
@@ -177,7 +182,10 @@ func loadSplit(name, dir string, k int) (*split, error) {
 		}
 	case "raetsch":
 		from = filepath.Join(dir, "classification-raetsch", src.path)
-		if d, err = datasets.LoadRaetsch(from); err == nil {
+		if d, err = datasets.LoadRaetsch(from); err == nil && d.N() <= src.trainSize {
+			err = fmt.Errorf("%d rows: the protocol trains on %d and tests on the rest", d.N(), src.trainSize)
+		}
+		if err == nil {
 			train, test, err = datasets.RandomSplit(d.N(), 1-float64(src.trainSize)/float64(d.N()), rand.New(rand.NewPCG(uint64(k), 0x4a7)))
 		}
 	case "mnist":

@@ -372,7 +372,8 @@ var runtimeFields = map[string]bool{"CheckpointDir": true, "CheckpointEvery": tr
 
 // RowProtocol returns the row's protocol in canonical text and its fingerprint (the first 16 hex digits of the
 // text's SHA-256): the entry, its data set's split protocol, the seed, the row's options and what the entry's
-// configuration becomes with them (every field of CustomConfig but the run-time ones, runtimeFields). A result
+// configuration becomes with them (every field of CustomConfig but the run-time ones, runtimeFields, and those
+// at a zero value: canonicalProtocol). A result
 // records both; a result whose fingerprint differs from its row's current one is stale. The fingerprint does
 // not see the defaults of the library the configuration leaves to it (the recorded commit says which code ran).
 func (t *Table) RowProtocol(r *Row) (text, fingerprint string, err error) {
@@ -409,9 +410,35 @@ func (t *Table) RowProtocol(r *Row) (text, fingerprint string, err error) {
 			fmt.Fprintf(&b, "config %s=%+v\n", f.Name, x.Interface())
 		}
 	}
-	text = b.String()
+	text = canonicalProtocol(b.String())
+	return text, protocolFingerprint(text), nil
+}
+
+// canonicalProtocol drops the configuration lines of a protocol text whose value prints as a zero value ("",
+// 0, false, nil, [], map[]): a field CustomConfig gains later, at a zero value that keeps the behaviour before
+// it, then leaves every fingerprint as it was. Results recorded before the rule hold the zero lines: their
+// fingerprint is taken from their protocol text through the same rule (TableRun.CurrentFingerprint).
+func canonicalProtocol(text string) string {
+	lines := strings.SplitAfter(text, "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		if rest, ok := strings.CutPrefix(l, "config "); ok {
+			if _, v, ok := strings.Cut(strings.TrimSuffix(rest, "\n"), "="); ok {
+				switch v {
+				case "", "0", "false", "nil", "[]", "map[]":
+					continue
+				}
+			}
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "")
+}
+
+// protocolFingerprint returns the first 16 hex digits of the protocol text's SHA-256.
+func protocolFingerprint(text string) string {
 	sum := sha256.Sum256([]byte(text))
-	return text, hex.EncodeToString(sum[:8]), nil
+	return hex.EncodeToString(sum[:8])
 }
 
 // matchBase reports whether pattern matches the last '/'-separated part of id.

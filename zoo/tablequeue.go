@@ -155,7 +155,7 @@ func resultFingerprint(b []byte) string {
 	if json.Unmarshal(b, &r) != nil || r.Table == nil {
 		return ""
 	}
-	return r.Table.Fingerprint
+	return r.Table.CurrentFingerprint()
 }
 
 // checkQueuedResult decodes a runner's result of k and checks it is that run's, of the row's current protocol.
@@ -169,7 +169,7 @@ func checkQueuedResult(t *Table, k Task, b []byte) (*Result, error) {
 	if len(rs) != 1 || r.Table == nil || r.Table.Table != k.Table || r.Table.Row != k.Row || r.Split != k.Split || r.Entry != row.Entry {
 		return nil, fmt.Errorf("%w: the runner's result is not that of %s", ErrBadResultFile, k.Key())
 	}
-	if _, fp, err := t.RowProtocol(row); err != nil || r.Table.Fingerprint != fp {
+	if _, fp, err := t.RowProtocol(row); err != nil || r.Table.CurrentFingerprint() != fp {
 		return nil, fmt.Errorf("%w: the runner's result of %s is of protocol %s, the row's is %s", ErrBadResultFile, k.Key(), r.Table.Fingerprint, fp)
 	}
 	return r, nil

@@ -52,6 +52,15 @@ type TableRun struct {
 	Runner string `json:"runner"`
 }
 
+// CurrentFingerprint returns the run's protocol fingerprint under today's canonical form of its recorded
+// protocol text (canonicalProtocol), or the recorded fingerprint when the result holds no text.
+func (r *TableRun) CurrentFingerprint() string {
+	if r.Protocol == "" {
+		return r.Fingerprint
+	}
+	return protocolFingerprint(canonicalProtocol(r.Protocol))
+}
+
 // TaskState is the state of a table run in a results folder.
 type TaskState int
 
@@ -103,7 +112,7 @@ func (t *Table) LoadTaskResult(dir string, k Task) (*Result, TaskState, error) {
 	if err != nil {
 		return nil, TaskMissing, err
 	}
-	if r.Table.Fingerprint != fp {
+	if r.Table.CurrentFingerprint() != fp {
 		return r, TaskStale, nil
 	}
 	return r, TaskDone, nil

@@ -50,6 +50,14 @@ func TestPaperTables(t *testing.T) {
 			if _, fp2, _ := tab.RowProtocol(r); fp2 != fp {
 				t.Errorf("%s %s: the fingerprint is not stable", tab.Name, r.RowID())
 			}
+			// A result recorded before CustomConfig gained a field (its text without the field's line), or
+			// before zero-valued lines were dropped (its text with them), is of the same protocol; a changed
+			// value is not.
+			legacy := &zoo.TableRun{Protocol: text + "config Restarts=0\nconfig Inference=\nconfig Priors=[]\n", Fingerprint: "x"}
+			changed := &zoo.TableRun{Protocol: text + "config Restarts=3\n"}
+			if legacy.CurrentFingerprint() != fp || changed.CurrentFingerprint() == fp || strings.Contains(text, "=0\n") {
+				t.Errorf("%s %s: zero-valued configuration lines change the fingerprint (or are in the text)", tab.Name, r.RowID())
+			}
 			if other, dup := fps[fp]; dup {
 				t.Errorf("%s: rows %s and %s have one fingerprint", tab.Name, other, r.RowID())
 			}

@@ -27,7 +27,7 @@ func init() {
 	gp.RegisterLikelihood(gp.LikelihoodFamily{
 		Name: FamilyLaplace,
 		Kind: KindLaplace,
-		Doc:  "real targets with Laplace noise (trainable scale b): robust to outliers, predicts the median",
+		Doc:  "real targets with Laplace-distributed (double-exponential) noise, trainable scale b: robust to outliers, predicts the median (a likelihood, not --inference laplace, the Laplace approximation)",
 		New: func(gp.LikelihoodOptions) (gp.Likelihood, error) {
 			l, err := NewLaplace(LaplaceConfig{})
 			if err != nil {

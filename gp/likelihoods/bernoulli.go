@@ -160,6 +160,41 @@ func (BernoulliLogLik) DLogProbDF(f, y float64, _ []float64) float64 {
 // DLogProbDTheta does nothing (no θ).
 func (BernoulliLogLik) DLogProbDTheta(_, _ float64, _ []float64, _ []float64) {}
 
+var (
+	_ ops.LaplaceLogLik = BernoulliLogLik{}
+	_ ops.TiltedLogLik  = BernoulliLogLik{}
+)
+
+// DerivsF returns the first three derivatives in f of log Φ(sf), s = 2y − 1 (for the Laplace approximation), with
+// r = φ(z)/Φ(z) at z = sf: s·r, −r(z + r) and s·r((z + r)(z + 2r) − 1) (r′ = −r(z + r)).
+func (BernoulliLogLik) DerivsF(f, y float64, _ []float64) (d1, d2, d3 float64) {
+	s := 2*y - 1
+	z := s * f
+	r := ops.LogPhiDerivFloat(z)
+	zr := z + r
+	return s * r, -r * zr, s * r * (zr*(zr+r) - 1)
+}
+
+// DerivsFTheta does nothing (no θ).
+func (BernoulliLogLik) DerivsFTheta(_, _ float64, _, _, _ []float64) {}
+
+// LogConcave returns true: log Φ is concave.
+func (BernoulliLogLik) LogConcave() bool { return true }
+
+// Tilted returns EP's tilted moments in closed form (R&W eq. 3.58): log Ẑ = log Φ(z), z = sμ/√(1 + v), and the
+// derivatives of log Ẑ in μ, s·r/√(1 + v) and −r(z + r)/(1 + v) with r = φ(z)/Φ(z).
+func (BernoulliLogLik) Tilted(y, mu, v float64, _ []float64) (logZ, d1, d2 float64) {
+	s := 2*y - 1
+	c := math.Sqrt(1 + v)
+	z := s * mu / c
+	r := ops.LogPhiDerivFloat(z)
+	return ops.LogPhiFloat(z), s * r / c, -r * (z + r) / (1 + v)
+}
+
+// ScalarModel returns the probit's scalar model (no parameters): the exact GP's Laplace and EP approximations
+// (gp/approx) use it.
+func (*Bernoulli) ScalarModel() (ops.ScalarLogLik, []*graph.Param) { return BernoulliLogLik{}, nil }
+
 // bernoulliSpec is the Config of KindBernoulli.
 type bernoulliSpec struct {
 	QuadPoints int `json:"quad_points"`

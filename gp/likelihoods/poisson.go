@@ -175,6 +175,23 @@ func (p PoissonLogLik) DLogProbDF(f, y float64, _ []float64) float64 { return y 
 // DLogProbDTheta does nothing (no θ).
 func (PoissonLogLik) DLogProbDTheta(_, _ float64, _ []float64, _ []float64) {}
 
+var _ ops.LaplaceLogLik = PoissonLogLik{}
+
+// DerivsF returns y − b·e^f, −b·e^f and −b·e^f (for the Laplace approximation).
+func (p PoissonLogLik) DerivsF(f, y float64, _ []float64) (d1, d2, d3 float64) {
+	r := p.bin() * math.Exp(f)
+	return y - r, -r, -r
+}
+
+// DerivsFTheta does nothing (no θ).
+func (PoissonLogLik) DerivsFTheta(_, _ float64, _, _, _ []float64) {}
+
+// LogConcave returns true: y·f − b·e^f is concave.
+func (PoissonLogLik) LogConcave() bool { return true }
+
+// ScalarModel returns the scalar model (no parameters), for the exact GP's Laplace and EP approximations.
+func (p *Poisson) ScalarModel() (ops.ScalarLogLik, []*graph.Param) { return p.ScalarLogLik(), nil }
+
 // poissonSpec is the Config of KindPoisson.
 type poissonSpec struct {
 	BinSize    float64 `json:"bin_size"`

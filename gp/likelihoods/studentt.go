@@ -200,6 +200,43 @@ func (StudentTLogLik) DLogProbDTheta(f, y float64, theta []float64, dst []float6
 		0.5*math.Log1p(r2/(nu*sigma*sigma)) + (nu+1)*r2/(2*nu*den)
 }
 
+var _ ops.LaplaceLogLik = StudentTLogLik{}
+
+// DerivsF returns the first three derivatives in f of log p, with r = y − f and D = νσ² + r²:
+// (ν + 1)r/D, (ν + 1)(r² − νσ²)/D² and 2(ν + 1)r(r² − 3νσ²)/D³. The second is positive for r² > νσ² (W < 0: the
+// likelihood is not log-concave, Jylänki, Vanhatalo & Vehtari 2011).
+func (StudentTLogLik) DerivsF(f, y float64, theta []float64) (d1, d2, d3 float64) {
+	sigma, nu := theta[0], theta[1]
+	r := y - f
+	s2 := nu * sigma * sigma
+	d := s2 + r*r
+	return (nu + 1) * r / d, (nu + 1) * (r*r - s2) / (d * d), 2 * (nu + 1) * r * (r*r - 3*s2) / (d * d * d)
+}
+
+// DerivsFTheta writes ∂/∂σ and ∂/∂ν of ∂log p/∂f and ∂²log p/∂f² into d1 and d2 (r = y − f, D = νσ² + r²):
+// ∂d₁/∂σ = −2νσ(ν + 1)r/D², ∂d₁/∂ν = r(r² − σ²)/D², ∂d₂/∂σ = −2νσ(ν + 1)(3r² − νσ²)/D³ and
+// ∂d₂/∂ν = [(r² − (2ν + 1)σ²)D − 2σ²(ν + 1)(r² − νσ²)]/D³.
+func (StudentTLogLik) DerivsFTheta(f, y float64, theta []float64, d1, d2 []float64) {
+	sigma, nu := theta[0], theta[1]
+	r := y - f
+	r2, sg2 := r*r, sigma*sigma
+	d := nu*sg2 + r2
+	d2s, d3s := d*d, d*d*d
+	d1[0] = -2 * nu * sigma * (nu + 1) * r / d2s
+	d1[1] = r * (r2 - sg2) / d2s
+	d2[0] = -2 * nu * sigma * (nu + 1) * (3*r2 - nu*sg2) / d3s
+	d2[1] = ((r2-(2*nu+1)*sg2)*d - 2*sg2*(nu+1)*(r2-nu*sg2)) / d3s
+}
+
+// LogConcave returns false: the Student-t density has heavy tails.
+func (StudentTLogLik) LogConcave() bool { return false }
+
+// ScalarModel returns the scalar model and its parameters [σ, ν] (ν frozen unless trained), for the exact GP's
+// Laplace and EP approximations.
+func (s *StudentT) ScalarModel() (ops.ScalarLogLik, []*graph.Param) {
+	return StudentTLogLik{}, []*graph.Param{s.scale, s.df}
+}
+
 // studentTSpec is the Config of KindStudentT: structure only (σ and ν are Params, which model files restore
 // after gp.BuildSpec).
 type studentTSpec struct {

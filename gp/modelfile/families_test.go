@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/approx"
 	"github.com/gpzoo/gpzoo/gp/dgp"
 	"github.com/gpzoo/gpzoo/gp/gptest"
 	"github.com/gpzoo/gpzoo/gp/layers"
@@ -178,6 +179,38 @@ func famCases() []famCase {
 		svgp("SVGP/poisson", counts, func() (gp.Likelihood, error) {
 			return likelihoods.NewPoisson(likelihoods.PoissonConfig{BinSize: 0.5})
 		}, 1),
+	)
+	// Exact GPs with non-Gaussian likelihoods (gp/approx): the Laplace approximation and EP.
+	exact := func(name string, task famTask, inf approx.Inference, lik func() (gp.Likelihood, error)) famCase {
+		return famCase{name, task, true, func(t *testing.T, x, y *mat.Dense) modelfile.Model {
+			lk, err := lik()
+			if err != nil {
+				t.Fatal(err)
+			}
+			mean, err := gp.NewConstantMean("mean", []float64{0.1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := approx.New(approx.Config{Kernel: famKernel(t, "kern", famD), Mean: mean, Likelihood: lk, Inference: inf})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}}
+	}
+	cases = append(cases,
+		exact("GPR/laplace-bernoulli", binary, approx.Laplace, func() (gp.Likelihood, error) {
+			return likelihoods.NewBernoulli(likelihoods.BernoulliConfig{})
+		}),
+		exact("GPR/ep-bernoulli-logit", binary, approx.EP, func() (gp.Likelihood, error) {
+			return likelihoods.NewBernoulliLogit(likelihoods.BernoulliConfig{})
+		}),
+		exact("GPR/laplace-poisson", counts, approx.Laplace, func() (gp.Likelihood, error) {
+			return likelihoods.NewPoisson(likelihoods.PoissonConfig{BinSize: 0.5})
+		}),
+		exact("GPR/ep-studentt", regression, approx.EP, func() (gp.Likelihood, error) {
+			return likelihoods.NewStudentT(likelihoods.StudentTConfig{Scale: 0.5, DF: 4})
+		}),
 	)
 	for _, mf := range []layers.MeanForm{layers.MeanCB, layers.MeanGP, layers.MeanGPCentred} {
 		for _, cf := range []layers.CovForm{layers.CovB, layers.CovS, layers.CovSWhitened} {

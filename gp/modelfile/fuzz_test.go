@@ -6,7 +6,11 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/approx"
 	"github.com/gpzoo/gpzoo/gp/gptest"
+	"github.com/gpzoo/gpzoo/gp/likelihoods"
+	"github.com/gpzoo/gpzoo/ops"
+	"gonum.org/v1/gonum/mat"
 )
 
 // FuzzLoad feeds arbitrary bytes to Load: it must never panic, and whatever it accepts must save again.
@@ -45,6 +49,18 @@ func FuzzLoadPayload(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(bytes.Clone(payloadOf(encodeFile(f, &File{Model: m}))))
+	// An exact GP with a non-Gaussian likelihood (gp/approx): its Spec config holds the approximation's options.
+	lik, err := likelihoods.NewBernoulli(likelihoods.BernoulliConfig{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	am, err := approx.New(approx.Config{Kernel: k, Likelihood: lik, Inference: approx.EP, EP: ops.EPOptions{Damping: 0.7, QuadPoints: 9},
+		X: mat.NewDense(3, 2, []float64{0, 1, 1, 0, 2, 2}), Y: mat.NewDense(3, 1, []float64{0, 1, 1})})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(bytes.Clone(payloadOf(encodeFile(f, &File{Model: am}))))
+	f.Add([]byte(`{"spec":{"kind":"model/approx-gp","config":{"inference":"laplace","laplace_max_iter":-3},"children":[{"kind":"kernel/white","config":{"name":"w","input_dim":1}},{"kind":"likelihood/poisson","config":{"bin_size":1,"quad_points":20}}]},"params":[]}`))
 	f.Add([]byte(`{"spec":{"kind":"model/gpr","children":[{"kind":"kernel/white","config":{"name":"w","input_dim":1}}]},"params":[]}`))
 	f.Add([]byte(`{"spec":{"kind":"kernel/sum"},"params":null}`))
 	f.Add([]byte(`{}`))
