@@ -26,6 +26,7 @@ var allowed = map[string][]string{
 	"cluster":             {"gp", "gp/advgp", "graph", "train", "datasets", "internal/atomicfile", "internal/access"},
 	"gp/modelfile":        {"gp", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "graph", "ops", "datasets", "internal/atomicfile"},
 	"datasets":            {"internal/atomicfile"},
+	"mcmc":                {},
 	"plots":               {},
 	"oip/pb":              {},
 	"train":               {"gp", "graph", "ops", "datasets", "internal/atomicfile"},
