@@ -22,6 +22,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	// Every model family registers its kinds in init: link them all so that any model file can be loaded.
+	_ "github.com/gpzoo/gpzoo/gp/bayes"
 	_ "github.com/gpzoo/gpzoo/gp/dgp"
 	_ "github.com/gpzoo/gpzoo/gp/layers"
 	_ "github.com/gpzoo/gpzoo/gp/likelihoods"
