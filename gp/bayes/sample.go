@@ -1,10 +1,13 @@
 package bayes
 
 import (
+	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
@@ -325,4 +328,56 @@ func (d Diagnostics) Warnings() []string {
 		w = append(w, fmt.Sprintf("%d transitions hit the maximum tree depth (raise --max-treedepth)", d.TreeDepthSaturated))
 	}
 	return w
+}
+
+// WriteDrawsCSV writes every draw after warmup as CSV: a header "chain,draw,<hyperparameter entries>" (named as
+// in Diagnostics.Params) and one row per draw of every chain, the hyperparameters in constrained units; latent
+// Params (GPMC's v) are left out.
+func (r *Result) WriteDrawsCSV(w io.Writer) error {
+	m := r.Posterior.Model
+	latent := map[*graph.Param]bool{}
+	if lh, ok := m.(gp.LatentHolder); ok {
+		for _, p := range lh.LatentParams() {
+			latent[p] = true
+		}
+	}
+	ps := m.Params()
+	cw := csv.NewWriter(w)
+	header := []string{"chain", "draw"}
+	type col struct {
+		p   *graph.Param
+		off int
+	}
+	var cols []col
+	for k, i := range r.lay.index {
+		p := ps[i]
+		if latent[p] {
+			continue
+		}
+		for e := 0; e < p.Size(); e++ {
+			name := p.Name()
+			if p.Size() > 1 {
+				name = fmt.Sprintf("%s[%d]", name, e)
+			}
+			header = append(header, name)
+			cols = append(cols, col{p, r.lay.offset[k] + e})
+		}
+	}
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	row := make([]string, len(header))
+	for c, ch := range r.Chains {
+		for s, d := range ch.Draws {
+			row[0], row[1] = strconv.Itoa(c), strconv.Itoa(s)
+			for j, cl := range cols {
+				row[2+j] = strconv.FormatFloat(cl.p.Transform().Apply([]float64{d[cl.off]}, []int{1})[0], 'g', -1, 64)
+			}
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
