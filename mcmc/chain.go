@@ -38,8 +38,8 @@ var (
 	ErrInit     = errors.New("mcmc: the initial point has no finite log density")
 )
 
-// withDefaults returns o with its defaults, or an error wrapping ErrOptions.
-func (o Options) withDefaults() (Options, error) {
+// WithDefaults returns o with its zero fields set to their defaults, or an error wrapping ErrOptions.
+func (o Options) WithDefaults() (Options, error) {
 	def := func(v *int, d int) {
 		if *v == 0 {
 			*v = d
@@ -92,7 +92,7 @@ type Chain struct {
 // ErrInit otherwise), drawing from rng: warmup with adaptation, then o.Samples draws. progress, when set, is
 // called after every iteration with its index (0-based, warmup first).
 func Sample(d Density, init []float64, rng *rand.Rand, o Options, progress func(iter int)) (*Chain, error) {
-	o, err := o.withDefaults()
+	o, err := o.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func Run(newDensity func(chain int) (Density, error), inits [][]float64, seed ui
 	if newDensity == nil || len(inits) == 0 {
 		return nil, fmt.Errorf("%w: no density or no chains", ErrOptions)
 	}
-	if _, err := o.withDefaults(); err != nil {
+	if _, err := o.WithDefaults(); err != nil {
 		return nil, err
 	}
 	chains := make([]*Chain, len(inits))
