@@ -26,10 +26,9 @@ func (z *point) set(o *point) {
 
 // hamiltonian integrates the dynamics of H(q, p) = −log π(q) + ½ pᵀM⁻¹p for a diagonal inverse metric M⁻¹.
 type hamiltonian struct {
-	d       Density
-	invM    []float64 // the diagonal of M⁻¹
-	evals   int       // gradient evaluations
-	scratch []float64
+	d     Density
+	invM  []float64 // the diagonal of M⁻¹
+	evals int       // gradient evaluations
 }
 
 // energy returns H(z) (+Inf where log π is not finite).
