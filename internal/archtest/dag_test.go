@@ -53,7 +53,7 @@ var allowed = map[string][]string{
 	"client": {"oip", "oip/pb", "internal/access"},
 
 	// The command line as a library; cmd/gpzoo is its main.
-	"cli": {"datasets", "cluster", "gp", "gp/modelfile", "internal/atomicfile", "internal/benchmodels",
+	"cli": {"datasets", "cluster", "gp", "gp/bayes", "gp/modelfile", "internal/atomicfile", "internal/benchmodels",
 		"internal/benchmodels/variational", "ops", "plots", "train", "vbks", "zoo", "serve", "oip",
 		"client", "internal/access"},
 
