@@ -19,6 +19,7 @@ import (
 	"github.com/gpzoo/gpzoo/cluster"
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/bayes"
 	"github.com/gpzoo/gpzoo/gp/modelfile"
 	"github.com/gpzoo/gpzoo/plots"
 	"github.com/gpzoo/gpzoo/train"
@@ -117,6 +118,26 @@ Flags:
                       --tls-key; beyond loopback always over TLS)
   --run NAME          with --workers: the run's name on the NATS server (default: a fresh one)
 
+Priors and MCMC (docs/priors-and-mcmc.md):
+  --prior SEL=PRIOR   a prior on the parameters SEL selects, e.g. --prior lengthscale=lognormal(0,1)
+                      --prior noise=gamma(2,0.5); repeatable, a later one overriding an earlier one. SEL is
+                      a parameter name or its last components (lengthscales, variance, noise = likelihood.variance,
+                      layer1.lengthscales, per.period; * matches one component); the fit is then MAP (the loss
+                      gains −log p(θ)). A malformed prior is refused before the data are read
+  --mcmc nuts         after the fit, sample the hyperparameters' posterior with NUTS (gpr, sgpr with Z fixed;
+                      gpr with a non-Gaussian --likelihood: over the --inference marginal if given, else jointly
+                      with the latent values, GPMC); every sampled
+                      parameter needs a --prior. The model file then predicts the mixture over the draws
+  --mcmc-samples S    draws per chain after warmup (default 1000)
+  --mcmc-warmup W     warmup (adaptation) iterations per chain (default 1000)
+  --chains C          chains, run in parallel (default 4)
+  --mcmc-keep K       draws the model file keeps for prediction (default %[12]d)
+  --target-accept A   NUTS's target acceptance statistic in (0, 1) (default 0.8; raise it against divergences)
+  --max-treedepth D   NUTS's maximum tree depth (default 10)
+  --mcmc-draws FILE   also write every draw of the hyperparameters (constrained units) as CSV
+
+Priors (every registered prior family; SEL=NAME(ARGS)):
+%[13]s
 Kernels (every registered kernel family; per, lin are short for periodic, linear):
 %[2]s
 Likelihoods (every registered likelihood family):
@@ -139,7 +160,7 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 		cc := train.DefaultConverge
 		fmt.Fprintf(stderr, trainUsage, strings.Join(zoo.Families, ", "), kernelHelp(), likelihoodHelp(),
 			cc.Window, cc.Tol, cc.Patience, zoo.DefaultMaxIters, wrapList(zoo.DataSets(), "  ", 110), datasets.EnvDataDir,
-			strings.Join(missingTargetLikelihoods(), ", "), zoo.DefaultApproxRestarts)
+			strings.Join(missingTargetLikelihoods(), ", "), zoo.DefaultApproxRestarts, bayes.DefaultKeep, priorHelp())
 	}
 	csvPath := fs.String("csv", "", "CSV file")
 	rowsPath := fs.String("rows", "", "row file (.gpzr) or CSV its workers read by shard")
@@ -181,6 +202,9 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 	natsURL := fs.String("nats", "", "cluster: external NATS server")
 	natsRun := fs.String("run", "", "cluster: run name")
 	security := cluster.SecurityFlags(fs)
+	var priorArgs []string
+	fs.Func("prior", "a prior SELECTOR=NAME(ARGS) (repeatable)", func(v string) error { priorArgs = append(priorArgs, v); return nil })
+	mc := mcmcFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -219,6 +243,14 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 		return err
 	}
 	if err := checkLength(set, *family, *maxIters, *maxRows); err != nil {
+		return err
+	}
+	priors, err := parsePriors(priorArgs) // before any data are read
+	if err != nil {
+		return err
+	}
+	mcmcCfg, err := mc.config(set, *family)
+	if err != nil {
 		return err
 	}
 	if (set["tau"] || set["nats"] || set["run"]) && !set["workers"] {
@@ -278,7 +310,7 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 	c := zoo.CustomConfig{Family: *family, Likelihood: *lik, Kernel: kexpr.String(), Inducing: *inducing, MeanBases: *meanBases, Hidden: widths,
 		LayerFamily: *layerFamily, Iters: *iters, MaxIters: *maxIters, MaxTrainRows: *maxRows, BatchSize: *batch, LR: *lr,
 		TestFraction: *testFrac, Seed: *seed, NatGrad: *natgrad, CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume, LMC: *lmc,
-		Inference: *inference, Restarts: *restarts}
+		Inference: *inference, Restarts: *restarts, Priors: priors, MCMC: mcmcCfg}
 	// SIGINT/SIGTERM end training after the current step (checkpointing it with --checkpoint).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -389,6 +421,12 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 	}
 	if err := modelfile.SaveFile(savePath, f); err != nil {
 		return err
+	}
+	if *mc.draws != "" && run.MCMC != nil {
+		if err := writeDraws(*mc.draws, run.MCMC); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "  wrote the draws to %s\n", *mc.draws)
 	}
 	run.Result.ModelFile = savePath
 	fmt.Fprint(stdout, run.Result.Summary())

@@ -178,7 +178,7 @@ func newServer(model gp.RowSum, cfg ServerConfig) (*server, error) {
 	if !ok {
 		return nil, fmt.Errorf("cluster: Serve: a %T does not describe itself (gp.Describer): workers could not rebuild it", model)
 	}
-	spec, err := d.Spec()
+	spec, err := gp.Describe(d) // with the Params' priors, which the global term below adds
 	if err != nil {
 		return nil, err
 	}
@@ -220,8 +220,15 @@ func newServer(model gp.RowSum, cfg ServerConfig) (*server, error) {
 			s.grads[p] = s.sum[s.offsets[i] : s.offsets[i]+p.Size()]
 		}
 	}
+	if cfg.DataGradOnly && hasPriors(s.params) {
+		return nil, errors.New("cluster: Serve: priors on the Params need the global term's gradient, which DataGradOnly (ADVGP's proximal step) leaves out")
+	}
+	if err := graph.CheckPriorSupport(s.params); err != nil {
+		return nil, fmt.Errorf("cluster: Serve: %w", err)
+	}
 	g := graph.New(graph.Options{})
-	if s.global, err = g.Compile(model.GlobalLoss(g), nil); err != nil {
+	// The global term carries −log p(θ) of the Params with priors (a MAP fit), as train.Loss does.
+	if s.global, err = g.Compile(gp.WithLogPrior(model.GlobalLoss(g), s.params), nil); err != nil {
 		return nil, fmt.Errorf("cluster: building the model's global term: %w", err)
 	}
 	s.up = train.NewUpdater(trained, cfg.Optimizer, cfg.Hooks)
@@ -610,4 +617,14 @@ func (s *server) update() error {
 			s.res.Losses[len(s.res.Losses)-1], s.res.Times[len(s.res.Times)-1], len(s.book.slots), s.book.stale, s.res.Dropped())
 	}
 	return nil
+}
+
+// hasPriors reports whether any of ps has a prior.
+func hasPriors(ps []*graph.Param) bool {
+	for _, p := range ps {
+		if p.Prior() != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -44,3 +44,11 @@ type RowSum interface {
 	// DataSize is NumData, the number of training rows the loss is scaled to.
 	DataSize() int
 }
+
+// LatentHolder is implemented by models whose Params include latent values with their prior inside the model's
+// own Loss (GPMC's whitened values v ~ N(0, I), package gp/models): a sampler of the Params (package gp/bayes)
+// needs no Param prior for them, where every other sampled Param needs one.
+type LatentHolder interface {
+	// LatentParams returns those Params.
+	LatentParams() []*graph.Param
+}

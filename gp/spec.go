@@ -16,10 +16,14 @@ import (
 // ordered sub-components. A Spec holds no trained values: a rebuilt component has Params with the same names,
 // shapes and transforms in the same order, and model files (package gp/modelfile) then restore their raw
 // values. Rebuilding is deterministic: the same Spec always gives the same Params.
+//
+// Priors, when set, are priors on the built component's Params (by index and name in its Params()), which
+// BuildSpec sets after building it: Describe fills them from the Params' priors (prior.go).
 type Spec struct {
 	Kind     string          `json:"kind"`
 	Config   json.RawMessage `json:"config,omitempty"`
 	Children []Spec          `json:"children,omitempty"`
+	Priors   []ParamPrior    `json:"priors,omitempty"`
 }
 
 // Describer is implemented by every component that model files can save.
@@ -110,6 +114,9 @@ func buildSpec(s Spec, o BuildOptions, depth int) (any, error) {
 	}
 	v, err := b(s.Config, children, o)
 	if err != nil {
+		return nil, fmt.Errorf("gp: building %s: %w", s.Kind, err)
+	}
+	if err := applyPriors(v, s, o, depth); err != nil {
 		return nil, fmt.Errorf("gp: building %s: %w", s.Kind, err)
 	}
 	return v, nil

@@ -177,6 +177,19 @@ func TestSpecRoundTrip(t *testing.T) {
 			}
 		})
 	}
+	for _, c := range priorCases(t) { // priors have no Params: the rebuilt prior has the same Name and Spec
+		s, w := rebuild(t, c.prior)
+		covered[s.Kind] = true
+		s2, err := w.(gp.Describer).Spec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		j1, _ := json.Marshal(s)
+		j2, _ := json.Marshal(s2)
+		if p, ok := w.(gp.Prior); !ok || p.Name() != c.prior.Name() || string(j1) != string(j2) {
+			t.Errorf("prior %s rebuilt as %v (%s, want %s)", c.prior.Name(), w, j2, j1)
+		}
+	}
 	for _, k := range gp.Kinds() {
 		if !covered[k] {
 			t.Errorf("registered kind %q is not tested", k)

@@ -16,6 +16,7 @@ type Param struct {
 	t         Transform
 	raw       []float64
 	trainable bool
+	prior     Prior // nil: none (prior.go)
 }
 
 // NewParam returns a trainable Param named name with constrained value value (row-major, shape shape; an empty

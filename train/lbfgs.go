@@ -26,7 +26,7 @@ type LBFGSConfig struct {
 }
 
 // TrainLBFGS fits m to the full data set (x [N,D], y [N,P]) with L-BFGS (gonum/optimize) over the raw values of
-// the trainable Params. On success the Params hold the best point found and the Result's last loss (FinalLoss) is
+// the trainable Params, minimising Loss (m's loss, plus −log p(θ) of the Params with priors: a MAP fit). On success the Params hold the best point found and the Result's last loss (FinalLoss) is
 // the loss there, evaluated after the search; on an error they hold their values at the call.
 func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	if m == nil || x == nil || y == nil {
@@ -40,10 +40,13 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	if cfg.Iters <= 0 {
 		return nil, fmt.Errorf("train: Iters must be positive, got %d", cfg.Iters)
 	}
+	if err := graph.CheckPriorSupport(m.Params()); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
 	t0 := time.Now()
 	g := graph.New(cfg.Graph)
 	xn, yn := g.Input("x", n, d), g.Input("y", n, p)
-	prog, err := g.Compile(m.Loss(xn, yn), nil)
+	prog, err := g.Compile(Loss(m, xn, yn), nil)
 	if err != nil {
 		return nil, fmt.Errorf("train: building the loss: %w", err)
 	}

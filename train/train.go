@@ -177,8 +177,9 @@ func (r *Result) FinalLoss() float64 {
 	return r.Losses[len(r.Losses)-1]
 }
 
-// Train fits m to (x [N,D], y [N,P]) with minibatches drawn from rng. It returns the partial Result with the
-// error when training stops early.
+// Train fits m to (x [N,D], y [N,P]) with minibatches drawn from rng: it minimises Loss, m's loss plus −log p(θ)
+// of the Params with priors (a MAP fit; a *graph.SupportError when a Param starts outside its prior's support).
+// It returns the partial Result with the error when training stops early.
 //
 // With cfg.Checkpoint set it saves checkpoints; with cfg.Checkpoint.Resume it first restores the checkpoint
 // (fresh model, rng and sources built from the same seeds are expected) and runs the remaining steps: the
@@ -200,6 +201,9 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 	}
 	if cfg.Iters <= 0 {
 		return nil, fmt.Errorf("train: Iters must be positive, got %d", cfg.Iters)
+	}
+	if err := graph.CheckPriorSupport(m.Params()); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
 	}
 	var conv *converger
 	if cfg.Converge != nil {
@@ -234,7 +238,7 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 	g := graph.New(cfg.Graph)
 	xn := g.Input("x", batch, d)
 	yn := g.Input("y", batch, p)
-	prog, err := g.Compile(m.Loss(xn, yn), nil)
+	prog, err := g.Compile(Loss(m, xn, yn), nil)
 	if err != nil {
 		return nil, fmt.Errorf("train: building the loss: %w", err)
 	}

@@ -73,6 +73,9 @@ func trainApproxRestarts(tr *datasets.Dataset, std *datasets.Standardizer, c Cus
 			if b, err = buildCustom(tr, std, cr, fam, rng); err != nil {
 				return nil, nil, err
 			}
+			if _, err := gp.AssignPriors(b.model.Params(), c.Priors); err != nil { // MAP from every start
+				return nil, nil, fmt.Errorf("%w: %w", ErrBadCustom, err)
+			}
 		}
 		res, err := train.TrainLBFGS(b.model, tr.X, y, train.LBFGSConfig{Iters: c.Iters})
 		if res != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/approx"
+	"github.com/gpzoo/gpzoo/gp/bayes"
 	"github.com/gpzoo/gpzoo/gp/dgp"
 	"github.com/gpzoo/gpzoo/gp/grammar"
 	"github.com/gpzoo/gpzoo/gp/layers"
@@ -114,6 +115,13 @@ type CustomConfig struct {
 	// Cluster, if set, trains on a parameter server and workers over NATS (ClusterConfig; the families that
 	// are sums over rows, with Adam).
 	Cluster *ClusterConfig
+	// Priors set priors on the model's Params (gp.AssignPriors: `gpzoo train --prior SELECTOR=PRIOR`, in order, a
+	// later rule overriding an earlier one): the fit is then maximum a posteriori (train.Loss).
+	Priors []gp.PriorRule
+	// MCMC, if set, samples the posterior of a gpr or sgpr model's hyperparameters with NUTS after the fit (a gpr
+	// with a non-Gaussian likelihood: GPMC, its latent values too), and the model file holds the posterior
+	// predictive (MCMCConfig).
+	MCMC *MCMCConfig
 	// rows, when > 0, is the number of training rows the model is scaled to while fit sees only a sample of
 	// them (TrainRows: the workers read their shards of a file; the sample places the inducing inputs).
 	rows int
@@ -131,6 +139,9 @@ func (c CustomConfig) trainRows(tr *datasets.Dataset) int {
 type Custom struct {
 	Result *Result
 	File   *modelfile.File
+	// MCMC is the NUTS run of CustomConfig.MCMC (nil without): its chains and diagnostics; File's model is its
+	// Posterior.
+	MCMC *bayes.Result
 }
 
 // TrainCustom trains a model of family c.Family on d (a user's data set: d.NumClasses > 0 for classification,
@@ -225,20 +236,34 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 		return nil, err
 	}
 	res.Optimizer = b.describe
+	assigned, err := gp.AssignPriors(b.model.Params(), c.Priors)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadCustom, err)
+	}
+	for _, a := range assigned {
+		res.Priors = append(res.Priors, a.Param+" ~ "+a.Prior)
+	}
 	var tres *train.Result
 	ytr := trainTargets(tr) // [y | mask] with missing targets
 	if c.Cluster != nil && (c.Optimizer == "lbfgs" || !ClusterFamily(c.Family)) {
 		return nil, fmt.Errorf("%w (family %s, optimizer %s)", ErrNotRowSum, c.Family, c.Optimizer)
 	}
-	if c.Optimizer == "lbfgs" {
-		if c.Inference != "" {
-			b, tres, err = trainApproxRestarts(tr, std, c, fam, rng, b, ytr)
-			res.Optimizer = b.describe
-		} else {
-			tres, err = train.TrainLBFGS(b.model, tr.X, ytr, train.LBFGSConfig{Iters: c.Iters})
+	_, gpmc := b.model.(gp.LatentHolder)
+	if c.MCMC != nil { // before the MAP fit: the sampler's requirements
+		if err := checkSampled(b.model, c); err != nil {
+			return nil, err
 		}
+	}
+	switch {
+	case c.MCMC != nil && gpmc: // GPMC samples from its initial values: no MAP fit of its latent values
+		tres = &train.Result{}
+	case c.Optimizer == "lbfgs" && c.Inference != "":
+		b, tres, err = trainApproxRestarts(tr, std, c, fam, rng, b, ytr)
+		res.Optimizer = b.describe
+	case c.Optimizer == "lbfgs":
+		tres, err = train.TrainLBFGS(b.model, tr.X, ytr, train.LBFGSConfig{Iters: c.Iters})
 		res.MaxIters = c.Iters // L-BFGS stops early when it converges
-	} else {
+	default:
 		iters, conv := c.Iters, (*train.ConvergeConfig)(nil)
 		if c.MaxIters > 0 {
 			cc := train.DefaultConverge
@@ -283,8 +308,11 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	if err != nil {
 		return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
 	}
-	fillTraining(res, tres, c.trainRows(tr))
+	if len(tres.Losses) > 0 {
+		fillTraining(res, tres, c.trainRows(tr))
+	}
 	switch { // a full-batch fit reports its final objective
+	case len(tres.Losses) == 0: // no fit (GPMC before NUTS)
 	case c.Optimizer == "lbfgs": // TrainLBFGS's last loss is the model's at its final parameters: no second pass
 		setFinal(res, tres.FinalLoss(), tr.N())
 	case c.rows > 0: // tr is a sample: the smoothed objective stands
@@ -298,9 +326,21 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 			return nil, fmt.Errorf("zoo: %s: layer diagnostics: %w", res.Entry, err)
 		}
 	}
-	f := newModelFile(b.model, std, map[string]string{
+	var fileModel modelfile.Model = b.model
+	var sampled *bayes.Result
+	if c.MCMC != nil { // the model file holds the posterior predictive
+		if sampled, err = sampleCustom(b.model, tr.X, ytr, c, res); err != nil {
+			return nil, err
+		}
+		fileModel = sampled.Posterior
+		res.Optimizer += fmt.Sprintf(", then NUTS (%d chains × %d draws, %d kept)", res.MCMC.Chains, res.MCMC.Samples, res.MCMC.Kept)
+	}
+	f := newModelFile(fileModel, std, map[string]string{
 		"family": c.Family, "likelihood": c.Likelihood, "kernel": c.Kernel, "seed": fmt.Sprint(c.Seed),
 		"test_samples": fmt.Sprint(c.TestSamples), "optimizer": res.Optimizer})
+	if res.MCMC != nil {
+		f.Meta["mcmc"] = mcmcMeta(res.MCMC)
+	}
 	maps.Copy(f.Meta, meta)
 	if c.Inference != "" {
 		f.Meta["inference"] = c.Inference
@@ -316,7 +356,7 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 			return nil, err
 		}
 	}
-	return &Custom{Result: res, File: f}, nil
+	return &Custom{Result: res, File: f, MCMC: sampled}, nil
 }
 
 func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
@@ -350,8 +390,13 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 	if err := c.inferenceDefaults(fam); err != nil {
 		return c, err
 	}
-	if c.Family == "sgpr" && !isGaussian(fam) {
-		return c, fmt.Errorf("%w: %s needs the gaussian likelihood (got %s): use gpr with --inference laplace or ep, or svgp, for other likelihoods", ErrBadCustom, c.Family, c.Likelihood)
+	if (c.Family == "gpr" && c.MCMC == nil && c.Inference == "" || c.Family == "sgpr") && !isGaussian(fam) {
+		return c, fmt.Errorf("%w: %s needs the gaussian likelihood (got %s): use gpr with --inference laplace or ep (or --mcmc nuts), or svgp, for other likelihoods", ErrBadCustom, c.Family, c.Likelihood)
+	}
+	if c.MCMC != nil {
+		if err := c.MCMC.check(c); err != nil {
+			return c, err
+		}
 	}
 	if c.Resume && c.CheckpointDir == "" {
 		return c, fmt.Errorf("%w: resuming needs the checkpoint directory", ErrBadCustom)
@@ -483,6 +528,8 @@ func (c *CustomConfig) inferenceDefaults(fam gp.LikelihoodFamily) error {
 			return fmt.Errorf("%w: Restarts %d: restarts are for gpr with a non-Gaussian likelihood (--inference)", ErrBadCustom, c.Restarts)
 		}
 		return nil
+	case c.Inference == "" && c.MCMC != nil:
+		return nil // GPMC: NUTS jointly over the hyperparameters and the whitened latent values
 	case c.Inference == "" && fam.Classes:
 		c.Inference = string(approx.EP)
 	case c.Inference == "":
@@ -593,6 +640,9 @@ func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 		}
 		if c.Inference != "" {
 			return buildApprox(tr, c, fam, kern)
+		}
+		if !isGaussian(fam) { // with MCMC and no --inference: GPMC
+			return newGPMC(tr, c, fam, kern, rand.New(rand.NewPCG(c.Seed, 0x50f7)))
 		}
 		model, err := gp.NewGPR(gp.GPRConfig{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y}) // it predicts from them
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpzoo/gpzoo/gp/bayes"
 	"github.com/gpzoo/gpzoo/gp/dgp"
 	"github.com/gpzoo/gpzoo/ops"
 	"github.com/gpzoo/gpzoo/train"
@@ -109,6 +110,12 @@ type Result struct {
 	// metrics, and for a deep GP each layer's diagnostics (layerℓ.kl_per_point, .noise_sd, .shift_rms,
 	// .output_sd, .ls_median); absent without evaluations.
 	Evals []EvalRecord `json:"evals,omitempty"`
+	// Priors lists the priors set on the Params ("Param ~ prior"; absent without): the fit was then maximum a
+	// posteriori, and ELBOPerPoint includes the log prior.
+	Priors []string `json:"priors,omitempty"`
+	// MCMC holds the diagnostics of a NUTS run over the hyperparameters (CustomConfig.MCMC; absent otherwise): the
+	// test metrics are then the posterior predictive's (the mixture over the kept draws).
+	MCMC *bayes.Diagnostics `json:"mcmc,omitempty"`
 	// What WritePlots draws (not in the JSON): the loss and the seconds at every training step, and for
 	// classifiers each test point's probability of the predicted class and whether the prediction was right.
 	losses, times []float64
@@ -164,9 +171,19 @@ func (r *Result) Summary() string {
 	case "smoothed":
 		kind = " (mean of the last minibatch estimates)"
 	}
-	s += fmt.Sprintf("  train: %d iters (%s) in %.2fs (%.4fs/iter), objective/N = %.4f%s\n", r.Iters, r.Optimizer, r.TrainSeconds, r.SecondsPerIter, r.ELBOPerPoint, kind)
+	if r.MCMC != nil && r.Iters == 0 {
+		s += fmt.Sprintf("  train: %s in %.2fs, no MAP fit (the chains start from the initial values)\n", r.Optimizer, r.TrainSeconds)
+	} else {
+		s += fmt.Sprintf("  train: %d iters (%s) in %.2fs (%.4fs/iter), objective/N = %.4f%s\n", r.Iters, r.Optimizer, r.TrainSeconds, r.SecondsPerIter, r.ELBOPerPoint, kind)
+	}
 	if line := r.StopLine(); line != "" {
 		s += "  " + line + "\n"
+	}
+	if len(r.Priors) > 0 {
+		s += "  priors: " + strings.Join(r.Priors, ", ") + "\n"
+	}
+	if r.MCMC != nil {
+		s += r.MCMC.Report()
 	}
 	if r.TestRMSE != nil {
 		s += fmt.Sprintf("  test RMSE = %.5g   test LL = %.5g\n", *r.TestRMSE, r.TestLL)

@@ -67,7 +67,7 @@ func main() {
 	check(modelfile.SaveFile(path, trained))
 	info, err := os.Stat(path)
 	check(err)
-	fmt.Printf("trained an SVGP (M=15) for %d steps and saved it: %s, %d bytes, format version %d\n", *iters, filepath.Base(path), info.Size(), modelfile.FormatVersion)
+	fmt.Printf("trained an SVGP (M=15) for %d steps and saved it: %s, %d bytes (gpzoo reads model-file versions ≤ %d)\n", *iters, filepath.Base(path), info.Size(), modelfile.FormatVersion)
 
 	loaded, err := modelfile.LoadFile(path, gp.BuildOptions{})
 	check(err)

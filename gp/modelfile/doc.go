@@ -12,7 +12,7 @@
 //
 //	magic      8 bytes   0x89 'G' 'P' 'Z' '\r' '\n' 0x1A '\n' (the high byte and the line endings catch
 //	                     7-bit and text-mode transfers, as in PNG)
-//	version    uint32    FormatVersion (1)
+//	version    uint32    1, or 2 for a model with priors on its Params (FormatVersion is 2)
 //	length     uint64    the payload's length in bytes (at most MaxPayload)
 //	payload    length bytes of UTF-8 JSON (see below)
 //	checksum   32 bytes  SHA-256 of every byte before it (magic, version, length and payload)
@@ -21,7 +21,8 @@
 //
 //	{
 //	  "created_by":   "gpzoo <module version>",
-//	  "spec":         gp.Spec of the model: {"kind", "config", "children"}, recursively,
+//	  "spec":         gp.Spec of the model: {"kind", "config", "children", "priors"}, recursively (gp.Describe:
+//	                  "priors" lists the priors of the Params, version 2 only),
 //	  "params":       [{"name", "shape": [..], "transform": Transform.String(), "trainable": bool,
 //	                    "raw": base64 of the raw (unconstrained) values as little-endian float64 bits}, ...],
 //	  "standardizer": {"x_mean", "x_std", "y_mean", "y_std": base64 float64 bits} or absent,

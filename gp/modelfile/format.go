@@ -23,14 +23,38 @@ import (
 
 	// Every model family registers its kinds in init: link them all so that any model file can be loaded.
 	_ "github.com/gpzoo/gpzoo/gp/approx"
+	_ "github.com/gpzoo/gpzoo/gp/bayes"
 	_ "github.com/gpzoo/gpzoo/gp/dgp"
 	_ "github.com/gpzoo/gpzoo/gp/layers"
 	_ "github.com/gpzoo/gpzoo/gp/likelihoods"
 	_ "github.com/gpzoo/gpzoo/gp/models"
 )
 
-// FormatVersion is the model-file format version this package writes, and the newest it reads.
-const FormatVersion = 1
+// FormatVersion is the newest model-file format version this package writes and reads. Version 2 added priors on
+// Params (gp.Spec.Priors, anywhere in the spec): a file whose model has none is written as version 1, byte for byte
+// what earlier versions of gpzoo wrote and read, and a file with priors as version 2, which earlier versions refuse
+// as newer (a *VersionError) instead of dropping the priors.
+const FormatVersion = 2
+
+// versionOf returns the format version a file of spec is written as: 2 with priors, else 1.
+func versionOf(s gp.Spec) uint32 {
+	if hasPriors(s) {
+		return 2
+	}
+	return 1
+}
+
+func hasPriors(s gp.Spec) bool {
+	if len(s.Priors) > 0 {
+		return true
+	}
+	for _, c := range s.Children {
+		if hasPriors(c) {
+			return true
+		}
+	}
+	return false
+}
 
 // MaxPayload is the largest payload length Load accepts (16 GiB); a larger length field is ErrCorrupt.
 const MaxPayload = 16 << 30
@@ -215,7 +239,7 @@ func Load(r io.Reader, o gp.BuildOptions) (*File, error) {
 	if !bytes.Equal(sum[:], want) {
 		return nil, corrupt("SHA-256 checksum mismatch")
 	}
-	return decode(body.Bytes(), o)
+	return decode(body.Bytes(), version, o)
 }
 
 // CheckSavePath returns an error when SaveFile(path, …) would certainly fail because path's folder is missing or
@@ -258,7 +282,7 @@ func encode(f *File) ([]byte, error) {
 	if f == nil || f.Model == nil {
 		return nil, errors.New("modelfile: Save: no model")
 	}
-	spec, err := f.Model.Spec()
+	spec, err := gp.Describe(f.Model) // the Params' priors included
 	if err != nil {
 		return nil, fmt.Errorf("modelfile: Save: %w", err)
 	}
@@ -305,7 +329,7 @@ func encode(f *File) ([]byte, error) {
 	}
 	out := make([]byte, 0, headerLen+len(js)+sha256.Size)
 	out = append(out, magic[:]...)
-	out = binary.LittleEndian.AppendUint32(out, FormatVersion)
+	out = binary.LittleEndian.AppendUint32(out, versionOf(spec))
 	out = binary.LittleEndian.AppendUint64(out, uint64(len(js)))
 	out = append(out, js...)
 	sum := sha256.Sum256(out)
@@ -313,7 +337,7 @@ func encode(f *File) ([]byte, error) {
 }
 
 // decode turns a checksummed payload into a File.
-func decode(data []byte, o gp.BuildOptions) (*File, error) {
+func decode(data []byte, version uint32, o gp.BuildOptions) (*File, error) {
 	var p payload
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -322,6 +346,9 @@ func decode(data []byte, o gp.BuildOptions) (*File, error) {
 	}
 	if dec.More() {
 		return nil, corrupt("payload: data after the JSON object")
+	}
+	if version < 2 && hasPriors(p.Spec) {
+		return nil, corrupt("priors in a version-%d file (priors came with version 2)", version)
 	}
 	built, err := gp.BuildSpec(p.Spec, o)
 	if err != nil {

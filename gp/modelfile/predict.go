@@ -141,7 +141,7 @@ type Prediction struct {
 type profile struct {
 	stochastic bool // the marginal prediction draws random numbers (a deep GP, a Monte-Carlo likelihood)
 	rowKeyed   bool // ... all of them from gp.PredictOptions.RowRand's generators when it is set (a deep GP)
-	mixture    bool // a mixture predictive (a deep GP): its draws are per row, not joint
+	mixture    bool // a Monte-Carlo mixture predictive (a deep GP): its draws are per row, not joint
 	classifier bool // the prediction has class probabilities
 	latent     int  // L, the width of f
 	targets    int  // Y, the width of y's marginals (YMean): the latent columns 0 … Y−1 have y's units
@@ -446,7 +446,10 @@ func (s *predictState) profile(f *File, m gp.Predictor) (profile, error) {
 		}
 		_, l := p.FMean.Dims()
 		_, y := p.YMean.Dims()
-		s.prof = profile{stochastic: src.n > 0, mixture: p.Components != nil, classifier: p.Probs != nil, latent: l, targets: y}
+		// A mixture whose marginals draw random numbers (a deep GP's propagated samples) has per-row draws and no
+		// full covariance; a deterministic mixture (a posterior over hyperparameters, package gp/bayes) computes
+		// both itself, jointly across rows, as a Gaussian predictive does.
+		s.prof = profile{stochastic: src.n > 0, mixture: p.Components != nil && src.n > 0, classifier: p.Probs != nil, latent: l, targets: y}
 		if !s.prof.stochastic {
 			return
 		}

@@ -25,12 +25,14 @@ var allowed = map[string][]string{
 	"gp/approx":           {"gp", "graph", "ops"},
 	"vbks":                {"gp", "gp/grammar", "gp/layers", "gp/likelihoods", "gp/models", "graph", "ops", "train", "datasets"},
 	"cluster":             {"gp", "gp/advgp", "graph", "train", "datasets", "internal/atomicfile", "internal/access"},
-	"gp/modelfile":        {"gp", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "gp/approx", "graph", "ops", "datasets", "internal/atomicfile"},
+	"gp/modelfile":        {"gp", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "gp/approx", "gp/bayes", "graph", "ops", "datasets", "internal/atomicfile"},
+	"gp/bayes":            {"gp", "graph", "ops", "mcmc"},
 	"datasets":            {"internal/atomicfile"},
+	"mcmc":                {},
 	"plots":               {},
 	"oip/pb":              {},
 	"train":               {"gp", "graph", "ops", "datasets", "internal/atomicfile"},
-	"zoo":                 {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/approx", "gp/modelfile", "gp/advgp", "gp/grammar", "cluster", "vbks", "train", "datasets", "plots", "graph", "ops", "internal/atomicfile"},
+	"zoo":                 {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/approx", "gp/bayes", "mcmc", "gp/modelfile", "gp/advgp", "gp/grammar", "cluster", "vbks", "train", "datasets", "plots", "graph", "ops", "internal/atomicfile"},
 	"internal/gradcheck":  {"ops", "graph"},
 	"internal/archtest":   {},
 	"internal/atomicfile": {},
@@ -52,7 +54,7 @@ var allowed = map[string][]string{
 	"client": {"oip", "oip/pb", "internal/access"},
 
 	// The command line as a library; cmd/gpzoo is its main.
-	"cli": {"datasets", "cluster", "gp", "gp/modelfile", "internal/atomicfile", "internal/benchmodels",
+	"cli": {"datasets", "cluster", "gp", "gp/bayes", "gp/modelfile", "internal/atomicfile", "internal/benchmodels",
 		"internal/benchmodels/variational", "ops", "plots", "train", "vbks", "zoo", "serve", "oip",
 		"client", "internal/access"},
 
