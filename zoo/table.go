@@ -377,9 +377,19 @@ var runtimeFields = map[string]bool{"CheckpointDir": true, "CheckpointEvery": tr
 // records both; a result whose fingerprint differs from its row's current one is stale. The fingerprint does
 // not see the defaults of the library the configuration leaves to it (the recorded commit says which code ran).
 func (t *Table) RowProtocol(r *Row) (text, fingerprint string, err error) {
-	e, err := Lookup(r.Entry)
+	full, err := t.fullProtocol(r)
 	if err != nil {
 		return "", "", err
+	}
+	text = canonicalProtocol(full)
+	return text, protocolFingerprint(text), nil
+}
+
+// fullProtocol returns the row's protocol text with every configuration line, zero values included.
+func (t *Table) fullProtocol(r *Row) (string, error) {
+	e, err := Lookup(r.Entry)
+	if err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "entry %s\n", e.Name)
@@ -410,8 +420,7 @@ func (t *Table) RowProtocol(r *Row) (text, fingerprint string, err error) {
 			fmt.Fprintf(&b, "config %s=%+v\n", f.Name, x.Interface())
 		}
 	}
-	text = canonicalProtocol(b.String())
-	return text, protocolFingerprint(text), nil
+	return b.String(), nil
 }
 
 // canonicalProtocol drops the configuration lines of a protocol text whose value prints as a zero value ("",

@@ -276,9 +276,9 @@ func (t *Table) RunTask(k Task, o TableOptions) (*Result, error) {
 		dir := checkpointPath(o.results(), k)
 		fpFile := filepath.Join(dir, "protocol")
 		switch b, err := os.ReadFile(fpFile); {
-		case err == nil && string(bytes.TrimSpace(b)) != fp:
+		case err == nil && checkpointFingerprint(string(b)) != fp:
 			return nil, fmt.Errorf("%w: %s holds a checkpoint of protocol %s, the row's is now %s (remove the folder to start afresh)",
-				ErrStaleCheckpoint, dir, bytes.TrimSpace(b), fp)
+				ErrStaleCheckpoint, dir, checkpointFingerprint(string(b)), fp)
 		case err == nil:
 			_, cerr := os.Stat(filepath.Join(dir, train.CheckpointFile))
 			opt.Resume = cerr == nil
@@ -286,7 +286,7 @@ func (t *Table) RunTask(k Task, o TableOptions) (*Result, error) {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return nil, fmt.Errorf("zoo: the checkpoint folder: %w", err)
 			}
-			if err := atomicfile.WriteFile(fpFile, []byte(fp+"\n"), 0o644); err != nil {
+			if err := atomicfile.WriteFile(fpFile, []byte(text), 0o644); err != nil {
 				return nil, fmt.Errorf("zoo: the checkpoint folder: %w", err)
 			}
 		default:
@@ -377,4 +377,13 @@ func trainsWithAdam(c CustomConfig) bool {
 		return c.Optimizer == "adam"
 	}
 	return c.Family != "gpr" && c.Family != "sgpr"
+}
+
+// checkpointFingerprint returns the fingerprint of a checkpoint folder's protocol file: its protocol text's
+// (canonicalProtocol), or the fingerprint itself in a file of one line (checkpoints written before the text).
+func checkpointFingerprint(file string) string {
+	if s := strings.TrimSpace(file); !strings.Contains(s, "\n") {
+		return s
+	}
+	return protocolFingerprint(canonicalProtocol(file))
 }
