@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/gpzoo/gpzoo/cluster"
-	"github.com/gpzoo/gpzoo/internal/datatest"
+	"github.com/gpzoo/gpzoo/internal/testkit/datatest"
 )
 
 // The security flags of advgp serve, work and local, and of train and run with --nats, are checked before anything

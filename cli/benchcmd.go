@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/gpzoo/gpzoo/internal/atomicfile"
-	"github.com/gpzoo/gpzoo/internal/benchmodels"
-	"github.com/gpzoo/gpzoo/internal/benchmodels/variational"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels/variational"
 	"github.com/gpzoo/gpzoo/ops"
 	"golang.org/x/sys/cpu"
 	"gonum.org/v1/gonum/blas"
@@ -36,7 +36,7 @@ SVGP and deep-GP training steps make, at their shapes (M = 200 inducing points, 
 inputs, deep-GP width 8): thin and tall-skinny products (Dgemm m×n×k: C m×n, inner dimension k; 2mnk flops),
 solves and triangular products with B m×n (m²n), the rank-B update (n²k) and the Cholesky of K_uu. Then each
 training step of the models the step benchmarks time: milliseconds (median of --steps steps after one warm-up
-step), GFLOP/s from the model's flop count (internal/benchmodels: the algorithm as implemented, forward and
+step), GFLOP/s from the model's flop count (internal/testkit/benchmodels: the algorithm as implemented, forward and
 backward) and that rate's share of the run's Dgemm NN rate at n = 1000 on the BLAS the models run on (timed
 for the purpose when --sizes lacks 1000), so that the gap to peak shows: the exact GP at N = 1000 (go test
 ./gp/ -bench GPRStep), the SVGP with M = 200 and minibatch 1024 (./gp/models/ -bench SVGPStep), the 2-layer

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/benchmodels/variational"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels/variational"
 	"github.com/gpzoo/gpzoo/ops"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/datatest"
+	"github.com/gpzoo/gpzoo/internal/testkit/datatest"
 	"github.com/gpzoo/gpzoo/train"
 	"github.com/gpzoo/gpzoo/zoo"
 )

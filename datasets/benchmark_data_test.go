@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/datasets"
-	"github.com/gpzoo/gpzoo/internal/datatest"
+	"github.com/gpzoo/gpzoo/internal/testkit/datatest"
 )
 
 // Integration tests of the loaders on the benchmark files themselves (their subject is the data): they need the

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/benchmodels"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels"
 )
 
 // BenchmarkGPRStep times one forward+backward pass of the exact GP's negative log marginal likelihood

@@ -12,7 +12,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/gradcheck"
+	"github.com/gpzoo/gpzoo/internal/testkit/gradcheck"
 	"github.com/gpzoo/gpzoo/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"

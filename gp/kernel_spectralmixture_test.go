@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp"
-	"github.com/gpzoo/gpzoo/internal/gradcheck"
+	"github.com/gpzoo/gpzoo/internal/testkit/gradcheck"
 	"github.com/gpzoo/gpzoo/ops"
 	"gonum.org/v1/gonum/mat"
 	G "gorgonia.org/gorgonia"

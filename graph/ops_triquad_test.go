@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/graph"
-	"github.com/gpzoo/gpzoo/internal/gradcheck"
+	"github.com/gpzoo/gpzoo/internal/testkit/gradcheck"
 	"github.com/gpzoo/gpzoo/ops"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/graph"
-	"github.com/gpzoo/gpzoo/internal/gradcheck"
+	"github.com/gpzoo/gpzoo/internal/testkit/gradcheck"
 )
 
 // testNormal is the normal density N(mu, s²), named with its constants.

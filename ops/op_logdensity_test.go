@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/gradcheck"
+	"github.com/gpzoo/gpzoo/internal/testkit/gradcheck"
 	"github.com/gpzoo/gpzoo/ops"
 	G "gorgonia.org/gorgonia"
 )

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/gradcheck"
+	"github.com/gpzoo/gpzoo/internal/testkit/gradcheck"
 	"github.com/gpzoo/gpzoo/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"

@@ -10,7 +10,7 @@ import (
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/modelfile"
-	"github.com/gpzoo/gpzoo/internal/datatest"
+	"github.com/gpzoo/gpzoo/internal/testkit/datatest"
 	"github.com/gpzoo/gpzoo/zoo"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"

@@ -9,7 +9,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/dgp"
 	"github.com/gpzoo/gpzoo/gp/gptest"
-	"github.com/gpzoo/gpzoo/internal/datatest"
+	"github.com/gpzoo/gpzoo/internal/testkit/datatest"
 )
 
 // TestEntryIsTrainCustom: the gpr, sgpr and deep-GP entries are configurations run by the code of gpzoo train.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/datatest"
+	"github.com/gpzoo/gpzoo/internal/testkit/datatest"
 	"github.com/gpzoo/gpzoo/zoo"
 )
 

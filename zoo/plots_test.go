@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/datatest"
+	"github.com/gpzoo/gpzoo/internal/testkit/datatest"
 	"github.com/gpzoo/gpzoo/zoo"
 )
 

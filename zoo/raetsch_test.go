@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp/approx"
-	"github.com/gpzoo/gpzoo/internal/datatest"
+	"github.com/gpzoo/gpzoo/internal/testkit/datatest"
 )
 
 // TestRaetschSplits: every Rätsch set loads with its usual training size (banana 400, german 700, image 1300,

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/datasets"
-	"github.com/gpzoo/gpzoo/internal/datatest"
+	"github.com/gpzoo/gpzoo/internal/testkit/datatest"
 	"gonum.org/v1/gonum/mat"
 )
 

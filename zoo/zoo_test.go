@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/datatest"
+	"github.com/gpzoo/gpzoo/internal/testkit/datatest"
 	"github.com/gpzoo/gpzoo/ops"
 	"github.com/gpzoo/gpzoo/zoo"
 	"gonum.org/v1/gonum/mat"

@@ -3,8 +3,8 @@ package dgp_test
 import (
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/benchmodels"
-	"github.com/gpzoo/gpzoo/internal/benchmodels/variational"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels/variational"
 )
 
 // BenchmarkDGPStep times one training step (sampled forward pass, backward pass, Adam) of the deep GPs that

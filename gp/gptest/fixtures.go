@@ -6,7 +6,7 @@ import (
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
-	"github.com/gpzoo/gpzoo/internal/benchmodels"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -14,7 +14,7 @@ import (
 
 // ToyRegression returns n inputs [n,d] uniform in [−2, 2) and p targets y_k = (k+1)·Σ_c sin(1.5 x_c/(c+1)) plus
 // N(0, 0.1²) noise: the shared data set of the layer and model equivalence tests (and of the step benchmarks,
-// internal/benchmodels, which defines it).
+// internal/testkit/benchmodels, which defines it).
 func ToyRegression(rng *rand.Rand, n, d, p int) (*mat.Dense, *mat.Dense) {
 	return benchmodels.ToyRegression(rng, n, d, p)
 }

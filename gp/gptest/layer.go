@@ -7,7 +7,7 @@ import (
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
-	"github.com/gpzoo/gpzoo/internal/gradcheck"
+	"github.com/gpzoo/gpzoo/internal/testkit/gradcheck"
 )
 
 // CheckLayer runs the layer conformance suite on l with random inputs from rng: Predict shapes [N,Dout] and

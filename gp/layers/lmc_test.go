@@ -17,7 +17,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp/modelfile"
 	"github.com/gpzoo/gpzoo/gp/models"
 	"github.com/gpzoo/gpzoo/graph"
-	"github.com/gpzoo/gpzoo/internal/gradcheck"
+	"github.com/gpzoo/gpzoo/internal/testkit/gradcheck"
 	"github.com/gpzoo/gpzoo/ops"
 	"github.com/gpzoo/gpzoo/train"
 	"gonum.org/v1/gonum/mat"

@@ -9,7 +9,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/likelihoods"
 	"github.com/gpzoo/gpzoo/graph"
-	"github.com/gpzoo/gpzoo/internal/gradcheck"
+	"github.com/gpzoo/gpzoo/internal/testkit/gradcheck"
 	"github.com/gpzoo/gpzoo/ops"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/layers"
-	"github.com/gpzoo/gpzoo/internal/benchmodels"
-	"github.com/gpzoo/gpzoo/internal/benchmodels/variational"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels/variational"
 )
 
 // stepBench times one training step (forward, backward, Adam) of an SVGP model built around layer l on a

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/benchmodels"
-	"github.com/gpzoo/gpzoo/internal/benchmodels/variational"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels/variational"
 )
 
 // BenchmarkSVGPStep times one SVGP training step (M inducing points, minibatch B, D = 8, one output, Gaussian

@@ -1,7 +1,7 @@
 package variational
 
 import (
-	bm "github.com/gpzoo/gpzoo/internal/benchmodels"
+	bm "github.com/gpzoo/gpzoo/internal/testkit/benchmodels"
 )
 
 // The flop counts of the variational steps, from the building blocks of package benchmodels (each the

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/benchmodels"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels"
 	"github.com/gpzoo/gpzoo/ops"
 )
 

@@ -3,7 +3,7 @@ package benchmodels_test
 import (
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/benchmodels"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels"
 )
 
 // A small exact GP builds and steps.

@@ -12,32 +12,32 @@ const module = "github.com/gpzoo/gpzoo"
 // Packages under cmd/ and examples/ may import anything; nothing may import them. Package cli (the command line
 // as a library) may import what the command did; only cmd/ and examples/ may import it.
 var allowed = map[string][]string{
-	"ops":                 {"ops/internal/blas", "ops/internal/vmath", "ops/internal/parallel"},
-	"graph":               {"ops"},
-	"gp":                  {"graph", "ops"},
-	"gp/gptest":           {"gp", "graph", "ops", "internal/gradcheck", "internal/benchmodels"},
-	"gp/likelihoods":      {"gp", "graph", "ops"},
-	"gp/layers":           {"gp", "graph", "ops"},
-	"gp/dgp":              {"gp", "graph", "ops"},
-	"gp/models":           {"gp", "gp/layers", "gp/likelihoods", "graph", "ops"},
-	"gp/advgp":            {"gp", "gp/layers", "gp/likelihoods", "gp/models", "graph", "ops"},
-	"gp/grammar":          {"gp", "graph", "ops"},
-	"gp/approx":           {"gp", "graph", "ops"},
-	"vbks":                {"gp", "gp/grammar", "gp/layers", "gp/likelihoods", "gp/models", "graph", "ops", "train", "datasets"},
-	"cluster":             {"gp", "gp/advgp", "graph", "train", "datasets", "internal/atomicfile", "internal/access"},
-	"gp/modelfile":        {"gp", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "gp/approx", "gp/bayes", "graph", "ops", "datasets", "internal/atomicfile"},
-	"gp/bayes":            {"gp", "graph", "ops", "mcmc"},
-	"datasets":            {"internal/atomicfile"},
-	"mcmc":                {},
-	"plots":               {},
-	"oip/pb":              {},
-	"train":               {"gp", "graph", "ops", "datasets", "internal/atomicfile"},
-	"zoo":                 {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/approx", "gp/bayes", "mcmc", "gp/modelfile", "gp/advgp", "gp/grammar", "cluster", "vbks", "train", "datasets", "plots", "graph", "ops", "internal/atomicfile"},
-	"internal/gradcheck":  {"ops", "graph"},
-	"internal/archtest":   {},
-	"internal/atomicfile": {},
-	"internal/access":     {},
-	"internal/datatest":   {"datasets"},
+	"ops":                        {"ops/internal/blas", "ops/internal/vmath", "ops/internal/parallel"},
+	"graph":                      {"ops"},
+	"gp":                         {"graph", "ops"},
+	"gp/gptest":                  {"gp", "graph", "ops", "internal/testkit/gradcheck", "internal/testkit/benchmodels"},
+	"gp/likelihoods":             {"gp", "graph", "ops"},
+	"gp/layers":                  {"gp", "graph", "ops"},
+	"gp/dgp":                     {"gp", "graph", "ops"},
+	"gp/models":                  {"gp", "gp/layers", "gp/likelihoods", "graph", "ops"},
+	"gp/advgp":                   {"gp", "gp/layers", "gp/likelihoods", "gp/models", "graph", "ops"},
+	"gp/grammar":                 {"gp", "graph", "ops"},
+	"gp/approx":                  {"gp", "graph", "ops"},
+	"vbks":                       {"gp", "gp/grammar", "gp/layers", "gp/likelihoods", "gp/models", "graph", "ops", "train", "datasets"},
+	"cluster":                    {"gp", "gp/advgp", "graph", "train", "datasets", "internal/atomicfile", "internal/access"},
+	"gp/modelfile":               {"gp", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "gp/approx", "gp/bayes", "graph", "ops", "datasets", "internal/atomicfile"},
+	"gp/bayes":                   {"gp", "graph", "ops", "mcmc"},
+	"datasets":                   {"internal/atomicfile"},
+	"mcmc":                       {},
+	"plots":                      {},
+	"oip/pb":                     {},
+	"train":                      {"gp", "graph", "ops", "datasets", "internal/atomicfile"},
+	"zoo":                        {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/approx", "gp/bayes", "mcmc", "gp/modelfile", "gp/advgp", "gp/grammar", "cluster", "vbks", "train", "datasets", "plots", "graph", "ops", "internal/atomicfile"},
+	"internal/testkit/gradcheck": {"ops", "graph"},
+	"internal/testkit/archtest":  {},
+	"internal/atomicfile":        {},
+	"internal/access":            {},
+	"internal/testkit/datatest":  {"datasets"},
 
 	// The numerics floor below ops (Go's internal rule lets only ops/... import it): gpzoo's level-3 BLAS,
 	// the vectorised elementwise math and the choice of their kernels by CPU.
@@ -54,17 +54,17 @@ var allowed = map[string][]string{
 	"client": {"oip", "oip/pb", "internal/access"},
 
 	// The command line as a library; cmd/gpzoo is its main.
-	"cli": {"datasets", "cluster", "gp", "gp/bayes", "gp/modelfile", "internal/atomicfile", "internal/benchmodels",
-		"internal/benchmodels/variational", "ops", "plots", "train", "vbks", "zoo", "serve", "oip",
+	"cli": {"datasets", "cluster", "gp", "gp/bayes", "gp/modelfile", "internal/atomicfile", "internal/testkit/benchmodels",
+		"internal/testkit/benchmodels/variational", "ops", "plots", "train", "vbks", "zoo", "serve", "oip",
 		"client", "internal/access"},
 
 	// The models the step benchmarks (gp, gp/models, gp/dgp) and gpzoo bench time.
-	"internal/benchmodels":             {"gp", "graph", "ops"},
-	"internal/benchmodels/variational": {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "train", "internal/benchmodels"},
+	"internal/testkit/benchmodels":             {"gp", "graph", "ops"},
+	"internal/testkit/benchmodels/variational": {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "train", "internal/testkit/benchmodels"},
 }
 
 // engineAllowed are the only packages whose non-test code may import the engine (gorgonia) directly.
-var engineAllowed = map[string]bool{"ops": true, "graph": true, "internal/gradcheck": true}
+var engineAllowed = map[string]bool{"ops": true, "graph": true, "internal/testkit/gradcheck": true}
 
 func TestImportDAG(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...").Output()

@@ -7,7 +7,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/dgp"
 	"github.com/gpzoo/gpzoo/gp/layers"
-	"github.com/gpzoo/gpzoo/internal/benchmodels"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels"
 )
 
 // The deep-GP benchmark's layer families.

@@ -38,7 +38,7 @@ var (
 func TestNoModelTypeSwitch(t *testing.T) {
 	args := append([]string{"list", "-json=Dir,ImportPath,GoFiles,IgnoredGoFiles", "-e"}, predictorClients...)
 	cmd := exec.Command("go", args...)
-	cmd.Dir = filepath.Join("..", "..")
+	cmd.Dir = filepath.Join("..", "..", "..")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)

@@ -3,7 +3,7 @@ package variational
 import (
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/likelihoods"
-	"github.com/gpzoo/gpzoo/internal/benchmodels"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels"
 	"github.com/gpzoo/gpzoo/train"
 	"gonum.org/v1/gonum/mat"
 )

@@ -6,7 +6,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/layers"
 	"github.com/gpzoo/gpzoo/gp/models"
-	"github.com/gpzoo/gpzoo/internal/benchmodels"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels"
 )
 
 // SVGPDim is the input dimension of the SVGP benchmarks (kin8nm's).

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	bm "github.com/gpzoo/gpzoo/internal/benchmodels"
+	bm "github.com/gpzoo/gpzoo/internal/testkit/benchmodels"
 )
 
 // The counts are positive, equal the closed forms of their comments and scale as the algorithm does: doubling

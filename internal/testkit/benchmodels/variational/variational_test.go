@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/benchmodels/variational"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels/variational"
 )
 
 // A small SVGP builds and steps; an unknown deep-GP family is refused by name.
