@@ -19,8 +19,8 @@ const dataShardUsage = `Usage:
   gpzoo data stats FILE [--test-frac F] [--split-seed S] [--targets y,...] [--out STATS.json]
   gpzoo data shard-stats FILE --shard i/k [--test-frac F] [--split-seed S] [--targets y,...] [--std STATS.json] [--json]
 
-Reading a data set larger than memory by shards (README, "Data larger than memory"). FILE is a row file
-(.gpzr, written by gpzoo synth) or a CSV (then --targets names its target columns; default y).
+Reading a data set larger than memory by shards (docs/cluster.md, "Data larger than memory"). FILE is a row
+file (.gpzr, written by gpzoo synth) or a CSV (then --targets names its target columns; default y).
 
 stats makes the server's one streaming pass: the number of rows and the column means and standard
 deviations of the training rows (a row is a test row when a hash of its index and --split-seed falls below

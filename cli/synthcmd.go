@@ -22,7 +22,8 @@ The table has a header row x0,...,x{D-1},y and N rows: inputs uniform on [-2, 2]
 y = f(x) + noise, f smooth and nonlinear in every input (decreasing relevance), noise Gaussian
 (datasets.Synthetic). The same flags write the same bytes. A FILE ending in .gpzr is written as gpzoo's
 binary row file (fixed-width float64 rows behind a checksummed header, so a worker seeks to its shard:
-README, "Data larger than memory"). Rows are generated and written one at a time, so any N fits in memory.
+docs/cluster.md, "Data larger than memory"). Rows are generated and written one at a time, so any N fits in
+memory.
 gpzoo train reads the CSV:
   gpzoo synth --rows 700 --inputs 8 --seed 1 --out synth.csv
   gpzoo train --csv synth.csv --target y

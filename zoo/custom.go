@@ -784,7 +784,7 @@ func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 
 // DefaultMaxIters caps the training of the Adam-trained families when neither Iters nor MaxIters is given: they
 // stop when the convergence criterion (train.DefaultConverge) is met, and at the latest after DefaultMaxIters
-// steps. The criterion stops most fits well before it (see the README's "Training length").
+// steps. The criterion stops most fits well before it (see docs/training-length.md).
 const DefaultMaxIters = 10000
 
 // formerDefaultIters is the fixed step count of the Adam-trained families before they converged by default.
