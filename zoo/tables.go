@@ -92,8 +92,8 @@ var (
 		What: "gpzoo's coupled deep-GP layers are whitened (q over v with u = L v); the Doubly-Stochastic-DGP layers the source uses are not (its default white=False)",
 		Why:  "the same model and bound in another parameterisation of q(u), so only the optimiser's path differs; gpzoo's deep-GP layer factory is whitened for every deep GP and is not changed per table",
 	}
-	// diffInnerVariance and diffWhitenedS are the two changes of issue 39's diagnosis (README "Depth that pays",
-	// the closing note): the inner layers' kernels start at variance 0.01, the decoupled layers' S-form is
+	// diffInnerVariance and diffWhitenedS are the two changes of issue 39's diagnosis (docs/tables.md, "Depth
+	// that pays"): the inner layers' kernels start at variance 0.01, the decoupled layers' S-form is
 	// whitened.
 	diffInnerVariance = func(src string) Difference {
 		return Difference{
