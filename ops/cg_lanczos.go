@@ -133,15 +133,24 @@ func vecDot(a, b []float64) float64 {
 	return s
 }
 
-// LOVECache returns R = L_T⁻¹·Qᵀ [m,n] for the Lanczos basis q [n,m] and tridiagonal t = QᵀAQ of a positive
-// definite A, T = L_T·L_Tᵀ (Cholesky; a failure is an error wrapping ErrNotPD): then A⁻¹ ≈ Q·T⁻¹·Qᵀ = RᵀR, and an
-// exact GP's predictive variance k** − k*ᵀK̂⁻¹k* is approximated by k** − ‖R·k*‖² (Pleiss et al. 2018, §3).
-func LOVECache(q []float64, t Tridiag, n int) ([]float64, error) {
+// LOVECache returns the LanczOs Variance Estimates cache of K̂ (Pleiss et al. 2018) in the form V [n,c]
+// (row-major) and W [c,c] (symmetric) with
+//
+//	kᵀK̂⁻¹k ≈ ‖k‖²/σ² + (Vᵀk)ᵀ·W·(Vᵀk)
+//
+// from the preconditioner P = U·diag(s²)·Uᵀ + σ²I (nil: P = σ²I) and the Lanczos basis q [n,m] and tridiagonal t
+// of the preconditioned M = P^(−1/2)·K̂·P^(−1/2): K̂⁻¹ = P⁻¹ + P^(−1/2)(M⁻¹ − I)P^(−1/2), where P⁻¹ = I/σ² +
+// U·diag(1/(σ² + s²) − 1/σ²)·Uᵀ is exact (the first r columns of V, U, with W's diagonal block) and M⁻¹ − I ≈
+// Q(T⁻¹ − I)Qᵀ on the Krylov space (the last m columns of V, P^(−1/2)Q, with W's block T⁻¹ − I). M ⪰ I (the
+// pivoted-Cholesky P is below K̂), so that Lanczos finds first the directions where M⁻¹ − I is largest: with a
+// good preconditioner far fewer steps reach a given accuracy than on K̂ itself. A tridiagonal that is not
+// positive definite is an error wrapping ErrNotPD.
+func LOVECache(q []float64, t Tridiag, n int, sigma2 float64, pre *LowRankPrecond) (v []float64, c int, w []float64, err error) {
 	m := len(t.Diag)
 	if m == 0 || len(q) != n*m || len(t.Off) != m-1 {
-		return nil, &ShapeError{Op: "LOVECache", Want: fmt.Sprintf("Q of %d×m values and a tridiagonal of order m ≥ 1", n), Got: fmt.Sprintf("%d values, order %d", len(q), m)}
+		return nil, 0, nil, &ShapeError{Op: "LOVECache", Want: fmt.Sprintf("Q of %d×m values and a tridiagonal of order m ≥ 1", n), Got: fmt.Sprintf("%d values, order %d", len(q), m)}
 	}
-	// Cholesky of the tridiagonal: L_T is lower bidiagonal.
+	// T⁻¹ by its Cholesky factor (T = L·Lᵀ, L lower bidiagonal): column j of T⁻¹ solves T·x = e_j.
 	ld, lo := make([]float64, m), make([]float64, max(m-1, 0))
 	for i := 0; i < m; i++ {
 		d := t.Diag[i]
@@ -150,24 +159,64 @@ func LOVECache(q []float64, t Tridiag, n int) ([]float64, error) {
 			d -= lo[i-1] * lo[i-1]
 		}
 		if !(d > 0) {
-			return nil, fmt.Errorf("ops: LOVECache: Lanczos tridiagonal not positive definite at step %d: %w", i, ErrNotPD)
+			return nil, 0, nil, fmt.Errorf("ops: LOVECache: Lanczos tridiagonal not positive definite at step %d: %w", i, ErrNotPD)
 		}
 		ld[i] = math.Sqrt(d)
 	}
-	// R = L_T⁻¹ Qᵀ by forward substitution on the rows of Qᵀ.
-	r := make([]float64, m*n)
-	for i := 0; i < n; i++ {
-		qi := q[i*m : (i+1)*m]
-		prev := 0.0
-		for j := 0; j < m; j++ {
-			x := qi[j]
-			if j > 0 {
-				x -= lo[j-1] * prev
+	tinv := make([]float64, m*m)
+	x := make([]float64, m)
+	for j := 0; j < m; j++ {
+		clear(x)
+		x[j] = 1
+		for i := 0; i < m; i++ { // L·z = e_j
+			if i > 0 {
+				x[i] -= lo[i-1] * x[i-1]
 			}
-			x /= ld[j]
-			r[j*n+i] = x
-			prev = x
+			x[i] /= ld[i]
+		}
+		for i := m - 1; i >= 0; i-- { // Lᵀ·x = z
+			if i < m-1 {
+				x[i] -= lo[i] * x[i+1]
+			}
+			x[i] /= ld[i]
+		}
+		for i := 0; i < m; i++ {
+			tinv[i*m+j] = x[i]
 		}
 	}
-	return r, nil
+	r := 0
+	var u, s2 []float64
+	if pre != nil {
+		u, s2 = pre.Eigen()
+		r = len(s2)
+	}
+	c = r + m
+	v, w = make([]float64, n*c), make([]float64, c*c)
+	qp := q
+	if pre != nil {
+		qp = make([]float64, n*m)
+		pre.InvSqrt(q, qp, m)
+	} else {
+		qp = make([]float64, n*m)
+		for i, val := range q {
+			qp[i] = val / math.Sqrt(sigma2)
+		}
+	}
+	for i := 0; i < n; i++ {
+		copy(v[i*c:i*c+r], u[i*r:(i+1)*r])
+		copy(v[i*c+r:(i+1)*c], qp[i*m:(i+1)*m])
+	}
+	for a, val := range s2 {
+		w[a*c+a] = 1/(sigma2+val) - 1/sigma2
+	}
+	for a := 0; a < m; a++ {
+		for b := 0; b < m; b++ {
+			val := tinv[a*m+b]
+			if a == b {
+				val--
+			}
+			w[(r+a)*c+r+b] = val
+		}
+	}
+	return v, c, w, nil
 }

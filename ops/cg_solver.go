@@ -270,20 +270,30 @@ func (s *CGSolver) bind(pr CGProblem, op string) (*LowRankPrecond, func(v, out [
 	}
 	var pre *LowRankPrecond
 	if k := s.cfg.precondRank(n); k > 0 {
-		diag := make([]float64, n)
-		if err := s.K.Diag(diag); err != nil {
+		var err error
+		if pre, err = s.pivoted(n, k, noise); err != nil {
 			return nil, nil, err
 		}
-		l, piv, err := PivotedCholesky(n, k, diag, s.K.Row)
-		if err != nil {
-			return nil, nil, err
-		}
-		if pre, err = NewLowRankPrecond(l, n, len(piv), noise); err != nil {
-			return nil, nil, err
-		}
-		pre.Piv = piv
 	}
 	return pre, apply, nil
+}
+
+// pivoted returns the pivoted-Cholesky preconditioner of rank k of the bound operator with noise σ².
+func (s *CGSolver) pivoted(n, k int, noise float64) (*LowRankPrecond, error) {
+	diag := make([]float64, n)
+	if err := s.K.Diag(diag); err != nil {
+		return nil, err
+	}
+	l, piv, err := PivotedCholesky(n, k, diag, s.K.Row)
+	if err != nil {
+		return nil, err
+	}
+	pre, err := NewLowRankPrecond(l, n, len(piv), noise)
+	if err != nil {
+		return nil, err
+	}
+	pre.Piv = piv
+	return pre, nil
 }
 
 // probes returns the base probes w [n,t] of step step and their kind.
@@ -518,33 +528,54 @@ func (s *CGSolver) Solve(pr CGProblem, b []float64, c int, x0 []float64, o CGOpt
 	return x, res, res.Err(o.Tol)
 }
 
-// LOVE returns the LanczOs Variance Estimates cache R [m,N] (m ≤ rank) of K̂ (Pleiss et al. 2018): k steps of
-// Lanczos with full reorthogonalisation from a standard normal start drawn from a generator keyed by (the
-// solver's Seed, seed), so that k*ᵀK̂⁻¹k* ≈ ‖R·k*‖².
-func (s *CGSolver) LOVE(pr CGProblem, rank int, seed uint64) ([]float64, int, error) {
+// LOVE returns the LanczOs Variance Estimates cache (V [N,c], W [c,c]: LOVECache) of K̂: rank steps of Lanczos
+// with full reorthogonalisation on P^(−1/2)·K̂·P^(−1/2), P the pivoted-Cholesky preconditioner of rank precondRank
+// (0: none, P = σ²I), from a standard normal start drawn from a generator keyed by (the solver's Seed, seed), so
+// that k*ᵀK̂⁻¹k* ≈ ‖k*‖²/σ² + (Vᵀk*)ᵀ·W·(Vᵀk*).
+func (s *CGSolver) LOVE(pr CGProblem, rank, precondRank int, seed uint64) (v []float64, c int, w []float64, err error) {
 	const op = "LOVE"
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rank <= 0 {
-		return nil, 0, fmt.Errorf("ops: %s: rank %d must be positive", op, rank)
+	if rank <= 0 || precondRank < 0 {
+		return nil, 0, nil, fmt.Errorf("ops: %s: rank %d must be positive and the preconditioner's %d ≥ 0", op, rank, precondRank)
 	}
 	_, apply, err := s.bind(pr, op)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	n := pr.N
+	var pre *LowRankPrecond
+	if precondRank > 0 {
+		if pre, err = s.pivoted(n, min(precondRank, n), pr.Noise); err != nil {
+			return nil, 0, nil, err
+		}
+	}
+	m := func(v, out []float64) error {
+		if pre == nil {
+			if err := apply(v, out, 1); err != nil {
+				return err
+			}
+			for i := range out {
+				out[i] /= pr.Noise
+			}
+			return nil
+		}
+		a, b := make([]float64, n), make([]float64, n)
+		pre.InvSqrt(v, a, 1)
+		if err := apply(a, b, 1); err != nil {
+			return err
+		}
+		pre.InvSqrt(b, out, 1)
+		return nil
+	}
 	rng := rand.New(rand.NewPCG(s.cfg.Seed, seed^0x10fe))
 	b := make([]float64, n)
 	for i := range b {
 		b[i] = rng.NormFloat64()
 	}
-	q, tri, err := Lanczos(func(v, out []float64) error { return apply(v, out, 1) }, b, n, rank)
+	q, tri, err := Lanczos(m, b, n, rank)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
-	r, err := LOVECache(q, tri, n)
-	if err != nil {
-		return nil, 0, err
-	}
-	return r, len(tri.Diag), nil
+	return LOVECache(q, tri, n, pr.Noise, pre)
 }

@@ -420,7 +420,8 @@ func maxAbsDiff(a, b mat.Matrix) float64 {
 	return m
 }
 
-// Lanczos at full rank reproduces the matrix (QᵀAQ = T, Q orthonormal) and its LOVE cache the inverse.
+// Lanczos at full rank reproduces the matrix (Q orthonormal), and the LOVE cache built from it gives the exact
+// quadratic forms kᵀK̂⁻¹k, with the pivoted-Cholesky preconditioner and without.
 func TestLanczosLOVE(t *testing.T) {
 	n, d, noise := 25, 2, 0.3
 	x, y, h := seProblem(n, d, 8)
@@ -445,27 +446,67 @@ func TestLanczosLOVE(t *testing.T) {
 	qm := mat.NewDense(n, m, q)
 	var qtq mat.Dense
 	qtq.Mul(qm.T(), qm)
-	if e := maxAbsDiff(&qtq, scaledIdentity(m, 1)); e > 1e-10 {
-		t.Errorf("QᵀQ − I = %.3g", e)
+	if e := maxAbsDiff(&qtq, scaledIdentity(m, 1)); e > 1e-10 || m != n {
+		t.Errorf("QᵀQ − I = %.3g after %d of %d steps", e, m, n)
 	}
-	r, err := ops.LOVECache(q, tri, n)
-	if err != nil {
+	var inv mat.Dense
+	if err := inv.Inverse(a); err != nil {
 		t.Fatal(err)
 	}
-	if m == n {
-		rm := mat.NewDense(m, n, r)
-		var rtr, inv mat.Dense
-		rtr.Mul(rm.T(), rm)
-		if err := inv.Inverse(a); err != nil {
+	kv := mat.NewVecDense(n, nil)
+	rng := rand.New(rand.NewPCG(3, 3))
+	for i := 0; i < n; i++ {
+		kv.SetVec(i, rng.NormFloat64())
+	}
+	want := mat.Inner(kv, &inv, kv)
+	diag := make([]float64, n)
+	o.Diag(diag)
+	for _, rank := range []int{0, 6} {
+		var pre *ops.LowRankPrecond
+		mop := func(v, out []float64) error { // K̂/σ², or P^(−½)K̂P^(−½)
+			if err := apply(v, out); err != nil {
+				return err
+			}
+			for i := range out {
+				out[i] /= noise
+			}
+			return nil
+		}
+		if rank > 0 {
+			l, piv, err := ops.PivotedCholesky(n, rank, diag, o.Row)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pre, err = ops.NewLowRankPrecond(l, n, len(piv), noise); err != nil {
+				t.Fatal(err)
+			}
+			mop = func(v, out []float64) error {
+				tmp, tmp2 := make([]float64, n), make([]float64, n)
+				pre.InvSqrt(v, tmp, 1)
+				if err := apply(tmp, tmp2); err != nil {
+					return err
+				}
+				pre.InvSqrt(tmp2, out, 1)
+				return nil
+			}
+		}
+		q, tri, err := ops.Lanczos(mop, y, n, n)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if e := maxAbsDiff(&rtr, &inv); e > 1e-8 {
-			t.Errorf("RᵀR − A⁻¹ = %.3g", e)
+		v, c, w, err := ops.LOVECache(q, tri, n, noise, pre)
+		if err != nil {
+			t.Fatal(err)
 		}
-	} else {
-		t.Errorf("Lanczos stopped after %d of %d steps", m, n)
+		vm := mat.NewDense(n, c, v)
+		var vk mat.VecDense
+		vk.MulVec(vm.T(), kv)
+		got := mat.Dot(kv, kv)/noise + mat.Inner(&vk, mat.NewDense(c, c, w), &vk)
+		if e := relErr(got, want); e > 1e-8 {
+			t.Errorf("preconditioner rank %d: kᵀK̂⁻¹k by LOVE %.12g, exact %.12g", rank, got, want)
+		}
 	}
-	if _, err := ops.LOVECache(q, ops.Tridiag{Diag: []float64{-1}}, n); err == nil {
+	if _, _, _, err := ops.LOVECache(q, ops.Tridiag{Diag: []float64{-1}}, n, noise, nil); err == nil {
 		t.Error("LOVECache took a negative tridiagonal")
 	}
 }

@@ -3,6 +3,7 @@ package cg
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/gpzoo/gpzoo/gp"
@@ -32,6 +33,7 @@ type Blocks struct {
 
 	x       []float64
 	n, d    int
+	bound   []float64 // the bound hyperparameters' raw values, flattened
 	nb      int       // blocks
 	keep    bool      // K kept whole
 	dense   []float64 // K when kept, for the binding denseOK says
@@ -120,7 +122,8 @@ func (b *Blocks) HyperSizes() []int { return append([]int(nil), b.sizes...) }
 // InputDim returns the kernel's input dimension D.
 func (b *Blocks) InputDim() int { return b.kern.InputDim() }
 
-// Bind fixes the inputs x [n,d] (not copied) and the raw hyperparameters for the calls that follow.
+// Bind fixes the inputs x [n,d] (not copied) and the raw hyperparameters for the calls that follow. Binding the
+// same inputs (the same slice) and values again keeps a kept K.
 func (b *Blocks) Bind(x []float64, n, d int, hyper [][]float64) error {
 	if d != b.kern.InputDim() || n <= 0 || len(x) != n*d {
 		return &ops.ShapeError{Op: "gp/cg.Blocks", Want: fmt.Sprintf("inputs [n,%d]", b.kern.InputDim()), Got: fmt.Sprintf("%d values for %d×%d", len(x), n, d)}
@@ -128,12 +131,19 @@ func (b *Blocks) Bind(x []float64, n, d int, hyper [][]float64) error {
 	if len(hyper) != len(b.params) {
 		return &ops.ShapeError{Op: "gp/cg.Blocks", Want: fmt.Sprintf("%d hyperparameters", len(b.params)), Got: fmt.Sprint(len(hyper))}
 	}
+	var flat []float64
+	for _, h := range hyper {
+		flat = append(flat, h...)
+	}
+	if b.x != nil && n == b.n && d == b.d && &x[0] == &b.x[0] && slices.Equal(flat, b.bound) {
+		return nil
+	}
 	for i, p := range b.params {
 		if err := p.SetRaw(hyper[i]); err != nil {
 			return fmt.Errorf("gp/cg.Blocks: %w", err)
 		}
 	}
-	b.x, b.n, b.d = x, n, d
+	b.x, b.n, b.d, b.bound = x, n, d, flat
 	b.nb = (n + b.o.Block - 1) / b.o.Block
 	b.keep = b.o.Keeps(n)
 	b.denseOK = false
@@ -672,25 +682,34 @@ func (b *Blocks) checkRows(op string, lo, hi int) error {
 	return nil
 }
 
-// CrossMul writes K(xs, X)·v into out [ns,c] for test rows xs [ns,d] and v [n,c]: the cross-covariances of
-// prediction (two nodes: a white-noise term adds nothing), as K(X_j, xs)ᵀ·v_j summed over the training blocks j in
-// order. The test rows are the covariance ops' second operand, in chunks of Block rows (the last one padded), so
+// CrossMul writes K(xs, X)·v into out [ns,c] for test rows xs [ns,d] and v [n,c] and, when sq is not nil, the
+// squared norms ‖K(X, x*)‖² of the test rows' cross-covariances into sq [ns]: the cross-covariances of prediction
+// (two nodes: a white-noise term adds nothing), as K(X_j, xs)ᵀ·v_j summed over the training blocks j in order.
+// The test rows are the covariance ops' second operand, in chunks of at most Block rows (padded: see padded), so
 // that a row's result does not depend on the rows predicted with it.
-func (b *Blocks) CrossMul(xs []float64, ns int, v []float64, c int, out []float64) error {
-	if len(xs) != ns*b.d || len(v) != b.n*c || len(out) != ns*c {
+func (b *Blocks) CrossMul(xs []float64, ns int, v []float64, c int, out, sq []float64) error {
+	if len(xs) != ns*b.d || len(v) != b.n*c || len(out) != ns*c || sq != nil && len(sq) != ns {
 		return &ops.ShapeError{Op: "gp/cg.Blocks.CrossMul", Want: fmt.Sprintf("xs [%d,%d], v [%d,c], out [%d,c]", ns, b.d, b.n, ns), Got: fmt.Sprintf("%d, %d and %d values", len(xs), len(v), len(out))}
 	}
 	bs := b.o.Block
 	for r0 := 0; r0 < ns; r0 += bs {
 		r1 := min(ns, r0+bs)
-		chunk := b.padded(xs[r0*b.d : r1*b.d])
-		parts := make([][]float64, b.nb)
+		chunk, size := b.padded(xs[r0*b.d : r1*b.d])
+		parts, sqs := make([][]float64, b.nb), make([][]float64, b.nb)
 		errs := make([]error, b.nb)
 		ops.Parallel(b.nb, func(j int) {
 			lj, hj := b.BlockRows(j)
-			parts[j] = make([]float64, bs*c)
+			parts[j] = make([]float64, size*c)
 			errs[j] = b.block(b.rows(lj, hj), chunk, func(k []float64) error {
-				gemm(true, k, hj-lj, bs, v[lj*c:hj*c], c, 0, parts[j])
+				gemm(true, k, hj-lj, size, v[lj*c:hj*c], c, 0, parts[j])
+				if sq != nil {
+					sqs[j] = make([]float64, size)
+					for r := 0; r < hj-lj; r++ {
+						for i, val := range k[r*size : (r+1)*size] {
+							sqs[j][i] += val * val
+						}
+					}
+				}
 				return nil
 			})
 		})
@@ -704,19 +723,35 @@ func (b *Blocks) CrossMul(xs []float64, ns int, v []float64, c int, out []float6
 				dst[i] += p[i]
 			}
 		}
+		if sq != nil {
+			dsq := sq[r0:r1]
+			clear(dsq)
+			for _, p := range sqs {
+				for i := range dsq {
+					dsq[i] += p[i]
+				}
+			}
+		}
 	}
 	return nil
 }
 
-// padded returns the test rows xs (at most Block rows) in a block of exactly Block rows, copies of its first row
-// after them (valid inputs for every kernel: a task column keeps a task index).
-func (b *Blocks) padded(xs []float64) []float64 {
-	out := make([]float64, b.o.Block*b.d)
+// padded returns the test rows xs (at most Block rows) padded to the next power of two (at least 4, at most Block)
+// with copies of its first row (valid inputs for every kernel: a task column keeps a task index), and that size:
+// the programs of test rows come in a few sizes, and a row's result does not depend on the padding.
+func (b *Blocks) padded(xs []float64) ([]float64, int) {
+	rows := len(xs) / b.d
+	size := 4
+	for size < rows {
+		size *= 2
+	}
+	size = max(min(size, b.o.Block), rows)
+	out := make([]float64, size*b.d)
 	copy(out, xs)
-	for r := len(xs) / b.d; r < b.o.Block; r++ {
+	for r := rows; r < size; r++ {
 		copy(out[r*b.d:(r+1)*b.d], xs[:b.d])
 	}
-	return out
+	return out, size
 }
 
 // Cross writes K(X, xs) [n,ns] into out for at most Block test rows xs [ns,d] (the right-hand sides of exact
@@ -725,13 +760,13 @@ func (b *Blocks) Cross(xs []float64, ns int, out []float64) error {
 	if len(xs) != ns*b.d || len(out) != b.n*ns || ns > b.o.Block {
 		return &ops.ShapeError{Op: "gp/cg.Blocks.Cross", Want: fmt.Sprintf("xs [≤%d,%d] and out [%d,ns]", b.o.Block, b.d, b.n), Got: fmt.Sprintf("%d and %d values", len(xs), len(out))}
 	}
-	chunk, bs := b.padded(xs), b.o.Block
+	chunk, size := b.padded(xs)
 	errs := make([]error, b.nb)
 	ops.Parallel(b.nb, func(j int) {
 		lj, hj := b.BlockRows(j)
 		errs[j] = b.block(b.rows(lj, hj), chunk, func(k []float64) error {
 			for r := lj; r < hj; r++ {
-				copy(out[r*ns:(r+1)*ns], k[(r-lj)*bs:(r-lj)*bs+ns])
+				copy(out[r*ns:(r+1)*ns], k[(r-lj)*size:(r-lj)*size+ns])
 			}
 			return nil
 		})
@@ -746,19 +781,23 @@ func (b *Blocks) TestDiag(xs []float64, ns int, out []float64) error {
 		return &ops.ShapeError{Op: "gp/cg.Blocks.TestDiag", Want: fmt.Sprintf("xs [%d,%d] and out [%d]", ns, b.d, ns), Got: fmt.Sprintf("%d and %d values", len(xs), len(out))}
 	}
 	bs := b.o.Block
-	key := progKey{kind: kindDiag, ra: bs, rb: 1}
-	p, err := b.program(key)
-	if err != nil {
-		return err
-	}
-	defer b.release(key, p)
 	for r0 := 0; r0 < ns; r0 += bs {
 		r1 := min(ns, r0+bs)
-		copy(p.InputData("a"), b.padded(xs[r0*b.d:r1*b.d]))
-		if err := p.Run(); err != nil {
+		chunk, size := b.padded(xs[r0*b.d : r1*b.d])
+		key := progKey{kind: kindDiag, ra: size, rb: 1}
+		p, err := b.program(key)
+		if err != nil {
+			return err
+		}
+		copy(p.InputData("a"), chunk)
+		err = p.Run()
+		if err == nil {
+			copy(out[r0:r1], p.Output("k")[:r1-r0])
+		}
+		b.release(key, p)
+		if err != nil {
 			return fmt.Errorf("gp/cg: kernel diagonal: %w", err)
 		}
-		copy(out[r0:r1], p.Output("k")[:r1-r0])
 	}
 	return nil
 }

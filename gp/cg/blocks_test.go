@@ -162,9 +162,18 @@ func TestBlocksMatchDenseKernel(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				cm := make([]float64, 9*c)
-				if err := b.CrossMul(xs.RawMatrix().Data, 9, v, c, cm); err != nil {
+				cm, sq := make([]float64, 9*c), make([]float64, 9)
+				if err := b.CrossMul(xs.RawMatrix().Data, 9, v, c, cm, sq); err != nil {
 					t.Fatal(err)
+				}
+				for i := range sq {
+					want := 0.0
+					for j := 0; j < n; j++ {
+						want += ks.At(i, j) * ks.At(i, j)
+					}
+					if math.Abs(sq[i]-want) > 1e-12*math.Max(1, want) {
+						t.Errorf("%s n=%d: ‖K(X,x*)‖² of test row %d = %v, want %v", expr, n, i, sq[i], want)
+					}
 				}
 				var wantC mat.Dense
 				wantC.Mul(ks, mat.NewDense(n, c, v))
