@@ -65,15 +65,39 @@ func LanczosQuadrature(t Tridiag, f func(float64) float64) (float64, error) {
 // Lanczos runs k steps of the Lanczos process on the symmetric n×n matrix A (apply(v, out) writes A·v for a
 // vector v [n]) from b [n] (normalised), with full reorthogonalisation (classical Gram–Schmidt, twice), and returns
 // the orthonormal basis Q [n,m] (row-major; m ≤ k: fewer when the Krylov space is exhausted, a β below 1e-10 of
-// ‖A‖'s estimate) and the tridiagonal T = QᵀAQ.
-func Lanczos(apply func(v, out []float64) error, b []float64, n, k int) (q []float64, t Tridiag, err error) {
+// ‖A‖'s estimate) and the tridiagonal T = QᵀAQ. With a deflation basis u [n,r] (orthonormal columns, row-major;
+// nil: none) the process runs on (I − UUᵀ)A(I − UUᵀ): b and every new vector are made orthogonal to U too, so Q
+// extends U.
+func Lanczos(apply func(v, out []float64) error, b []float64, n, k int, u []float64) (q []float64, t Tridiag, err error) {
 	if n <= 0 || k <= 0 || len(b) != n {
 		return nil, Tridiag{}, &ShapeError{Op: "Lanczos", Want: fmt.Sprintf("a start vector of %d values and k ≥ 1", n), Got: fmt.Sprintf("%d values, k = %d", len(b), k)}
 	}
 	if err := CheckFinite("Lanczos start vector", b, 1); err != nil {
 		return nil, Tridiag{}, err
 	}
-	k = min(k, n)
+	r := 0
+	if u != nil {
+		if len(u)%n != 0 {
+			return nil, Tridiag{}, &ShapeError{Op: "Lanczos", Want: fmt.Sprintf("a deflation basis of %d×r values", n), Got: fmt.Sprint(len(u))}
+		}
+		r = len(u) / n
+	}
+	deflate := func(w []float64) {
+		if r == 0 {
+			return
+		}
+		c := make([]float64, r) // Uᵀw
+		ua := blas64.General{Rows: n, Cols: r, Stride: r, Data: u}
+		blas64.Gemv(blas.Trans, 1, ua, blas64.Vector{N: n, Inc: 1, Data: w}, 0, blas64.Vector{N: r, Inc: 1, Data: c})
+		blas64.Gemv(blas.NoTrans, -1, ua, blas64.Vector{N: r, Inc: 1, Data: c}, 1, blas64.Vector{N: n, Inc: 1, Data: w})
+	}
+	k = min(k, n-r)
+	if k <= 0 {
+		return nil, Tridiag{}, fmt.Errorf("ops: Lanczos: no room beside a deflation basis of %d of %d columns", r, n)
+	}
+	b = append([]float64(nil), b...)
+	deflate(b)
+	deflate(b)
 	nb := blas64.Nrm2(blas64.Vector{N: n, Inc: 1, Data: b})
 	if nb == 0 {
 		return nil, Tridiag{}, fmt.Errorf("ops: Lanczos: zero start vector")
@@ -96,11 +120,12 @@ func Lanczos(apply func(v, out []float64) error, b []float64, n, k int) (q []flo
 		a := vecDot(v, w)
 		t.Diag = append(t.Diag, a)
 		scale = max(scale, math.Abs(a))
-		for pass := 0; pass < 2; pass++ { // w ⟂ every earlier vector, twice for stability
-			for _, u := range cols {
-				c := vecDot(u, w)
+		for pass := 0; pass < 2; pass++ { // w ⟂ U and every earlier vector, twice for stability
+			deflate(w)
+			for _, qj := range cols {
+				c := vecDot(qj, w)
 				for i := range w {
-					w[i] -= c * u[i]
+					w[i] -= c * qj[i]
 				}
 			}
 		}
@@ -133,90 +158,22 @@ func vecDot(a, b []float64) float64 {
 	return s
 }
 
-// LOVECache returns the LanczOs Variance Estimates cache of K̂ (Pleiss et al. 2018) in the form V [n,c]
-// (row-major) and W [c,c] (symmetric) with
-//
-//	kᵀK̂⁻¹k ≈ ‖k‖²/σ² + (Vᵀk)ᵀ·W·(Vᵀk)
-//
-// from the preconditioner P = U·diag(s²)·Uᵀ + σ²I (nil: P = σ²I) and the Lanczos basis q [n,m] and tridiagonal t
-// of the preconditioned M = P^(−1/2)·K̂·P^(−1/2): K̂⁻¹ = P⁻¹ + P^(−1/2)(M⁻¹ − I)P^(−1/2), where P⁻¹ = I/σ² +
-// U·diag(1/(σ² + s²) − 1/σ²)·Uᵀ is exact (the first r columns of V, U, with W's diagonal block) and M⁻¹ − I ≈
-// Q(T⁻¹ − I)Qᵀ on the Krylov space (the last m columns of V, P^(−1/2)Q, with W's block T⁻¹ − I). M ⪰ I (the
-// pivoted-Cholesky P is below K̂), so that Lanczos finds first the directions where M⁻¹ − I is largest: with a
-// good preconditioner far fewer steps reach a given accuracy than on K̂ itself. A tridiagonal that is not
-// positive definite is an error wrapping ErrNotPD.
-func LOVECache(q []float64, t Tridiag, n int, sigma2 float64, pre *LowRankPrecond) (v []float64, c int, w []float64, err error) {
-	m := len(t.Diag)
-	if m == 0 || len(q) != n*m || len(t.Off) != m-1 {
-		return nil, 0, nil, &ShapeError{Op: "LOVECache", Want: fmt.Sprintf("Q of %d×m values and a tridiagonal of order m ≥ 1", n), Got: fmt.Sprintf("%d values, order %d", len(q), m)}
+// LOVECache returns R = L_G⁻¹·Sᵀ [c,n] for a basis S [n,c] (row-major, linearly independent columns) and
+// G = SᵀK̂S [c,c] = L_G·L_Gᵀ (Cholesky, with jitter retries as CholeskyLower; a failure is an error wrapping
+// ErrNotPD): the Galerkin approximation S·G⁻¹·Sᵀ = RᵀR of K̂⁻¹ on span(S), below K̂⁻¹ (so that the predictive
+// variances k** − ‖R·k*‖² are never below the exact ones, and a covariance built from it stays positive
+// semi-definite). With S the Lanczos basis Q of K̂ (G = T, its tridiagonal) it is the LanczOs Variance Estimates
+// cache of Pleiss et al. 2018.
+func LOVECache(s, g []float64, n, c int) ([]float64, error) {
+	if n <= 0 || c <= 0 || len(s) != n*c || len(g) != c*c {
+		return nil, &ShapeError{Op: "LOVECache", Want: fmt.Sprintf("S of %d×%d values and G of %d×%d", n, c, c, c), Got: fmt.Sprintf("%d and %d", len(s), len(g))}
 	}
-	// T⁻¹ by its Cholesky factor (T = L·Lᵀ, L lower bidiagonal): column j of T⁻¹ solves T·x = e_j.
-	ld, lo := make([]float64, m), make([]float64, max(m-1, 0))
-	for i := 0; i < m; i++ {
-		d := t.Diag[i]
-		if i > 0 {
-			lo[i-1] = t.Off[i-1] / ld[i-1]
-			d -= lo[i-1] * lo[i-1]
-		}
-		if !(d > 0) {
-			return nil, 0, nil, fmt.Errorf("ops: LOVECache: Lanczos tridiagonal not positive definite at step %d: %w", i, ErrNotPD)
-		}
-		ld[i] = math.Sqrt(d)
+	l := make([]float64, c*c)
+	if _, err := CholeskyLower(l, g, c, JitterPolicy{}); err != nil {
+		return nil, fmt.Errorf("ops: LOVECache: %w", err)
 	}
-	tinv := make([]float64, m*m)
-	x := make([]float64, m)
-	for j := 0; j < m; j++ {
-		clear(x)
-		x[j] = 1
-		for i := 0; i < m; i++ { // L·z = e_j
-			if i > 0 {
-				x[i] -= lo[i-1] * x[i-1]
-			}
-			x[i] /= ld[i]
-		}
-		for i := m - 1; i >= 0; i-- { // Lᵀ·x = z
-			if i < m-1 {
-				x[i] -= lo[i] * x[i+1]
-			}
-			x[i] /= ld[i]
-		}
-		for i := 0; i < m; i++ {
-			tinv[i*m+j] = x[i]
-		}
-	}
-	r := 0
-	var u, s2 []float64
-	if pre != nil {
-		u, s2 = pre.Eigen()
-		r = len(s2)
-	}
-	c = r + m
-	v, w = make([]float64, n*c), make([]float64, c*c)
-	qp := q
-	if pre != nil {
-		qp = make([]float64, n*m)
-		pre.InvSqrt(q, qp, m)
-	} else {
-		qp = make([]float64, n*m)
-		for i, val := range q {
-			qp[i] = val / math.Sqrt(sigma2)
-		}
-	}
-	for i := 0; i < n; i++ {
-		copy(v[i*c:i*c+r], u[i*r:(i+1)*r])
-		copy(v[i*c+r:(i+1)*c], qp[i*m:(i+1)*m])
-	}
-	for a, val := range s2 {
-		w[a*c+a] = 1/(sigma2+val) - 1/sigma2
-	}
-	for a := 0; a < m; a++ {
-		for b := 0; b < m; b++ {
-			val := tinv[a*m+b]
-			if a == b {
-				val--
-			}
-			w[(r+a)*c+r+b] = val
-		}
-	}
-	return v, c, w, nil
+	r := make([]float64, c*n)
+	CovTranspose(s, n, c, nil, r)
+	TriSolveTo(r, l, r, c, n, false, false)
+	return r, nil
 }

@@ -212,11 +212,6 @@ func (p *LowRankPrecond) Sqrt(v, out []float64, c int) {
 	p.apply(v, out, c, math.Sqrt(p.sigma2), func(s2 float64) float64 { return math.Sqrt(p.sigma2 + s2) })
 }
 
-// InvSqrt writes P^(−1/2)·v into out.
-func (p *LowRankPrecond) InvSqrt(v, out []float64, c int) {
-	p.apply(v, out, c, 1/math.Sqrt(p.sigma2), func(s2 float64) float64 { return 1 / math.Sqrt(p.sigma2+s2) })
-}
-
 // Eigen returns U [n,r] (row-major, orthonormal columns) and s² [r] of P = U·diag(s²)·Uᵀ + σ²I (the
 // preconditioner's own storage: do not modify).
 func (p *LowRankPrecond) Eigen() (u, s2 []float64) { return p.u, p.s2 }

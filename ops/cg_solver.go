@@ -528,54 +528,82 @@ func (s *CGSolver) Solve(pr CGProblem, b []float64, c int, x0 []float64, o CGOpt
 	return x, res, res.Err(o.Tol)
 }
 
-// LOVE returns the LanczOs Variance Estimates cache (V [N,c], W [c,c]: LOVECache) of K̂: rank steps of Lanczos
-// with full reorthogonalisation on P^(−1/2)·K̂·P^(−1/2), P the pivoted-Cholesky preconditioner of rank precondRank
-// (0: none, P = σ²I), from a standard normal start drawn from a generator keyed by (the solver's Seed, seed), so
-// that k*ᵀK̂⁻¹k* ≈ ‖k*‖²/σ² + (Vᵀk*)ᵀ·W·(Vᵀk*).
-func (s *CGSolver) LOVE(pr CGProblem, rank, precondRank int, seed uint64) (v []float64, c int, w []float64, err error) {
+// LOVE returns the variance cache R [c,N] (LOVECache) of K̂ for predictive variances k** − ‖R·k*‖²: the Galerkin
+// approximation of K̂⁻¹ on the span of S = [U | Q], U the orthonormal basis of the columns of the pivoted-Cholesky
+// factor of rank precondRank (0: none; the Nyström directions, which hold most of a cross-covariance k*) and Q
+// the basis of rank steps of Lanczos on (I − UUᵀ)K̂(I − UUᵀ), with full reorthogonalisation, from a standard normal
+// start drawn from a generator keyed by (the solver's Seed, seed). Without U it is LOVE (Pleiss et al. 2018): Q
+// and its tridiagonal. The cost is one product of K̂ with U's r columns and rank products with one column.
+func (s *CGSolver) LOVE(pr CGProblem, rank, precondRank int, seed uint64) ([]float64, int, error) {
 	const op = "LOVE"
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rank <= 0 || precondRank < 0 {
-		return nil, 0, nil, fmt.Errorf("ops: %s: rank %d must be positive and the preconditioner's %d ≥ 0", op, rank, precondRank)
+	if rank < 0 || precondRank < 0 || rank+precondRank == 0 {
+		return nil, 0, fmt.Errorf("ops: %s: ranks %d (Lanczos) and %d (preconditioner) must be ≥ 0, not both 0", op, rank, precondRank)
 	}
 	_, apply, err := s.bind(pr, op)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, 0, err
 	}
 	n := pr.N
-	var pre *LowRankPrecond
+	var u, ku []float64 // U [n,r] and K̂U
+	r := 0
 	if precondRank > 0 {
-		if pre, err = s.pivoted(n, min(precondRank, n), pr.Noise); err != nil {
-			return nil, 0, nil, err
+		pre, err := s.pivoted(n, min(precondRank, n), pr.Noise)
+		if err != nil {
+			return nil, 0, err
 		}
-	}
-	m := func(v, out []float64) error {
-		if pre == nil {
-			if err := apply(v, out, 1); err != nil {
-				return err
+		u, _ = pre.Eigen()
+		r = pre.Rank()
+		ku = make([]float64, n*r)
+		if r > 0 {
+			if err := apply(u, ku, r); err != nil {
+				return nil, 0, err
 			}
-			for i := range out {
-				out[i] /= pr.Noise
+		}
+	}
+	var q []float64
+	var tri Tridiag
+	if m := min(rank, n-r); m > 0 {
+		rng := rand.New(rand.NewPCG(s.cfg.Seed, seed^0x10fe))
+		b := make([]float64, n)
+		for i := range b {
+			b[i] = rng.NormFloat64()
+		}
+		if q, tri, err = Lanczos(func(v, out []float64) error { return apply(v, out, 1) }, b, n, m, u); err != nil {
+			return nil, 0, err
+		}
+	}
+	m := len(tri.Diag)
+	c := r + m
+	sm, g := make([]float64, n*c), make([]float64, c*c)
+	for i := 0; i < n; i++ {
+		copy(sm[i*c:i*c+r], u[i*r:(i+1)*r])
+		copy(sm[i*c+r:(i+1)*c], q[i*m:(i+1)*m])
+	}
+	// G = [[UᵀK̂U, (K̂U)ᵀQ], [Qᵀ(K̂U), T]]
+	if r > 0 {
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: n, Cols: r, Stride: r, Data: ku}, blas64.General{Rows: n, Cols: c, Stride: c, Data: sm}, 0,
+			blas64.General{Rows: r, Cols: c, Stride: c, Data: g[:r*c]})
+		for a := 0; a < r; a++ {
+			for b := a + 1; b < r; b++ { // UᵀK̂U symmetric: the average of its two triangles
+				v := 0.5 * (g[a*c+b] + g[b*c+a])
+				g[a*c+b], g[b*c+a] = v, v
 			}
-			return nil
+			for b := r; b < c; b++ {
+				g[b*c+a] = g[a*c+b]
+			}
 		}
-		a, b := make([]float64, n), make([]float64, n)
-		pre.InvSqrt(v, a, 1)
-		if err := apply(a, b, 1); err != nil {
-			return err
-		}
-		pre.InvSqrt(b, out, 1)
-		return nil
 	}
-	rng := rand.New(rand.NewPCG(s.cfg.Seed, seed^0x10fe))
-	b := make([]float64, n)
-	for i := range b {
-		b[i] = rng.NormFloat64()
+	for i, d := range tri.Diag {
+		g[(r+i)*c+r+i] = d
 	}
-	q, tri, err := Lanczos(m, b, n, rank)
+	for i, e := range tri.Off {
+		g[(r+i)*c+r+i+1], g[(r+i+1)*c+r+i] = e, e
+	}
+	rc, err := LOVECache(sm, g, n, c)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, 0, err
 	}
-	return LOVECache(q, tri, n, pr.Noise, pre)
+	return rc, c, nil
 }

@@ -17,8 +17,9 @@ import (
 const (
 	// DefaultLOVERank is the Lanczos rank of the LOVE variance cache (GPyTorch's max_root_decomposition_size).
 	DefaultLOVERank = 100
-	// DefaultLOVEPrecondRank is the rank of the pivoted-Cholesky preconditioner the LOVE cache is built on (its
-	// rows cost O(N) kernel values each; the Lanczos steps, a product with K̂ each, are the expensive part).
+	// DefaultLOVEPrecondRank is the rank of the pivoted Cholesky whose column space the LOVE cache holds beside
+	// the Lanczos vectors (its rows cost O(N) kernel values each, and its directions one batched product; the
+	// Lanczos steps, a product with K̂ each, are the expensive part).
 	DefaultLOVEPrecondRank = 200
 	// DefaultPredictTol is the relative residual to which the predictive mean's α = K̂⁻¹(y − m) is solved.
 	DefaultPredictTol = 1e-6
@@ -41,8 +42,9 @@ type Config struct {
 	// Blocks configures the kernel products (block size, the memory K may take when kept whole).
 	Blocks BlocksOptions
 	// LOVERank is the Lanczos rank of the predictive variances' LOVE cache (default DefaultLOVERank) and
-	// LOVEPrecondRank the rank of the preconditioner it is built on (default DefaultLOVEPrecondRank; negative:
-	// none, Lanczos on K̂ itself as Pleiss et al.); PredictTol the tolerance of the predictive mean's solve
+	// LOVEPrecondRank the rank of the pivoted Cholesky whose directions it starts from (default
+	// DefaultLOVEPrecondRank; negative: none, Lanczos on K̂ alone as Pleiss et al.: ops.CGSolver.LOVE); PredictTol
+	// the tolerance of the predictive mean's solve
 	// (default DefaultPredictTol). ExactVariance computes the predictive variances by CG solves to PredictTol
 	// instead of LOVE (one solve per block of test rows).
 	LOVERank, LOVEPrecondRank int
@@ -71,17 +73,15 @@ type GPR struct {
 	warns atomic.Int64 // prediction solves that stopped above their tolerance
 }
 
-// predCache is what predictions read: α [N,P] and the LOVE cache V [N,c], W [c,c] (ops.LOVECache; nil with
-// ExactVariance) at noise σ², for the parameters key (their raw values, kernel's then the mean's then σ²'s).
+// predCache is what predictions read: α [N,P] and the LOVE cache Rᵀ [N,c] (ops.LOVECache; nil with ExactVariance),
+// for the parameters key (their raw values, kernel's then the mean's then σ²'s).
 type predCache struct {
-	key    []float64
-	alpha  []float64
-	love   []float64
-	loveW  []float64
-	rank   int // c
-	sigma2 float64
-	iters  int     // CG iterations of α's solve
-	resid  float64 // its relative residual
+	key   []float64
+	alpha []float64
+	love  []float64
+	rank  int     // c
+	iters int     // CG iterations of α's solve
+	resid float64 // its relative residual
 }
 
 var (
@@ -337,19 +337,22 @@ func (m *GPR) prepareLocked() error {
 		}
 		m.warns.Add(1)
 	}
-	c := &predCache{key: key, alpha: alpha, iters: res.Iters, sigma2: pr.Noise}
+	c := &predCache{key: key, alpha: alpha, iters: res.Iters}
 	c.resid, _ = res.MaxResidual()
 	if !m.cfg.ExactVariance {
-		if c.love, c.rank, c.loveW, err = m.solver.LOVE(pr, m.cfg.LOVERank, max(m.cfg.LOVEPrecondRank, 0), 0); err != nil {
+		r, rank, err := m.solver.LOVE(pr, m.cfg.LOVERank, max(m.cfg.LOVEPrecondRank, 0), 0)
+		if err != nil {
 			return fmt.Errorf("gp/cg: LOVE cache: %w", err)
 		}
+		c.love, c.rank = make([]float64, n*rank), rank
+		ops.CovTranspose(r, rank, n, nil, c.love)
 	}
 	m.cache = c
 	return nil
 }
 
-// CacheStats reports the prediction cache's α solve (iterations, relative residual) and the LOVE cache's number
-// of vectors (the preconditioner's directions and the Lanczos steps; 0: none).
+// CacheStats reports the prediction cache's α solve (iterations, relative residual) and the LOVE cache's rank
+// (the pivoted-Cholesky directions and the Lanczos steps; 0: none).
 func (m *GPR) CacheStats() (iters int, residual float64, loveRank int, ok bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()

@@ -11,9 +11,9 @@ import (
 
 // Predict returns the predictive distribution at xs [Ns,D] given the model's training data: the latent mean
 // μ* = m(x*) + K*ₓα with the cached α = K̂⁻¹(y − m(X)), and the variance σ²* = k** − k*ᵀK̂⁻¹k* by LOVE (Pleiss et al.
-// 2018; on the preconditioned matrix: ops.LOVECache), k** − ‖k*‖²/σ² − (Vᵀk*)ᵀW(Vᵀk*) (clamped at 0), or by CG
-// solves with ExactVariance; y's variance adds σ². o.Full adds the full covariance (LOVE's, or from the solves
-// K̂⁻¹K* with ExactVariance), o.Draws joint samples from it. The first call after training (or after the parameters or the data change) computes the
+// 2018; from the pivoted-Cholesky directions and Lanczos: ops.CGSolver.LOVE), k** − ‖R·k*‖² (never below the exact
+// variance; clamped at 0), or by CG solves with ExactVariance; y's variance adds σ². o.Full adds the full
+// covariance K** − (R·K*)ᵀ(R·K*) (or from the solves K̂⁻¹K* with ExactVariance), o.Draws joint samples from it. The first call after training (or after the parameters or the data change) computes the
 // cache (Prepare). Safe for concurrent use.
 func (m *GPR) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error) {
 	if m == nil || m.Kernel == nil || m.Noise == nil {
@@ -37,7 +37,7 @@ func (m *GPR) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error
 	_, y := m.data.Data()
 	n, p := y.Dims()
 	c := m.cache
-	// One pass over the training blocks for the means and LOVE's Vᵀk* and ‖k*‖²: v = [α | V].
+	// One pass over the training blocks for the means and LOVE's R·k*: v = [α | Rᵀ].
 	cols := p + c.rank
 	v := make([]float64, n*cols)
 	for i := 0; i < n; i++ {
@@ -45,11 +45,7 @@ func (m *GPR) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error
 		copy(v[i*cols+p:(i+1)*cols], c.love[i*c.rank:(i+1)*c.rank])
 	}
 	out := make([]float64, ns*cols)
-	var sq []float64
-	if !m.cfg.ExactVariance {
-		sq = make([]float64, ns)
-	}
-	if err := m.blocks.CrossMul(xd, ns, v, cols, out, sq); err != nil {
+	if err := m.blocks.CrossMul(xd, ns, v, cols, out, nil); err != nil {
 		return nil, err
 	}
 	mean := mat.NewDense(ns, p, nil)
@@ -75,7 +71,11 @@ func (m *GPR) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error
 		}
 	} else {
 		for i := 0; i < ns; i++ {
-			latent[i] -= sq[i]/c.sigma2 + quadForm(out[i*cols+p:(i+1)*cols], c.loveW)
+			q := 0.0
+			for _, val := range out[i*cols+p : (i+1)*cols] {
+				q += val * val
+			}
+			latent[i] -= q
 		}
 	}
 	for i, val := range latent {
@@ -113,25 +113,8 @@ func (m *GPR) exactVariances(xd []float64, ns int, latent []float64) error {
 	return nil
 }
 
-// quadForm returns uᵀ·W·u for W [c,c] row-major.
-func quadForm(u, w []float64) float64 {
-	c := len(u)
-	s := 0.0
-	for a, ua := range u {
-		if ua == 0 {
-			continue
-		}
-		t := 0.0
-		for b, ub := range u {
-			t += w[a*c+b] * ub
-		}
-		s += ua * t
-	}
-	return s
-}
-
 // fullCov returns the full latent covariance at xs, K(xs, xs) − K*ᵀK̂⁻¹K* with K* = K(X, xs): by LOVE,
-// K*ᵀK*/σ² + (VᵀK*)ᵀW(VᵀK*), or by one CG solve of every test row with ExactVariance.
+// (R·K*)ᵀ(R·K*), or by one CG solve of every test row with ExactVariance.
 func (m *GPR) fullCov(xs *mat.Dense, xd []float64, ns int) (*mat.SymDense, error) {
 	kss, err := gp.KernelMatrix(m.Kernel, xs, xs)
 	if err != nil {
@@ -154,13 +137,9 @@ func (m *GPR) fullCov(xs *mat.Dense, xd []float64, ns int) (*mat.SymDense, error
 	kxm := mat.NewDense(n, ns, kx)
 	var sub mat.Dense
 	if c := m.cache; !m.cfg.ExactVariance {
-		sub.Mul(kxm.T(), kxm)
-		sub.Scale(1/c.sigma2, &sub)
-		var vk, wvk, corr mat.Dense
-		vk.Mul(mat.NewDense(n, c.rank, c.love).T(), kxm) // [c,ns]
-		wvk.Mul(mat.NewDense(c.rank, c.rank, c.loveW), &vk)
-		corr.Mul(vk.T(), &wvk)
-		sub.Add(&sub, &corr)
+		var rk mat.Dense
+		rk.Mul(mat.NewDense(n, c.rank, c.love).T(), kxm) // [c,ns]
+		sub.Mul(rk.T(), &rk)
 	} else {
 		sol, res, err := m.solver.Solve(m.problem(), kx, ns, nil, ops.CGOptions{Tol: m.cfg.PredictTol, MaxIters: m.cfg.Solver.MaxIters})
 		if err != nil {

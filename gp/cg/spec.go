@@ -89,8 +89,7 @@ func (m *GPR) Spec() (gp.Spec, error) {
 const (
 	cacheKey   = "params" // the raw parameter values the cache belongs to
 	cacheAlpha = "alpha"  // α [N,P]
-	cacheLOVE  = "love"   // V [N,c]
-	cacheLOVEW = "love_w" // W [c,c]
+	cacheLOVE  = "love"   // Rᵀ [N,c]
 	cacheSolve = "solve"  // [iterations, relative residual] of α's solve
 )
 
@@ -105,7 +104,7 @@ func (m *GPR) PredictionCache() (map[string][]float64, error) {
 	c := m.cache
 	out := map[string][]float64{cacheKey: slices.Clone(c.key), cacheAlpha: slices.Clone(c.alpha), cacheSolve: {float64(c.iters), c.resid}}
 	if c.love != nil {
-		out[cacheLOVE], out[cacheLOVEW] = slices.Clone(c.love), slices.Clone(c.loveW)
+		out[cacheLOVE] = slices.Clone(c.love)
 	}
 	return out, nil
 }
@@ -122,7 +121,7 @@ func (m *GPR) SetPredictionCache(c map[string][]float64) error {
 	n, p := y.Dims()
 	for name := range c {
 		switch name {
-		case cacheKey, cacheAlpha, cacheLOVE, cacheLOVEW, cacheSolve:
+		case cacheKey, cacheAlpha, cacheLOVE, cacheSolve:
 		default:
 			return fmt.Errorf("gp/cg: unknown prediction cache entry %q", name)
 		}
@@ -130,20 +129,20 @@ func (m *GPR) SetPredictionCache(c map[string][]float64) error {
 	if !slices.Equal(c[cacheKey], m.key()) {
 		return fmt.Errorf("gp/cg: the prediction cache belongs to other parameter values")
 	}
-	alpha, love, loveW, solve := c[cacheAlpha], c[cacheLOVE], c[cacheLOVEW], c[cacheSolve]
+	alpha, love, solve := c[cacheAlpha], c[cacheLOVE], c[cacheSolve]
 	if len(alpha) != n*p {
 		return fmt.Errorf("gp/cg: prediction cache α has %d values, the data %d×%d", len(alpha), n, p)
 	}
 	rank := len(love) / n
-	if len(love)%n != 0 || len(loveW) != rank*rank || (love == nil) != m.cfg.ExactVariance || len(solve) != 2 {
-		return fmt.Errorf("gp/cg: prediction cache with %d and %d LOVE values for %d rows (exact variances: %t) and %d solve statistics", len(love), len(loveW), n, m.cfg.ExactVariance, len(solve))
+	if len(love)%n != 0 || rank > n || (love == nil) != m.cfg.ExactVariance || len(solve) != 2 {
+		return fmt.Errorf("gp/cg: prediction cache with %d LOVE values for %d rows (exact variances: %t) and %d solve statistics", len(love), n, m.cfg.ExactVariance, len(solve))
 	}
 	for name, v := range c {
 		if err := ops.CheckFinite("gp/cg prediction cache "+name, v, 1); err != nil {
 			return err
 		}
 	}
-	m.cache = &predCache{key: slices.Clone(c[cacheKey]), alpha: slices.Clone(alpha), love: slices.Clone(love), loveW: slices.Clone(loveW), rank: rank,
-		sigma2: m.NoiseVariance(), iters: int(solve[0]), resid: solve[1]}
+	m.cache = &predCache{key: slices.Clone(c[cacheKey]), alpha: slices.Clone(alpha), love: slices.Clone(love), rank: rank,
+		iters: int(solve[0]), resid: solve[1]}
 	return nil
 }

@@ -22,14 +22,20 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	// Every model family registers its kinds in init: link them all so that any model file can be loaded.
+	_ "github.com/gpzoo/gpzoo/gp/cg"
 	_ "github.com/gpzoo/gpzoo/gp/dgp"
 	_ "github.com/gpzoo/gpzoo/gp/layers"
 	_ "github.com/gpzoo/gpzoo/gp/likelihoods"
 	_ "github.com/gpzoo/gpzoo/gp/models"
 )
 
-// FormatVersion is the model-file format version this package writes, and the newest it reads.
-const FormatVersion = 1
+// FormatVersion is the newest model-file format version this package reads and writes: version 2 adds the
+// optional prediction cache of a gp.Cached model (the CG exact GP's α and LOVE cache). A file without a cache is
+// written as version 1, byte for byte as before, so that older gpzoo versions read it.
+const FormatVersion = 2
+
+// cacheVersion is the first format version with the prediction cache.
+const cacheVersion = 2
 
 // MaxPayload is the largest payload length Load accepts (16 GiB); a larger length field is ErrCorrupt.
 const MaxPayload = 16 << 30
@@ -75,6 +81,7 @@ type payload struct {
 	TrainX       *matrixRecord     `json:"train_x,omitempty"`
 	TrainY       *matrixRecord     `json:"train_y,omitempty"`
 	Meta         map[string]string `json:"meta,omitempty"`
+	Cache        map[string]bits   `json:"cache,omitempty"`
 }
 
 // paramRecord is one Param: its structure and its raw values as float64 bits.
@@ -214,7 +221,7 @@ func Load(r io.Reader, o gp.BuildOptions) (*File, error) {
 	if !bytes.Equal(sum[:], want) {
 		return nil, corrupt("SHA-256 checksum mismatch")
 	}
-	return decode(body.Bytes(), o)
+	return decode(body.Bytes(), version, o)
 }
 
 // CheckSavePath returns an error when SaveFile(path, …) would certainly fail because path's folder is missing or
@@ -298,21 +305,33 @@ func encode(f *File) ([]byte, error) {
 	if err := validateData(f.Model, p.Standardizer, p.TrainX, p.TrainY); err != nil {
 		return nil, fmt.Errorf("modelfile: Save: %w", err)
 	}
+	version := uint32(1)
+	if c, ok := f.Model.(gp.Cached); ok && p.TrainX != nil {
+		cache, err := c.PredictionCache()
+		if err != nil {
+			return nil, fmt.Errorf("modelfile: Save: the prediction cache: %w", err)
+		}
+		p.Cache = make(map[string]bits, len(cache))
+		for k, v := range cache {
+			p.Cache[k] = v
+		}
+		version = cacheVersion
+	}
 	js, err := json.Marshal(p)
 	if err != nil {
 		return nil, fmt.Errorf("modelfile: Save: %w", err)
 	}
 	out := make([]byte, 0, headerLen+len(js)+sha256.Size)
 	out = append(out, magic[:]...)
-	out = binary.LittleEndian.AppendUint32(out, FormatVersion)
+	out = binary.LittleEndian.AppendUint32(out, version)
 	out = binary.LittleEndian.AppendUint64(out, uint64(len(js)))
 	out = append(out, js...)
 	sum := sha256.Sum256(out)
 	return append(out, sum[:]...), nil
 }
 
-// decode turns a checksummed payload into a File.
-func decode(data []byte, o gp.BuildOptions) (*File, error) {
+// decode turns a checksummed payload of a file of the given format version into a File.
+func decode(data []byte, version uint32, o gp.BuildOptions) (*File, error) {
 	var p payload
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -354,6 +373,22 @@ func decode(data []byte, o gp.BuildOptions) (*File, error) {
 		}
 		if err := dh.SetTrainingData(mat.NewDense(p.TrainX.Rows, p.TrainX.Cols, p.TrainX.Data), mat.NewDense(p.TrainY.Rows, p.TrainY.Cols, p.TrainY.Data)); err != nil {
 			return nil, fmt.Errorf("%w: training data: %w", ErrCorrupt, err)
+		}
+	}
+	if p.Cache != nil {
+		c, ok := m.(gp.Cached)
+		switch {
+		case version < cacheVersion:
+			return nil, corrupt("a prediction cache in a version-%d file", version)
+		case !ok || p.TrainX == nil:
+			return nil, corrupt("a prediction cache stored with a %T without training data or a cache", m)
+		}
+		cache := make(map[string][]float64, len(p.Cache))
+		for k, v := range p.Cache {
+			cache[k] = v
+		}
+		if err := c.SetPredictionCache(cache); err != nil {
+			return nil, fmt.Errorf("%w: prediction cache: %w", ErrCorrupt, err)
 		}
 	}
 	if p.CreatedBy != "" && f.Meta["created_by"] == "" {

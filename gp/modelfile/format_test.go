@@ -271,7 +271,7 @@ func TestVersions(t *testing.T) {
 	if !errors.As(err, &ve) || ve.Got != 7 || ve.Max != FormatVersion {
 		t.Fatalf("version 7: %v, want *VersionError{7, %d}", err, FormatVersion)
 	}
-	if want := "model file format version 7 is newer than this gpzoo reads (≤ 1): upgrade gpzoo"; err.Error() != want {
+	if want := "model file format version 7 is newer than this gpzoo reads (≤ 2): upgrade gpzoo"; err.Error() != want {
 		t.Errorf("message %q, want %q", err, want)
 	}
 	// A future version is reported even when the rest of the file is not readable by this version.

@@ -22,14 +22,15 @@ var allowed = map[string][]string{
 	"gp/models":           {"gp", "gp/layers", "gp/likelihoods", "graph", "ops"},
 	"gp/advgp":            {"gp", "gp/layers", "gp/likelihoods", "gp/models", "graph", "ops"},
 	"gp/grammar":          {"gp", "graph", "ops"},
+	"gp/cg":               {"gp", "graph", "ops"},
 	"vbks":                {"gp", "gp/grammar", "gp/layers", "gp/likelihoods", "gp/models", "graph", "ops", "train", "datasets"},
 	"cluster":             {"gp", "gp/advgp", "graph", "train", "datasets", "internal/atomicfile", "internal/access"},
-	"gp/modelfile":        {"gp", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "graph", "ops", "datasets", "internal/atomicfile"},
+	"gp/modelfile":        {"gp", "gp/cg", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "graph", "ops", "datasets", "internal/atomicfile"},
 	"datasets":            {"internal/atomicfile"},
 	"plots":               {},
 	"oip/pb":              {},
 	"train":               {"gp", "graph", "ops", "datasets", "internal/atomicfile"},
-	"zoo":                 {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/modelfile", "gp/advgp", "gp/grammar", "cluster", "vbks", "train", "datasets", "plots", "graph", "ops"},
+	"zoo":                 {"gp", "gp/cg", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/modelfile", "gp/advgp", "gp/grammar", "cluster", "vbks", "train", "datasets", "plots", "graph", "ops"},
 	"internal/gradcheck":  {"ops", "graph"},
 	"internal/archtest":   {},
 	"internal/atomicfile": {},
@@ -56,7 +57,7 @@ var allowed = map[string][]string{
 		"client", "internal/access"},
 
 	// The models the step benchmarks (gp, gp/models, gp/dgp) and gpzoo bench time.
-	"internal/benchmodels":             {"gp", "graph", "ops"},
+	"internal/benchmodels":             {"gp", "gp/cg", "graph", "ops"},
 	"internal/benchmodels/variational": {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "train", "internal/benchmodels"},
 }
 
