@@ -154,13 +154,13 @@ type CGProblem struct {
 // CGStats describes a CGSolver's latest evaluation and counts its non-converged solves.
 type CGStats struct {
 	Iters int // CG iterations of the latest solve
-	// Residual is the largest relative residual of the latest solve's columns; DataResidual that of the targets'
-	// columns (K̂⁻¹r).
-	Residual, DataResidual float64
-	Converged              bool
-	PrecondRank            int // the preconditioner's rank (0: none)
-	Evaluations            int // evaluations so far
-	NotConverged           int // solves that reached MaxIters above their tolerance, so far
+	// Residual is the mean relative residual of the latest solve's columns (its stopping criterion), MaxResidual
+	// the largest and DataResidual the largest of the targets' columns (K̂⁻¹r).
+	Residual, MaxResidual, DataResidual float64
+	Converged                           bool
+	PrecondRank                         int // the preconditioner's rank (0: none)
+	Evaluations                         int // evaluations so far
+	NotConverged                        int // solves that reached MaxIters above their tolerance, so far
 }
 
 // CGEval is one evaluation of −log p(y) and its gradient.
@@ -238,8 +238,9 @@ func (pr CGProblem) check(op string) error {
 	return nil
 }
 
-// bind binds the problem to the operator and returns the preconditioner (nil for none) and K̂'s product.
-func (s *CGSolver) bind(pr CGProblem, op string) (*LowRankPrecond, func(v, out []float64, c int) error, error) {
+// bind binds the problem to the operator and returns the pivoted-Cholesky preconditioner of rank rank (0: none)
+// and K̂'s product.
+func (s *CGSolver) bind(pr CGProblem, op string, rank int) (*LowRankPrecond, func(v, out []float64, c int) error, error) {
 	if err := pr.check(op); err != nil {
 		return nil, nil, err
 	}
@@ -269,7 +270,7 @@ func (s *CGSolver) bind(pr CGProblem, op string) (*LowRankPrecond, func(v, out [
 		return nil
 	}
 	var pre *LowRankPrecond
-	if k := s.cfg.precondRank(n); k > 0 {
+	if k := min(rank, n); k > 0 {
 		var err error
 		if pre, err = s.pivoted(n, k, noise); err != nil {
 			return nil, nil, err
@@ -340,7 +341,7 @@ func (s *CGSolver) Evaluate(pr CGProblem, r []float64, p int, step uint64) (*CGE
 	if s.cfg.Probe == ProbeBasis && t > n {
 		return nil, fmt.Errorf("ops: %s: %d basis probes for %d rows", op, t, n)
 	}
-	pre, apply, err := s.bind(pr, op)
+	pre, apply, err := s.bind(pr, op, s.cfg.precondRank(n))
 	if err != nil {
 		return nil, err
 	}
@@ -368,7 +369,8 @@ func (s *CGSolver) Evaluate(pr CGProblem, r []float64, p int, step uint64) (*CGE
 		return nil, err
 	}
 	st := CGStats{Iters: res.Iters, Converged: res.Converged, Evaluations: s.stats.Evaluations + 1, NotConverged: s.stats.NotConverged}
-	st.Residual, _ = res.MaxResidual()
+	st.Residual = res.MeanResidual()
+	st.MaxResidual, _ = res.MaxResidual()
 	for _, v := range res.Residuals[:p] {
 		st.DataResidual = max(st.DataResidual, v)
 	}
@@ -491,16 +493,23 @@ func (s *CGSolver) precondGrad(pre *LowRankPrecond, q []float64, n, t int, scale
 	return s.K.PivotGrad(pre.Piv, u, w, dst)
 }
 
-// Solve solves K̂·x = b for b [N,c] to the options' tolerance (zero fields: the solver's), with the solver's
-// preconditioner, from x0 (nil: zeros); a run that does not converge is a *NotConvergedError.
-func (s *CGSolver) Solve(pr CGProblem, b []float64, c int, x0 []float64, o CGOptions) ([]float64, *CGResult, error) {
+// Solve solves K̂·x = b for b [N,c] to the options' tolerance (zero fields: the solver's) from x0 (nil: zeros),
+// preconditioned by a pivoted Cholesky of rank precondRank (0: the training solves' preconditioner; negative:
+// none); a run that does not converge returns its solution and result with a *NotConvergedError.
+func (s *CGSolver) Solve(pr CGProblem, b []float64, c int, x0 []float64, o CGOptions, precondRank int) ([]float64, *CGResult, error) {
 	const op = "CG solve"
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c <= 0 || len(b) != pr.N*c || x0 != nil && len(x0) != len(b) {
 		return nil, nil, &ShapeError{Op: op, Want: fmt.Sprintf("right-hand sides (and a start) of %d×c values", pr.N), Got: fmt.Sprintf("%d and %d", len(b), len(x0))}
 	}
-	pre, apply, err := s.bind(pr, op)
+	switch {
+	case precondRank == 0:
+		precondRank = s.cfg.precondRank(pr.N)
+	case precondRank < 0:
+		precondRank = 0
+	}
+	pre, apply, err := s.bind(pr, op, precondRank)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -541,7 +550,7 @@ func (s *CGSolver) LOVE(pr CGProblem, rank, precondRank int, seed uint64) ([]flo
 	if rank < 0 || precondRank < 0 || rank+precondRank == 0 {
 		return nil, 0, fmt.Errorf("ops: %s: ranks %d (Lanczos) and %d (preconditioner) must be ≥ 0, not both 0", op, rank, precondRank)
 	}
-	_, apply, err := s.bind(pr, op)
+	_, apply, err := s.bind(pr, op, 0)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -276,7 +276,7 @@ func TestMBCGNotConverged(t *testing.T) {
 	if res.Converged || !errors.As(res.Err(1e-12), &nc) || !errors.Is(res.Err(1e-12), ops.ErrNotConverged) {
 		t.Fatalf("converged %v, err %v", res.Converged, res.Err(1e-12))
 	}
-	if nc.Iters != 3 || !(nc.Residual > 1e-12) || nc.Residual != res.Residuals[0] {
+	if nc.Iters != 3 || !(nc.Residual > 1e-12) || nc.Residual != res.Residuals[0] || nc.Mean != nc.Residual {
 		t.Errorf("error %+v, residuals %v", nc, res.Residuals)
 	}
 	// Bad input: a non-finite right-hand side is refused by name.
@@ -577,4 +577,86 @@ func TestCGLossHash(t *testing.T) {
 		}
 	}
 	checkHashes(t, 4, map[string]variant{"solver1": build(s1), "solver2": build(s2)})
+}
+
+// The targets' solve starts from the previous evaluation's solution: with the iterations capped, a second
+// evaluation at the same parameters ends nearer the solution than a first one; the cap is a counted warning, or
+// with Strict the typed error; bad input is refused by type.
+func TestCGSolverWarmStartAndErrors(t *testing.T) {
+	n, d := 60, 2
+	x, y, h := seProblem(n, d, 12)
+	pr := ops.CGProblem{X: x, N: n, D: d, Hyper: h, Noise: 1e-3}
+	capped := ops.CGConfig{Tol: 1e-12, MaxIters: 3, MinIters: 1, Probes: 1, Lanczos: 1, PrecondRank: -1}
+	warm, err := ops.NewCGSolver(&denseSE{d: d}, capped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cold, err := ops.NewCGSolver(&denseSE{d: d}, capped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := warm.Evaluate(pr, y, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws := warm.WarmStart(); len(ws) != n || ws[5] != first.Alpha[5] {
+		t.Fatalf("warm start %v, want the first α", ws)
+	}
+	second, err := warm.Evaluate(pr, y, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := cold.Evaluate(pr, y, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(second.Stats.DataResidual < again.Stats.DataResidual) {
+		t.Errorf("warm-started residual %.3g, cold %.3g: the warm start did not help", second.Stats.DataResidual, again.Stats.DataResidual)
+	}
+	if st := warm.Stats(); st.NotConverged != 2 || st.Converged || st.Evaluations != 2 {
+		t.Errorf("capped solves: stats %+v, want 2 counted warnings", st)
+	}
+	warm.ResetWarmStart()
+	if warm.WarmStart() != nil && len(warm.WarmStart()) != 0 {
+		t.Error("ResetWarmStart kept the warm start")
+	}
+	strict := capped
+	strict.Strict = true
+	s, err := ops.NewCGSolver(&denseSE{d: d}, strict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nc *ops.NotConvergedError
+	if _, err := s.Evaluate(pr, y, 1, 0); !errors.As(err, &nc) || nc.Iters != 3 {
+		t.Errorf("strict capped solve: %v, want *NotConvergedError after 3 iterations", err)
+	}
+	// Bad input.
+	bad := append([]float64(nil), y...)
+	bad[3] = math.Inf(1)
+	if _, err := cold.Evaluate(pr, bad, 1, 0); !errors.Is(err, ops.ErrNonFinite) {
+		t.Errorf("infinite target: %v", err)
+	}
+	if _, err := cold.Evaluate(pr, y[:10], 1, 0); !errors.Is(err, ops.ErrShape) {
+		t.Errorf("short targets: %v", err)
+	}
+	p2 := pr
+	p2.Noise = 0
+	if _, err := cold.Evaluate(p2, y, 1, 0); !errors.Is(err, ops.ErrNonFinite) {
+		t.Errorf("zero noise: %v", err)
+	}
+	p2 = pr
+	p2.Hyper = [][]float64{{0}, {0}}
+	if _, err := cold.Evaluate(p2, y, 1, 0); !errors.Is(err, ops.ErrShape) {
+		t.Errorf("a hyperparameter of the wrong size: %v", err)
+	}
+	p2.Hyper = [][]float64{{math.NaN()}, {0, 0}}
+	if _, err := cold.Evaluate(p2, y, 1, 0); !errors.Is(err, ops.ErrNonFinite) {
+		t.Errorf("a NaN hyperparameter: %v", err)
+	}
+	if _, err := ops.NewCGSolver(&denseSE{d: d}, ops.CGConfig{Probe: "uniform"}); err == nil {
+		t.Error("an unknown probe kind was accepted")
+	}
+	if _, err := ops.NewCGSolver(nil, ops.CGConfig{}); err == nil {
+		t.Error("a nil operator was accepted")
+	}
 }

@@ -141,6 +141,13 @@ type Config struct {
 	Stop <-chan struct{}
 }
 
+// StatusReporter is a model that describes the state of its latest loss evaluation in a few words (the CG exact
+// GP of package gp/cg: its solve's iterations and residuals): Train appends it to the progress line and to the
+// log records.
+type StatusReporter interface {
+	TrainStatus() string
+}
+
 // Eval is one evaluation record.
 type Eval struct {
 	Step    int
@@ -340,11 +347,19 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 		last := step+1 == cfg.Iters || converged
 		elapsed := time.Since(start).Seconds()
 		res.Times = append(res.Times, clock0+elapsed)
+		status := ""
+		if r, ok := m.(StatusReporter); ok {
+			status = r.TrainStatus()
+		}
 		if cfg.Progress != nil {
-			progress(cfg.Progress, step+1, cfg.Iters, elapsed, loss)
+			progress(cfg.Progress, step+1, cfg.Iters, elapsed, loss, status)
 		}
 		if cfg.Logger != nil && ((step+1)%logEvery == 0 || last) {
-			cfg.Logger.Info("train", "step", step+1, "iters", cfg.Iters, "loss", loss, "seconds", elapsed)
+			if status != "" {
+				cfg.Logger.Info("train", "step", step+1, "iters", cfg.Iters, "loss", loss, "seconds", elapsed, "status", status)
+			} else {
+				cfg.Logger.Info("train", "step", step+1, "iters", cfg.Iters, "loss", loss, "seconds", elapsed)
+			}
 		}
 		if cfg.Eval != nil && cfg.EvalEvery > 0 && ((step+1)%cfg.EvalEvery == 0 || last) {
 			t0 := time.Now()
@@ -430,7 +445,7 @@ func checkFinite(step int, loss float64, prog *graph.Program) error {
 	return nil
 }
 
-func progress(w io.Writer, step, iters int, elapsed, loss float64) {
+func progress(w io.Writer, step, iters int, elapsed, loss float64, status string) {
 	rate := float64(step) / math.Max(elapsed, 1e-9)
 	eta := float64(iters-step) / math.Max(rate, 1e-9)
 	const width = 24
@@ -443,7 +458,10 @@ func progress(w io.Writer, step, iters int, elapsed, loss float64) {
 			bar[i] = '.'
 		}
 	}
-	fmt.Fprintf(w, "\r[%s] %d/%d  %.1f steps/s  ETA %.0fs  loss %.6g ", bar, step, iters, rate, eta, loss)
+	if status != "" {
+		status = "  " + status
+	}
+	fmt.Fprintf(w, "\r[%s] %d/%d  %.1f steps/s  ETA %.0fs  loss %.6g%s ", bar, step, iters, rate, eta, loss, status)
 }
 
 // setWholeBatch fills prog's batch inputs, if any, for the whole data set of n rows in order at step 0.

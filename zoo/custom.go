@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/cg"
 	"github.com/gpzoo/gpzoo/gp/dgp"
 	"github.com/gpzoo/gpzoo/gp/grammar"
 	"github.com/gpzoo/gpzoo/gp/layers"
@@ -104,6 +105,9 @@ type CustomConfig struct {
 	// Cluster, if set, trains on a parameter server and workers over NATS (ClusterConfig; the families that
 	// are sums over rows, with Adam).
 	Cluster *ClusterConfig
+	// Exact configures gpr's solver: Cholesky, or conjugate gradients on many rows (ExactOptions, exact.go). With
+	// the CG solver the defaults of Optimizer, Iters and LR are adam, DefaultCGIters and DefaultCGLR.
+	Exact ExactOptions
 	// rows, when > 0, is the number of training rows the model is scaled to while fit sees only a sample of
 	// them (TrainRows: the workers read their shards of a file; the sample places the inducing inputs).
 	rows int
@@ -202,6 +206,12 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 		return nil, fmt.Errorf("%w: unknown likelihood %q", ErrBadCustom, c.Likelihood)
 	}
 	rng := rand.New(src)
+	if c.Family == "gpr" {
+		var err error
+		if c, err = c.resolveExact(tr.N()); err != nil {
+			return nil, err
+		}
+	}
 	if c.Family == "gpr" || c.Family == "sgpr" {
 		c.BatchSize = 0 // their objectives take the whole training set
 	} else if c.BatchSize <= 0 {
@@ -215,6 +225,11 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 		return nil, err
 	}
 	res.Optimizer = b.describe
+	if b.pretrain != nil {
+		if err := b.pretrain(); err != nil {
+			return nil, err
+		}
+	}
 	var tres *train.Result
 	ytr := trainTargets(tr) // [y | mask] with missing targets
 	if c.Cluster != nil && (c.Optimizer == "lbfgs" || !ClusterFamily(c.Family)) {
@@ -254,9 +269,17 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 		return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
 	}
 	fillTraining(res, tres, c.trainRows(tr))
+	if b.exact != nil {
+		if err := finishExact(b); err != nil {
+			return nil, err
+		}
+		res.Exact = b.exact
+	}
 	switch { // a full-batch fit reports its final objective
 	case c.Optimizer == "lbfgs": // TrainLBFGS's last loss is the model's at its final parameters: no second pass
 		setFinal(res, tres.FinalLoss(), tr.N())
+	case c.Exact.solver == cg.SolverCG: // another estimate would cost a step: the last step's stands
+		res.ELBOPerPoint, res.ObjectiveKind = -tres.FinalLoss()/float64(tr.N()), "estimate"
 	case c.rows > 0: // tr is a sample: the smoothed objective stands
 	case c.BatchSize <= 0 || c.BatchSize >= tr.N(): // Adam's last loss precedes its last step: evaluate afresh
 		if err := fillFinal(res, b.model, tr.X, ytr); err != nil {
@@ -315,11 +338,20 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 	if c.Resume && c.CheckpointDir == "" {
 		return c, fmt.Errorf("%w: resuming needs the checkpoint directory", ErrBadCustom)
 	}
+	if err := c.Exact.check(); err != nil {
+		return c, err
+	}
+	if c.Family != "gpr" && c.Exact != (ExactOptions{}) {
+		return c, fmt.Errorf("%w: the exact GP's solver options are for gpr, not %s", ErrBadCustom, c.Family)
+	}
 	switch c.Optimizer = strings.ToLower(c.Optimizer); c.Optimizer {
 	case "":
 		c.Optimizer = "adam"
-		if c.Family == "gpr" || c.Family == "sgpr" {
+		switch c.Family {
+		case "sgpr":
 			c.Optimizer = "lbfgs"
+		case "gpr":
+			c.Optimizer = "" // by its solver, chosen on the training rows (resolveExact)
 		}
 	case "adam":
 	case "lbfgs":
@@ -385,9 +417,11 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 		return c, fmt.Errorf("%w: MaxIters is for Adam training; %s's L-BFGS stops when it converges, within Iters iterations", ErrBadCustom, c.Family)
 	}
 	if c.Iters <= 0 && c.MaxIters <= 0 {
-		if c.Family == "gpr" || c.Family == "sgpr" {
+		switch c.Family {
+		case "sgpr":
 			c.Iters = 200
-		} else {
+		case "gpr": // by its solver (resolveExact)
+		default:
 			c.MaxIters = DefaultMaxIters
 		}
 	}
@@ -402,7 +436,7 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 	if c.MaxTrainRows == 1 {
 		return c, fmt.Errorf("%w: MaxTrainRows 1: training needs at least 2 rows", ErrBadCustom)
 	}
-	if c.LR <= 0 {
+	if c.LR <= 0 && c.Family != "gpr" { // gpr's by its solver (resolveExact)
 		c.LR = 0.01
 	}
 	if c.TestFraction == 0 {
@@ -429,6 +463,10 @@ type customBuild struct {
 	// score, when set (a deep GP), scores held-out rows in original units with s propagated samples drawn from
 	// rng: the mixture's log density, the moment-matched Gaussian's beside it (scoreDGP).
 	score func(res *Result, s int, te *datasets.Dataset, rng *rand.Rand) error
+	// pretrain, when set, runs before training (a CG exact GP's subset start); exact holds an exact GP's
+	// statistics (gpr).
+	pretrain func() error
+	exact    *ExactStats
 }
 
 func buildCustom(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, fam gp.LikelihoodFamily, rng *rand.Rand) (*customBuild, error) {
@@ -476,14 +514,7 @@ func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 	m := min(c.Inducing, tr.N())
 	switch c.Family {
 	case "gpr":
-		if n > 5000 {
-			return nil, fmt.Errorf("%w: gpr on %d training rows needs O(N³) = too much time and memory: use sgpr or svgp", ErrBadCustom, n)
-		}
-		model, err := gp.NewGPR(gp.GPRConfig{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y}) // it predicts from them
-		if err != nil {
-			return nil, err
-		}
-		return &customBuild{model: model, describe: fullBatch(c, "exact GP")}, nil
+		return buildExact(tr, c, kern)
 	case "sgpr":
 		z, err := gp.KMeans(tr.X, m, c.KMeansIters, rng)
 		if err != nil {

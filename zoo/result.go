@@ -81,6 +81,8 @@ type Result struct {
 	TestECE *float64 `json:"test_ece,omitempty"`
 	// Cluster holds the numbers of a run trained on a cluster (ClusterConfig; absent otherwise).
 	Cluster *ClusterStats `json:"cluster,omitempty"`
+	// Exact holds an exact GP's solver and, by conjugate gradients, its solves (gpr; absent otherwise).
+	Exact *ExactStats `json:"exact,omitempty"`
 	// ADVGP holds the distributed-training numbers (and studies) of ADVGP entries.
 	ADVGP *ADVGPStats `json:"advgp,omitempty"`
 	// What WritePlots draws (not in the JSON): the loss and the seconds at every training step, and for
@@ -137,8 +139,13 @@ func (r *Result) Summary() string {
 		kind = " (final)"
 	case "smoothed":
 		kind = " (mean of the last minibatch estimates)"
+	case "estimate":
+		kind = " (the last step's stochastic estimate)"
 	}
 	s += fmt.Sprintf("  train: %d iters (%s) in %.2fs (%.4fs/iter), objective/N = %.4f%s\n", r.Iters, r.Optimizer, r.TrainSeconds, r.SecondsPerIter, r.ELBOPerPoint, kind)
+	if r.Exact != nil {
+		s += r.Exact.summary()
+	}
 	if line := r.StopLine(); line != "" {
 		s += "  " + line + "\n"
 	}

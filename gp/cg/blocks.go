@@ -47,8 +47,8 @@ type Blocks struct {
 type BlocksOptions struct {
 	// Block is the number of rows of a block (default DefaultBlock).
 	Block int
-	// Memory is the largest size in bytes of K kept whole (n²·8 bytes; default DefaultKernelMemory; negative:
-	// never kept).
+	// Memory is the largest size in bytes of K kept whole (n²·8 bytes; default DefaultMemory; negative: never
+	// kept).
 	Memory int64
 }
 
@@ -56,15 +56,12 @@ type BlocksOptions struct {
 // stay in the caches' reach, and a block's graph run costs far more than its overhead.
 const DefaultBlock = 512
 
-// DefaultKernelMemory is the default budget of a kept kernel matrix: 2 GiB, K of up to 16,384 rows.
-const DefaultKernelMemory int64 = 2 << 30
-
 func (o BlocksOptions) withDefaults() BlocksOptions {
 	if o.Block <= 0 {
 		o.Block = DefaultBlock
 	}
 	if o.Memory == 0 {
-		o.Memory = DefaultKernelMemory
+		o.Memory = DefaultMemory
 	}
 	return o
 }

@@ -41,6 +41,10 @@ type Config struct {
 	Solver ops.CGConfig
 	// Blocks configures the kernel products (block size, the memory K may take when kept whole).
 	Blocks BlocksOptions
+	// Operator, when set, computes the solver's kernel products instead of the model's own Blocks (package
+	// cluster's Products: the products of a run's workers); it must be K(X, X) of Kernel on the training inputs.
+	// Predictions' cross-covariances stay on the model's Blocks.
+	Operator ops.KernelOperator
 	// LOVERank is the Lanczos rank of the predictive variances' LOVE cache (default DefaultLOVERank) and
 	// LOVEPrecondRank the rank of the pivoted Cholesky whose directions it starts from (default
 	// DefaultLOVEPrecondRank; negative: none, Lanczos on K̂ alone as Pleiss et al.: ops.CGSolver.LOVE); PredictTol
@@ -128,7 +132,14 @@ func NewGPR(c Config) (*GPR, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := ops.NewCGSolver(b, c.Solver)
+	var op ops.KernelOperator = b
+	if c.Operator != nil {
+		if !slices.Equal(c.Operator.HyperSizes(), b.HyperSizes()) {
+			return nil, fmt.Errorf("%w: gp/cg: the operator's hyperparameter sizes %v are not the kernel's %v", gp.ErrConfig, c.Operator.HyperSizes(), b.HyperSizes())
+		}
+		op = c.Operator
+	}
+	s, err := ops.NewCGSolver(op, c.Solver)
 	if err != nil {
 		return nil, err
 	}
@@ -187,13 +198,13 @@ func (m *GPR) Loss(x, y *graph.Node) *graph.Node {
 }
 
 // TrainStatus describes the latest evaluation's solve for the training loop's progress line: CG iterations, the
-// largest relative residual and the targets' one, and the count of solves stopped by the iteration cap.
+// mean and largest relative residuals and the targets' one, and the count of solves stopped by the iteration cap.
 func (m *GPR) TrainStatus() string {
 	st := m.solver.Stats()
 	if st.Evaluations == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("CG %d it, residual %.2g (y %.2g)", st.Iters, st.Residual, st.DataResidual)
+	s := fmt.Sprintf("CG %d it, residual %.2g (largest %.2g, y %.2g)", st.Iters, st.Residual, st.MaxResidual, st.DataResidual)
 	if st.NotConverged > 0 {
 		s += fmt.Sprintf(", %d not converged", st.NotConverged)
 	}
@@ -330,7 +341,7 @@ func (m *GPR) prepareLocked() error {
 	if len(x0) != n*p {
 		x0 = nil
 	}
-	alpha, res, err := m.solver.Solve(pr, r, p, x0, ops.CGOptions{Tol: m.cfg.PredictTol, MaxIters: m.cfg.Solver.MaxIters})
+	alpha, res, err := m.solver.Solve(pr, r, p, x0, ops.CGOptions{Tol: m.cfg.PredictTol, MaxIters: m.cfg.Solver.MaxIters}, m.predictRank())
 	if err != nil {
 		if res == nil || m.cfg.Solver.Strict {
 			return fmt.Errorf("gp/cg: predictive mean's solve: %w", err)
@@ -348,7 +359,18 @@ func (m *GPR) prepareLocked() error {
 		ops.CovTranspose(r, rank, n, nil, c.love)
 	}
 	m.cache = c
-	return nil
+	return m.blocks.Bind(pr.X, pr.N, pr.D, pr.Hyper) // predictions' cross-covariances (the solver may have another operator)
+}
+
+// predictRank is the preconditioner's rank of the prediction solves: the LOVE cache's pivoted Cholesky (its rows
+// are computed once more; a strong preconditioner matters at a tight tolerance), or the training solves' when
+// larger.
+func (m *GPR) predictRank() int {
+	r := max(m.cfg.LOVEPrecondRank, m.cfg.Solver.PrecondRank)
+	if r <= 0 {
+		return -1
+	}
+	return r
 }
 
 // CacheStats reports the prediction cache's α solve (iterations, relative residual) and the LOVE cache's rank

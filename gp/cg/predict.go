@@ -97,7 +97,7 @@ func (m *GPR) exactVariances(xd []float64, ns int, latent []float64) error {
 		if err := m.blocks.Cross(xd[r0*d:r1*d], w, kx); err != nil {
 			return err
 		}
-		sol, res, err := m.solver.Solve(pr, kx, w, nil, ops.CGOptions{Tol: m.cfg.PredictTol, MaxIters: m.cfg.Solver.MaxIters})
+		sol, res, err := m.solver.Solve(pr, kx, w, nil, ops.CGOptions{Tol: m.cfg.PredictTol, MaxIters: m.cfg.Solver.MaxIters}, m.predictRank())
 		if err != nil {
 			if res == nil || m.cfg.Solver.Strict {
 				return fmt.Errorf("gp/cg: predictive variances' solve: %w", err)
@@ -141,7 +141,7 @@ func (m *GPR) fullCov(xs *mat.Dense, xd []float64, ns int) (*mat.SymDense, error
 		rk.Mul(mat.NewDense(n, c.rank, c.love).T(), kxm) // [c,ns]
 		sub.Mul(rk.T(), &rk)
 	} else {
-		sol, res, err := m.solver.Solve(m.problem(), kx, ns, nil, ops.CGOptions{Tol: m.cfg.PredictTol, MaxIters: m.cfg.Solver.MaxIters})
+		sol, res, err := m.solver.Solve(m.problem(), kx, ns, nil, ops.CGOptions{Tol: m.cfg.PredictTol, MaxIters: m.cfg.Solver.MaxIters}, m.predictRank())
 		if err != nil {
 			if res == nil || m.cfg.Solver.Strict {
 				return nil, fmt.Errorf("gp/cg: predictive covariance's solve: %w", err)

@@ -24,7 +24,7 @@ var allowed = map[string][]string{
 	"gp/grammar":          {"gp", "graph", "ops"},
 	"gp/cg":               {"gp", "graph", "ops"},
 	"vbks":                {"gp", "gp/grammar", "gp/layers", "gp/likelihoods", "gp/models", "graph", "ops", "train", "datasets"},
-	"cluster":             {"gp", "gp/advgp", "graph", "train", "datasets", "internal/atomicfile", "internal/access"},
+	"cluster":             {"gp", "gp/advgp", "gp/cg", "graph", "ops", "train", "datasets", "internal/atomicfile", "internal/access"},
 	"gp/modelfile":        {"gp", "gp/cg", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "graph", "ops", "datasets", "internal/atomicfile"},
 	"datasets":            {"internal/atomicfile"},
 	"plots":               {},
