@@ -37,8 +37,12 @@ step), GFLOP/s from the model's flop count (internal/benchmodels: the algorithm 
 backward) and that rate's share of the run's Dgemm NN rate at n = 1000 on the BLAS the models run on (timed
 for the purpose when --sizes lacks 1000), so that the gap to peak shows: the exact GP at N = 1000 (go test
 ./gp/ -bench GPRStep), the SVGP with M = 200 and minibatch 1024 (./gp/models/ -bench SVGPStep) and the 2-layer
-coupled and decoupled deep GPs (./gp/dgp/ -bench DGPStep). --kernel forces gpzoo's kernel for both parts (in
-the openblas build the models run on OpenBLAS whatever the kernel).
+coupled and decoupled deep GPs (./gp/dgp/ -bench DGPStep). Last, the CG exact GP's kernel product K·V (gp/cg,
+SE-ARD on 8 inputs, V with 11 columns: a target and 10 probes) at each N of --products, with K kept whole and
+recomputed by blocks at every product (the upper triangle): milliseconds (median of --steps after a warm-up)
+and GFLOP/s from 2N²·11 flops plus, recomputed, the kernel's evaluation on the upper triangle (go test
+./gp/cg/ -bench KernelProduct). --kernel forces gpzoo's kernel for every part (in the openblas build the models
+run on OpenBLAS whatever the kernel).
 
 Flags:
 `
@@ -53,6 +57,8 @@ const (
 	benchQuickSteps = 3
 	benchQuickSizes = "128"
 	benchSizes      = "32,64,128,256,512,1000"
+	benchProducts   = "2000,8000"
+	benchQuickProd  = "2000"
 	// benchRefN is the order of the Dgemm the training steps' rates are compared with (timed apart when --sizes
 	// lacks it).
 	benchRefN = 1000
@@ -106,7 +112,19 @@ type benchReport struct {
 		N              int     `json:"n"`
 		GFLOPS         float64 `json:"gflops"`
 	} `json:"dgemm_reference"`
-	Models []benchModelTime `json:"models"`
+	Models   []benchModelTime   `json:"models"`
+	Products []benchProductTime `json:"kernel_products"`
+}
+
+// benchProductTime is one kernel product of the CG exact GP.
+type benchProductTime struct {
+	N         int     `json:"n"`
+	Cols      int     `json:"cols"`
+	Kept      bool    `json:"kept"` // K kept whole (else recomputed by blocks at every product)
+	Products  int     `json:"products"`
+	MsPerProd float64 `json:"ms_per_product"` // median
+	Flops     float64 `json:"flops"`
+	GFLOPS    float64 `json:"gflops"`
 }
 
 // benchRoutineRate is one routine at one shape on every implementation.
@@ -149,7 +167,8 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	steps := fs.Int("steps", benchSteps, "timed training steps per model (after one warm-up step)")
 	kernel := fs.String("kernel", "", "force gpzoo's BLAS kernel: "+strings.Join(ops.BLASKernels(), ", ")+" (default: the active one, "+ops.BLASKernel()+")")
 	jsonPath := fs.String("json", "", "also write the numbers as JSON to FILE")
-	quick := fs.Bool("quick", false, fmt.Sprintf("square n = %s only, --min-time %v, %d steps per model (unless given)", benchQuickSizes, benchQuickTime, benchQuickSteps))
+	products := fs.String("products", benchProducts, "rows N of the CG exact GP's kernel products, comma-separated")
+	quick := fs.Bool("quick", false, fmt.Sprintf("square n = %s only, --min-time %v, %d steps per model, products at N = %s (unless given)", benchQuickSizes, benchQuickTime, benchQuickSteps, benchQuickProd))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -168,6 +187,13 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		if !set["steps"] {
 			*steps = benchQuickSteps
 		}
+		if !set["products"] {
+			*products = benchQuickProd
+		}
+	}
+	prodSizes, err := parseProducts(*products)
+	if err != nil {
+		return err
 	}
 	sizes, err := parseSizes(*sizesFlag)
 	if err != nil {
@@ -272,6 +298,22 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 			mt.GFLOPS, 100*mt.DgemmShare)
 		rep.Models = append(rep.Models, mt)
 	}
+	fmt.Fprintf(stdout, "\nThe CG exact GP's kernel product K·V (SE-ARD, D = %d, V [N,%d]; median of %d after one warm-up): ms per product, GFLOP/s:\n",
+		benchmodels.ProductDim, benchmodels.ProductCols, *steps)
+	for _, n := range prodSizes {
+		for _, keep := range []bool{true, false} {
+			pt, err := timeProduct(n, keep, *steps)
+			if err != nil {
+				return err
+			}
+			mode := "recomputed by blocks"
+			if keep {
+				mode = "K kept whole"
+			}
+			fmt.Fprintf(stdout, "N = %-7d %-22s %10.2f ms/product  %7.2f GFLOP/s\n", n, mode, pt.MsPerProd, pt.GFLOPS)
+			rep.Products = append(rep.Products, pt)
+		}
+	}
 	if *jsonPath != "" {
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
@@ -323,6 +365,44 @@ func parseSizes(s string) ([]int, error) {
 		sizes = append(sizes, n)
 	}
 	return sizes, nil
+}
+
+// benchMaxProduct bounds --products: K kept whole at N rows takes 8N² bytes.
+const benchMaxProduct = 20000
+
+// parseProducts parses --products: a comma-separated list of row counts in [1, benchMaxProduct].
+func parseProducts(s string) ([]int, error) {
+	var ns []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > benchMaxProduct {
+			return nil, fmt.Errorf("--products %q: %q is not a row count in [1, %d]", s, f, benchMaxProduct)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
+}
+
+// timeProduct times the kernel product on n rows (K kept or recomputed): one warm-up, then the median of steps.
+func timeProduct(n int, keep bool, steps int) (benchProductTime, error) {
+	p, err := benchmodels.NewKernelProduct(n, keep)
+	if err != nil {
+		return benchProductTime{}, err
+	}
+	if err := p.Run(); err != nil {
+		return benchProductTime{}, err
+	}
+	ms := make([]float64, steps)
+	for i := range ms {
+		t0 := time.Now()
+		if err := p.Run(); err != nil {
+			return benchProductTime{}, err
+		}
+		ms[i] = float64(time.Since(t0).Microseconds()) / 1e3
+	}
+	slices.Sort(ms)
+	med := ms[len(ms)/2]
+	return benchProductTime{N: n, Cols: benchmodels.ProductCols, Kept: keep, Products: steps, MsPerProd: med, Flops: p.Flops, GFLOPS: p.Flops / med / 1e6}, nil
 }
 
 // timeModel builds m, runs one warm-up step and times steps more: their median and fastest in milliseconds.
