@@ -50,6 +50,10 @@ type BlocksOptions struct {
 	// Memory is the largest size in bytes of K kept whole (n²·8 bytes; default DefaultMemory; negative: never
 	// kept).
 	Memory int64
+	// Strips computes every product and gradient by full row strips (K(X_i, X_j) for every block j of row block
+	// i, in order), never keeping K: the arithmetic of a cluster's workers (MulRows, BilinearGradRows), so that a
+	// single process gives their bits, at twice the kernel evaluations of the upper triangle.
+	Strips bool
 }
 
 // DefaultBlock is the default number of rows of a kernel block: 512×512 entries are 2 MiB, a few blocks per core
@@ -69,7 +73,7 @@ func (o BlocksOptions) withDefaults() BlocksOptions {
 // Keeps reports whether K of n rows is kept whole under o.
 func (o BlocksOptions) Keeps(n int) bool {
 	o = o.withDefaults()
-	return o.Memory > 0 && int64(n)*int64(n)*8 <= o.Memory
+	return !o.Strips && o.Memory > 0 && int64(n)*int64(n)*8 <= o.Memory
 }
 
 // NewBlocks returns the blocks of kernel k. The kernel must describe itself (gp.Describer; every kernel of
@@ -158,6 +162,9 @@ func (b *Blocks) Describe() string {
 	mib := float64(b.n) * float64(b.n) * 8 / (1 << 20)
 	if b.keep {
 		return fmt.Sprintf("kernel matrix kept (%.0f MiB ≤ %.0f MiB)", mib, float64(b.o.Memory)/(1<<20))
+	}
+	if b.o.Strips {
+		return fmt.Sprintf("kernel recomputed by %d-row strips at every product", b.o.Block)
 	}
 	return fmt.Sprintf("kernel recomputed by %d-row blocks at every product (K would take %.0f MiB > %.0f MiB)", b.o.Block, mib, float64(b.o.Memory)/(1<<20))
 }
@@ -357,6 +364,9 @@ func (b *Blocks) Mul(v []float64, c int, out []float64) error {
 		gemm(false, b.dense, n, n, v, c, 0, out)
 		return nil
 	}
+	if b.o.Strips {
+		return b.MulRows(0, n, v, c, out)
+	}
 	errs := make([]error, b.nb)
 	ops.Parallel(b.nb, func(i int) {
 		lo, hi := b.BlockRows(i)
@@ -504,6 +514,9 @@ func (b *Blocks) BilinearGrad(a, bm []float64, c int, dst [][]float64) error {
 	n := b.n
 	if c <= 0 || len(a) != n*c || len(bm) != n*c || len(dst) != len(b.sizes) {
 		return &ops.ShapeError{Op: "gp/cg.Blocks.BilinearGrad", Want: fmt.Sprintf("blocks of %d×c values", n), Got: fmt.Sprintf("%d and %d", len(a), len(bm))}
+	}
+	if b.o.Strips {
+		return b.BilinearGradRows(0, n, a, bm, c, dst)
 	}
 	type pair struct{ i, j int }
 	var all []pair

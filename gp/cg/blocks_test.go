@@ -97,8 +97,8 @@ func TestBlocksMatchDenseKernel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, mem := range []int64{-1, 0} {
-				b, err := cg.NewBlocks(k, cg.BlocksOptions{Block: block, Memory: mem})
+			for _, mem := range []int64{-1, 0, 1} { // recomputed, kept, strips
+				b, err := cg.NewBlocks(k, cg.BlocksOptions{Block: block, Memory: mem, Strips: mem == 1})
 				if err != nil {
 					t.Fatalf("%s: %v", expr, err)
 				}
