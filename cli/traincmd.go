@@ -93,7 +93,7 @@ Flags:
   --seed S            seed of the split, initialisation and minibatches (default 1)
   --natgrad           natural-gradient steps on q(u) (svgp, orth; a dgp's coupled last layer)
   --solver S          gpr's solver: auto (default), cholesky or cg. auto takes Cholesky while its fit takes at
-                      most --memory (about 14·8·N² bytes: up to 6,190 training rows with the default), conjugate
+                      most --memory (about 14·8·N² bytes: up to 6,192 training rows with the default), conjugate
                       gradients beyond (BBMM: docs/exact-gp-at-scale.md). A CG fit starts from hyperparameters
                       fitted by L-BFGS and Cholesky on --subset random rows, then takes --iters Adam steps (default
                       %[11]d, --lr default %[12]g) on every row; it predicts means from a solve to a tight tolerance

@@ -3,7 +3,7 @@ package cg
 import "fmt"
 
 // DefaultMemory is the default memory budget of an exact GP, 4 GiB: the Cholesky solver is chosen while its fit
-// takes at most that much (CholeskyBytes: up to 6,190 rows), and the CG solver keeps the kernel matrix whole while
+// takes at most that much (CholeskyBytes: up to 6,192 rows), and the CG solver keeps the kernel matrix whole while
 // it fits (n²·8 bytes: up to 23,170 rows), recomputing it by blocks at every product beyond.
 const DefaultMemory int64 = 4 << 30
 
