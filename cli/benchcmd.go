@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpzoo/gpzoo/internal/atomicfile"
 	"github.com/gpzoo/gpzoo/internal/benchmodels"
+	"github.com/gpzoo/gpzoo/internal/benchmodels/cgproduct"
 	"github.com/gpzoo/gpzoo/internal/benchmodels/variational"
 	"github.com/gpzoo/gpzoo/ops"
 	"golang.org/x/sys/cpu"
@@ -299,7 +300,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		rep.Models = append(rep.Models, mt)
 	}
 	fmt.Fprintf(stdout, "\nThe CG exact GP's kernel product K·V (SE-ARD, D = %d, V [N,%d]; median of %d after one warm-up): ms per product, GFLOP/s:\n",
-		benchmodels.ProductDim, benchmodels.ProductCols, *steps)
+		cgproduct.ProductDim, cgproduct.ProductCols, *steps)
 	for _, n := range prodSizes {
 		for _, keep := range []bool{true, false} {
 			pt, err := timeProduct(n, keep, *steps)
@@ -385,7 +386,7 @@ func parseProducts(s string) ([]int, error) {
 
 // timeProduct times the kernel product on n rows (K kept or recomputed): one warm-up, then the median of steps.
 func timeProduct(n int, keep bool, steps int) (benchProductTime, error) {
-	p, err := benchmodels.NewKernelProduct(n, keep)
+	p, err := cgproduct.New(n, keep)
 	if err != nil {
 		return benchProductTime{}, err
 	}
@@ -402,7 +403,7 @@ func timeProduct(n int, keep bool, steps int) (benchProductTime, error) {
 	}
 	slices.Sort(ms)
 	med := ms[len(ms)/2]
-	return benchProductTime{N: n, Cols: benchmodels.ProductCols, Kept: keep, Products: steps, MsPerProd: med, Flops: p.Flops, GFLOPS: p.Flops / med / 1e6}, nil
+	return benchProductTime{N: n, Cols: cgproduct.ProductCols, Kept: keep, Products: steps, MsPerProd: med, Flops: p.Flops, GFLOPS: p.Flops / med / 1e6}, nil
 }
 
 // timeModel builds m, runs one warm-up step and times steps more: their median and fastest in milliseconds.

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/internal/benchmodels"
+	"github.com/gpzoo/gpzoo/internal/benchmodels/cgproduct"
 )
 
 // BenchmarkKernelProduct times one product K·V of the CG exact GP (SE-ARD, D = 8, V [N,11]) with K kept whole and
-// recomputed by blocks: the figure gpzoo bench reports (GFLOP/s from benchmodels.KernelProduct's Flops).
+// recomputed by blocks: the figure gpzoo bench reports (GFLOP/s from cgproduct.KernelProduct's Flops).
 func BenchmarkKernelProduct(b *testing.B) {
 	for _, n := range []int{2000, 8000} {
 		for _, keep := range []bool{true, false} {
@@ -17,7 +17,7 @@ func BenchmarkKernelProduct(b *testing.B) {
 				mode = "kept"
 			}
 			b.Run(fmt.Sprintf("N=%d/%s", n, mode), func(b *testing.B) {
-				p, err := benchmodels.NewKernelProduct(n, keep)
+				p, err := cgproduct.New(n, keep)
 				if err != nil {
 					b.Fatal(err)
 				}

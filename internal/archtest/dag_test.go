@@ -53,11 +53,12 @@ var allowed = map[string][]string{
 
 	// The command line as a library; cmd/gpzoo is its main.
 	"cli": {"datasets", "cluster", "gp", "gp/modelfile", "internal/atomicfile", "internal/benchmodels",
-		"internal/benchmodels/variational", "ops", "plots", "train", "vbks", "zoo", "serve", "oip",
+		"internal/benchmodels/variational", "internal/benchmodels/cgproduct", "ops", "plots", "train", "vbks", "zoo", "serve", "oip",
 		"client", "internal/access"},
 
 	// The models the step benchmarks (gp, gp/models, gp/dgp) and gpzoo bench time.
-	"internal/benchmodels":             {"gp", "gp/cg", "graph", "ops"},
+	"internal/benchmodels":             {"gp", "graph", "ops"},
+	"internal/benchmodels/cgproduct":   {"gp", "gp/cg", "internal/benchmodels"},
 	"internal/benchmodels/variational": {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "train", "internal/benchmodels"},
 }
 

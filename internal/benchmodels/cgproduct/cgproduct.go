@@ -1,10 +1,15 @@
-package benchmodels
+// Package cgproduct is the kernel-product benchmark of the CG exact GP (gp/cg), for go test -bench in gp/cg and
+// for gpzoo bench. It sits apart from internal/benchmodels so that the step benchmarks of gp do not link gp/cg
+// (and register its model kind in gp's tests).
+package cgproduct
 
 import (
 	"math/rand/v2"
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/cg"
+	"github.com/gpzoo/gpzoo/internal/benchmodels"
+	"gonum.org/v1/gonum/mat"
 )
 
 // ProductDim and ProductCols are the input dimension and the number of right-hand sides of the kernel-product
@@ -26,7 +31,7 @@ type KernelProduct struct {
 }
 
 // NewKernelProduct returns the product on n standard-normal rows.
-func NewKernelProduct(n int, keep bool) (*KernelProduct, error) {
+func New(n int, keep bool) (*KernelProduct, error) {
 	rng := rand.New(rand.NewPCG(2, uint64(n)))
 	k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: ProductDim})
 	if err != nil {
@@ -56,10 +61,19 @@ func NewKernelProduct(n int, keep bool) (*KernelProduct, error) {
 			return nil, err
 		}
 	} else {
-		p.Flops += CovFlops(nf, nf, ProductDim) / 2
+		p.Flops += benchmodels.CovFlops(nf, nf, ProductDim) / 2
 	}
 	return p, nil
 }
 
 // Run computes K·V once.
 func (p *KernelProduct) Run() error { return p.b.Mul(p.v, ProductCols, p.w) }
+
+// normals returns n×d standard-normal values.
+func normals(rng *rand.Rand, n, d int) *mat.Dense {
+	x := mat.NewDense(n, d, nil)
+	for i := range x.RawMatrix().Data {
+		x.RawMatrix().Data[i] = rng.NormFloat64()
+	}
+	return x
+}
