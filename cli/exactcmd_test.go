@@ -64,6 +64,7 @@ func TestTrainGPRFlagErrors(t *testing.T) {
 		{[]string{"--model", "gpr", "--subset", "1"}, "--subset 1"},
 		{[]string{"--model", "gpr", "--memory", "lots"}, "--memory"},
 		{[]string{"--model", "gpr", "--solver", "cholesky", "--lr", "0.1"}, "not --solver cholesky"},
+		{[]string{"--model", "gpr", "--lr", "0.1"}, "give --solver cg"},
 		{[]string{"--model", "gpr", "--solver", "cholesky", "--probes", "5"}, "not --solver cholesky"},
 		{[]string{"--model", "svgp", "--solver", "cg"}, "is for --model gpr"},
 		{[]string{"--model", "sgpr", "--lr", "0.1"}, "does not apply to --model sgpr"},

@@ -95,9 +95,6 @@ func (c CustomConfig) resolveExact(n int) (CustomConfig, error) {
 	switch solver {
 	case cg.SolverCholesky:
 		if c.Optimizer == "" {
-			if c.LR > 0 { // given for Adam, it would be silently ignored by L-BFGS
-				return c, fmt.Errorf("%w: gpr's solver is Cholesky (%s), which fits by L-BFGS: a learning rate (--lr %g) is for Adam (--solver cg)", ErrBadCustom, reason, c.LR)
-			}
 			c.Optimizer = "lbfgs"
 		}
 		if c.Iters <= 0 && c.MaxIters <= 0 {

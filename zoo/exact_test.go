@@ -51,7 +51,6 @@ func TestExactSolverChoice(t *testing.T) {
 		{Family: "gpr", Exact: zoo.ExactOptions{Probes: -1}},
 		{Family: "svgp", Exact: zoo.ExactOptions{Solver: "cg"}},
 		{Family: "gpr", MaxIters: 10, Exact: zoo.ExactOptions{Solver: "cholesky"}},
-		{Family: "gpr", LR: 0.1}, // auto chooses Cholesky on these rows: L-BFGS, no learning rate
 	} {
 		if _, err := zoo.TrainCustom(d, bad); !errors.Is(err, zoo.ErrBadCustom) {
 			t.Errorf("%+v: %v, want ErrBadCustom", bad, err)
