@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpzoo/gpzoo/internal/atomicfile"
 	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels"
+	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels/cgproduct"
 	"github.com/gpzoo/gpzoo/internal/testkit/benchmodels/variational"
 	"github.com/gpzoo/gpzoo/ops"
 	"golang.org/x/sys/cpu"
@@ -46,8 +47,11 @@ batches of 9 inputs), each timed interleaved with its family's minibatch step (a
 many minibatch steps as take as long, in turn) and reported with the median ratio of their rates: at least 1
 when the full batch reaches the minibatch step's share of Dgemm (./gp/dgp/ -bench DGPStep). --models times
 only the steps whose names match a regular expression (the full-batch steps take about a second each on 2
-cores). --kernel forces gpzoo's kernel for both parts (in the openblas build the models run on OpenBLAS
-whatever the kernel).
+cores). Last, the CG exact GP's kernel product K·V (gp/cg, SE-ARD on 8 inputs, V with 11 columns: a target and
+10 probes) at each N of --products, with K kept whole and recomputed by blocks at every product (the upper
+triangle): milliseconds (median of --steps after a warm-up) and GFLOP/s from 2N²·11 flops plus, recomputed,
+the kernel's evaluation on the upper triangle (go test ./gp/cg/ -bench KernelProduct). --kernel forces gpzoo's
+kernel for every part (in the openblas build the models run on OpenBLAS whatever the kernel).
 
 Flags:
 `
@@ -62,6 +66,8 @@ const (
 	benchQuickSteps = 3
 	benchQuickSizes = "128"
 	benchSizes      = "32,64,128,256,512,1000"
+	benchProducts   = "2000,8000"
+	benchQuickProd  = "2000"
 	// benchRefN is the order of the Dgemm the training steps' rates are compared with (timed apart when --sizes
 	// lacks it).
 	benchRefN = 1000
@@ -127,7 +133,19 @@ type benchReport struct {
 		N              int     `json:"n"`
 		GFLOPS         float64 `json:"gflops"`
 	} `json:"dgemm_reference"`
-	Models []benchModelTime `json:"models"`
+	Models   []benchModelTime   `json:"models"`
+	Products []benchProductTime `json:"kernel_products"`
+}
+
+// benchProductTime is one kernel product of the CG exact GP.
+type benchProductTime struct {
+	N         int     `json:"n"`
+	Cols      int     `json:"cols"`
+	Kept      bool    `json:"kept"` // K kept whole (else recomputed by blocks at every product)
+	Products  int     `json:"products"`
+	MsPerProd float64 `json:"ms_per_product"` // median
+	Flops     float64 `json:"flops"`
+	GFLOPS    float64 `json:"gflops"`
 }
 
 // benchRoutineRate is one routine at one shape on every implementation.
@@ -176,7 +194,8 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	kernel := fs.String("kernel", "", "force gpzoo's BLAS kernel: "+strings.Join(ops.BLASKernels(), ", ")+" (default: the active one, "+ops.BLASKernel()+")")
 	jsonPath := fs.String("json", "", "also write the numbers as JSON to FILE")
 	modelsFlag := fs.String("models", "", "time only the training steps whose names match this regular expression (e.g. 'DGPStep/.*N=6553'; default: all)")
-	quick := fs.Bool("quick", false, fmt.Sprintf("square n = %s only, --min-time %v, %d steps per model (unless given)", benchQuickSizes, benchQuickTime, benchQuickSteps))
+	products := fs.String("products", benchProducts, "rows N of the CG exact GP's kernel products, comma-separated")
+	quick := fs.Bool("quick", false, fmt.Sprintf("square n = %s only, --min-time %v, %d steps per model, products at N = %s (unless given)", benchQuickSizes, benchQuickTime, benchQuickSteps, benchQuickProd))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -195,6 +214,13 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		if !set["steps"] {
 			*steps = benchQuickSteps
 		}
+		if !set["products"] {
+			*products = benchQuickProd
+		}
+	}
+	prodSizes, err := parseProducts(*products)
+	if err != nil {
+		return err
 	}
 	sizes, err := parseSizes(*sizesFlag)
 	if err != nil {
@@ -321,6 +347,22 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout)
 		rep.Models = append(rep.Models, mt)
 	}
+	fmt.Fprintf(stdout, "\nThe CG exact GP's kernel product K·V (SE-ARD, D = %d, V [N,%d]; median of %d after one warm-up): ms per product, GFLOP/s:\n",
+		cgproduct.ProductDim, cgproduct.ProductCols, *steps)
+	for _, n := range prodSizes {
+		for _, keep := range []bool{true, false} {
+			pt, err := timeProduct(n, keep, *steps)
+			if err != nil {
+				return err
+			}
+			mode := "recomputed by blocks"
+			if keep {
+				mode = "K kept whole"
+			}
+			fmt.Fprintf(stdout, "N = %-7d %-22s %10.2f ms/product  %7.2f GFLOP/s\n", n, mode, pt.MsPerProd, pt.GFLOPS)
+			rep.Products = append(rep.Products, pt)
+		}
+	}
 	if *jsonPath != "" {
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
@@ -397,6 +439,44 @@ func selectModels(expr string) ([]benchModel, error) {
 		return nil, fmt.Errorf("--models %q matches no training step (the steps: %s)", expr, strings.Join(names, ", "))
 	}
 	return ms, nil
+}
+
+// benchMaxProduct bounds --products: K kept whole at N rows takes 8N² bytes.
+const benchMaxProduct = 20000
+
+// parseProducts parses --products: a comma-separated list of row counts in [1, benchMaxProduct].
+func parseProducts(s string) ([]int, error) {
+	var ns []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > benchMaxProduct {
+			return nil, fmt.Errorf("--products %q: %q is not a row count in [1, %d]", s, f, benchMaxProduct)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
+}
+
+// timeProduct times the kernel product on n rows (K kept or recomputed): one warm-up, then the median of steps.
+func timeProduct(n int, keep bool, steps int) (benchProductTime, error) {
+	p, err := cgproduct.New(n, keep)
+	if err != nil {
+		return benchProductTime{}, err
+	}
+	if err := p.Run(); err != nil {
+		return benchProductTime{}, err
+	}
+	ms := make([]float64, steps)
+	for i := range ms {
+		t0 := time.Now()
+		if err := p.Run(); err != nil {
+			return benchProductTime{}, err
+		}
+		ms[i] = float64(time.Since(t0).Microseconds()) / 1e3
+	}
+	slices.Sort(ms)
+	med := ms[len(ms)/2]
+	return benchProductTime{N: n, Cols: cgproduct.ProductCols, Kept: keep, Products: steps, MsPerProd: med, Flops: p.Flops, GFLOPS: p.Flops / med / 1e6}, nil
 }
 
 // timeModel builds m, runs one warm-up step and times steps more: their median and fastest in milliseconds.

@@ -104,6 +104,16 @@ func TestBenchQuick(t *testing.T) {
 		positive(m+" GFLOP/s", f[4])
 		positive(m+" share of Dgemm", strings.TrimSuffix(f[6], "%"))
 	}
+	// The CG exact GP's kernel product at --quick's N = 2000, K kept whole and recomputed by blocks.
+	for _, mode := range [][]string{{"K", "kept", "whole"}, {"recomputed", "by", "blocks"}} {
+		f := row(append([]string{"N", "=", "2000"}, mode...)...)
+		if len(f) != 4 || f[1] != "ms/product" || f[3] != "GFLOP/s" {
+			t.Errorf("kernel product %s: row %q, want ms/product and GFLOP/s", mode, f)
+			continue
+		}
+		positive(fmt.Sprint("kernel product ", mode, " ms"), f[0])
+		positive(fmt.Sprint("kernel product ", mode, " GFLOP/s"), f[2])
+	}
 	if !strings.Contains(text, "of Dgemm NN at n = 1000 on "+refImpl) {
 		t.Errorf("output lacks the Dgemm reference at n = 1000 on %s:\n%s", refImpl, text)
 	}
@@ -139,6 +149,18 @@ func TestBenchQuick(t *testing.T) {
 	if ref := rep.DgemmReference; ref.Implementation != refImpl || ref.N != 1000 || !(ref.GFLOPS > 0) {
 		t.Errorf("bench.json: Dgemm reference %+v", ref)
 	}
+	if len(rep.Products) != 2 || !rep.Products[0].Kept || rep.Products[1].Kept {
+		t.Fatalf("bench.json: kernel products %+v, want N = 2000 kept, then recomputed", rep.Products)
+	}
+	for _, p := range rep.Products {
+		if p.N != 2000 || p.Cols != 11 || p.Products != 3 || !(p.MsPerProd > 0) || math.Abs(p.GFLOPS-p.Flops/p.MsPerProd/1e6) > 1e-9*p.GFLOPS {
+			t.Errorf("bench.json: kernel product %+v", p)
+		}
+	}
+	// 2N²·11 flops kept; recomputed, the kernel's evaluation on the upper triangle besides.
+	if kept, rec := rep.Products[0].Flops, rep.Products[1].Flops; kept != 2*2000*2000*11 || !(rec > kept) {
+		t.Errorf("bench.json: kernel product flops %v kept, %v recomputed", kept, rec)
+	}
 	for i, m := range rep.Models {
 		if m.Model != models[i] || m.Steps != 3 || !(m.MsPerStep > 0) || !(m.MinMs > 0) || m.MinMs > m.MsPerStep {
 			t.Errorf("bench.json: model %+v", m)
@@ -173,6 +195,9 @@ func TestBenchFlags(t *testing.T) {
 		{[]string{"--steps", "0"}, "--steps"},
 		{[]string{"--models", "("}, "--models"},
 		{[]string{"--models", "nosuch"}, "--models"},
+		{[]string{"--products", "0"}, "--products"},
+		{[]string{"--products", "2000,x"}, "--products"},
+		{[]string{"--products", "30000"}, "--products"},
 		{[]string{"--json", filepath.Join(t.TempDir(), "no", "such", "b.json")}, "--json"},
 		{[]string{"extra"}, "extra"},
 	} {
@@ -192,7 +217,7 @@ func TestBenchFlags(t *testing.T) {
 
 	prev := ops.BLASKernel()
 	var out bytes.Buffer
-	if err := Main([]string{"bench", "--kernel", "generic", "--sizes", "16", "--min-time", "1ms", "--steps", "1", "--models", "SVGPStep"}, &out, &bytes.Buffer{}); err != nil {
+	if err := Main([]string{"bench", "--kernel", "generic", "--sizes", "16", "--min-time", "1ms", "--steps", "1", "--products", "300", "--models", "SVGPStep"}, &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "gpzoo-generic") {

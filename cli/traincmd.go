@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -101,6 +102,19 @@ Flags:
   --test-fraction F   share of rows held out and scored (default 0.1; 0: none)
   --seed S            seed of the split, initialisation and minibatches (default 1)
   --natgrad           natural-gradient steps on q(u) (svgp, orth; a dgp's coupled last layer)
+  --solver S          gpr's solver: auto (default), cholesky or cg. auto takes Cholesky while its fit takes at
+                      most --memory (about 14·8·N² bytes: up to 6,192 training rows with the default), conjugate
+                      gradients beyond (BBMM: docs/exact-gp-at-scale.md). A CG fit starts from hyperparameters
+                      fitted by L-BFGS and Cholesky on --subset random rows, then takes --iters Adam steps (default
+                      %[14]d, --lr default %[15]g) on every row; it predicts means from a solve to a tight tolerance
+                      and variances by LOVE
+  --memory SIZE       gpr's memory budget (default 4GiB; units B, KiB, MiB, GiB, KB, MB, GB): the Cholesky fit's
+                      when choosing the solver, and the kernel matrix's a CG fit keeps whole (8·N² bytes; beyond
+                      it the kernel is recomputed by blocks at every product, in O(N) memory)
+  --precond-rank K    CG: rank of the pivoted-Cholesky preconditioner (default 15, from 2000 rows; 0: none)
+  --probes T          CG: probe vectors of the log-determinant and trace estimates (default 10)
+  --cg-tol TOL        CG: relative residual of the training solves (default 1, GPyTorch's)
+  --subset N          CG: rows of the L-BFGS + Cholesky start (default %[16]d; 0: none)
   --save FILE.gpz     where to save the model, replacing FILE if it exists (default: the CSV's name with .gpz,
                       which is never replaced: train refuses to start when it exists, unless --force)
   --force             replace the default model file if it exists
@@ -160,7 +174,8 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 		cc := train.DefaultConverge
 		fmt.Fprintf(stderr, trainUsage, strings.Join(zoo.Families, ", "), kernelHelp(), likelihoodHelp(),
 			cc.Window, cc.Tol, cc.Patience, zoo.DefaultMaxIters, wrapList(zoo.DataSets(), "  ", 110), datasets.EnvDataDir,
-			strings.Join(missingTargetLikelihoods(), ", "), zoo.DefaultApproxRestarts, bayes.DefaultKeep, priorHelp())
+			strings.Join(missingTargetLikelihoods(), ", "), zoo.DefaultApproxRestarts, bayes.DefaultKeep, priorHelp(),
+			zoo.DefaultCGIters, zoo.DefaultCGLR, zoo.DefaultSubset)
 	}
 	csvPath := fs.String("csv", "", "CSV file")
 	rowsPath := fs.String("rows", "", "row file (.gpzr) or CSV its workers read by shard")
@@ -205,6 +220,7 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 	var priorArgs []string
 	fs.Func("prior", "a prior SELECTOR=NAME(ARGS) (repeatable)", func(v string) error { priorArgs = append(priorArgs, v); return nil })
 	mc := mcmcFlags(fs)
+	exact := exactFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -250,6 +266,10 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 		return err
 	}
 	mcmcCfg, err := mc.config(set, *family)
+	if err != nil {
+		return err
+	}
+	exactOpts, err := exact(set, *family)
 	if err != nil {
 		return err
 	}
@@ -310,7 +330,8 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 	c := zoo.CustomConfig{Family: *family, Likelihood: *lik, Kernel: kexpr.String(), Inducing: *inducing, MeanBases: *meanBases, Hidden: widths,
 		LayerFamily: *layerFamily, Iters: *iters, MaxIters: *maxIters, MaxTrainRows: *maxRows, BatchSize: *batch, LR: *lr,
 		TestFraction: *testFrac, Seed: *seed, NatGrad: *natgrad, CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume, LMC: *lmc,
-		Inference: *inference, Restarts: *restarts, Priors: priors, MCMC: mcmcCfg}
+		Inference: *inference, Restarts: *restarts, Priors: priors, MCMC: mcmcCfg,
+		Exact: exactOpts}
 	// SIGINT/SIGTERM end training after the current step (checkpointing it with --checkpoint).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -491,9 +512,10 @@ func checkTrainFlags(set map[string]bool, family string, iters, inducing, meanBa
 	}
 	if f := strings.ToLower(family); f == "gpr" || f == "sgpr" {
 		for _, name := range []string{"lr", "batch", "natgrad", "checkpoint", "checkpoint-every", "resume", "layers", "layer-family", "mean-bases"} {
-			if set[name] {
-				return fmt.Errorf("train: --%s does not apply to --model %s (full-batch L-BFGS on the exact objective)", name, family)
+			if !set[name] || f == "gpr" && slices.Contains(cgFlags, name) {
+				continue // gpr by CG trains with Adam (exactFlags refuses them with --solver cholesky)
 			}
+			return fmt.Errorf("train: --%s does not apply to --model %s (full-batch L-BFGS on the exact objective; gpr by CG takes --lr and checkpoints)", name, family)
 		}
 	}
 	return nil
@@ -520,6 +542,103 @@ func checkInference(set map[string]bool, family, inference string, restarts int)
 		}
 	}
 	return nil
+}
+
+// cgFlags are the flags of Adam training that gpr takes when it trains by conjugate gradients.
+var cgFlags = []string{"lr", "checkpoint", "checkpoint-every", "resume"}
+
+// exactFlags declares gpr's solver flags on fs and returns their check, which makes them a zoo.ExactOptions (an
+// error for a family other than gpr, or a value out of range).
+func exactFlags(fs *flag.FlagSet) func(set map[string]bool, family string) (zoo.ExactOptions, error) {
+	solver := fs.String("solver", "auto", "gpr: auto, cholesky or cg")
+	memory := fs.String("memory", "", "gpr: memory budget (4GiB)")
+	rank := fs.Int("precond-rank", 0, "gpr CG: preconditioner rank")
+	probes := fs.Int("probes", 0, "gpr CG: probe vectors")
+	tol := fs.Float64("cg-tol", 0, "gpr CG: training tolerance")
+	subset := fs.Int("subset", 0, "gpr CG: rows of the subset start")
+	return func(set map[string]bool, family string) (zoo.ExactOptions, error) {
+		var o zoo.ExactOptions
+		names := []string{"solver", "memory", "precond-rank", "probes", "cg-tol", "subset"}
+		if !strings.EqualFold(family, "gpr") {
+			for _, n := range names {
+				if set[n] {
+					return o, fmt.Errorf("train: --%s is for --model gpr (the exact GP's solver), not %s", n, family)
+				}
+			}
+			return o, nil
+		}
+		switch o.Solver = strings.ToLower(*solver); o.Solver {
+		case "auto", "cholesky", "cg":
+		default:
+			return o, fmt.Errorf("train: --solver %q: want auto, cholesky or cg", *solver)
+		}
+		if o.Solver == "auto" && set["lr"] {
+			// auto may choose Cholesky, whose L-BFGS fit would ignore a learning rate silently.
+			return o, fmt.Errorf("train: --lr is for gpr's CG solver (Adam steps): give --solver cg with it (--solver auto chooses Cholesky, fitted by L-BFGS, up to the memory budget)")
+		}
+		if o.Solver == "cholesky" {
+			for _, n := range append(names[2:], cgFlags...) {
+				if set[n] {
+					return o, fmt.Errorf("train: --%s is for the CG solver (Adam steps), not --solver cholesky (L-BFGS)", n)
+				}
+			}
+		}
+		if set["memory"] {
+			b, err := parseBytes(*memory)
+			if err != nil || b < 1 {
+				return o, fmt.Errorf("train: --memory %q: want a size such as 4GiB or 512MiB", *memory)
+			}
+			o.Memory = b
+		}
+		switch {
+		case set["precond-rank"] && *rank < 0:
+			return o, fmt.Errorf("train: --precond-rank %d: want a rank ≥ 0 (0: no preconditioner)", *rank)
+		case set["precond-rank"] && *rank == 0:
+			o.PrecondRank = -1
+		default:
+			o.PrecondRank = *rank
+		}
+		if set["probes"] && *probes < 1 {
+			return o, fmt.Errorf("train: --probes %d: want at least 1 probe vector", *probes)
+		}
+		o.Probes = *probes
+		if set["cg-tol"] && !(*tol > 0 && !math.IsInf(*tol, 0)) {
+			return o, fmt.Errorf("train: --cg-tol %g: want a positive relative residual", *tol)
+		}
+		o.CGTol = *tol
+		switch {
+		case set["subset"] && *subset < 0:
+			return o, fmt.Errorf("train: --subset %d: want a number of rows ≥ 0 (0: no subset start)", *subset)
+		case set["subset"] && *subset == 0:
+			o.Subset = -1
+		case set["subset"] && *subset < 2:
+			return o, fmt.Errorf("train: --subset %d: want at least 2 rows (0: none)", *subset)
+		default:
+			o.Subset = *subset
+		}
+		return o, nil
+	}
+}
+
+// parseBytes parses a size: an integer number of bytes, or a number followed by B, KiB, MiB, GiB, KB, MB or GB.
+func parseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	mult := 1.0
+	for _, u := range units { // the longer suffixes first: "GB" before "B"
+		if strings.HasSuffix(strings.ToUpper(s), strings.ToUpper(u.suffix)) {
+			s, mult = strings.TrimSpace(s[:len(s)-len(u.suffix)]), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) || v*mult > math.MaxInt64/2 {
+		return 0, fmt.Errorf("size %q", s)
+	}
+	return int64(v * mult), nil
 }
 
 // checkSource checks that exactly one data source is named: --csv FILE with --target COLUMN, or --dataset NAME

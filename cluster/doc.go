@@ -15,6 +15,9 @@
 //	.grad        worker → server: a gradient with the version it was computed at
 //	.hb          worker → server: heartbeats
 //	.ctl.ID      server → one worker: "you were dropped, join again"
+//	.cg.join     request/reply: a products worker asks for the exact GP's kernel, inputs and its rows
+//	.cg.task     server → products workers: the hyperparameters, a product K·V, a gradient, done
+//	.cg.result   products worker → server: its rows' part (products.go: ServeProducts, WorkProducts)
 //
 // Faults: a worker silent for HeartbeatTimeout, or without a gradient for StallTimeout, is dropped and training
 // goes on with the others (the aggregated gradient is rescaled to the whole data set); a restarted or dropped

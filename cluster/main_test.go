@@ -31,12 +31,18 @@ func TestMain(m *testing.M) {
 	os.Exit(0)
 }
 
+// envProducts makes a worker process (envWorker) a products worker of the exact GP (WorkProducts).
+const envProducts = "GPZOO_DIST_TEST_PRODUCTS"
+
 func runWorkerProcess(a WorkerArgs) error {
 	nc, err := Connect(a.URL, "test-worker", a.Security)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
+	if os.Getenv(envProducts) != "" {
+		return WorkProducts(ProductWorkerConfig{Conn: nc, Run: a.Run, Index: a.Shard, Of: a.Of})
+	}
 	_, err = Work(WorkerConfig{Conn: nc, Run: a.Run, Shard: a.Shard, Of: a.Of, Delay: a.Delay})
 	return err
 }

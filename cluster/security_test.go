@@ -343,7 +343,10 @@ func TestIdentityPermissions(t *testing.T) {
 	// Subscriptions outside the worker's permissions (another run's parameters, its own run's gradients) and
 	// publications of parameters are refused.
 	sa := subjectsOf("a")
-	for _, subj := range []string{sb.params, sa.grad, "gpzoo.cluster.>", "_INBOX.>"} {
+	// The exact GP's kernel products (products.go): a worker reads its run's tasks, never another run's nor the
+	// other workers' results, and publishes results, never tasks.
+	pa, pb := productSubjectsOf("a"), productSubjectsOf("b")
+	for _, subj := range []string{sb.params, sa.grad, "gpzoo.cluster.>", "_INBOX.>", pa.result, pb.task} {
 		if _, err := workerA.SubscribeSync(subj); err != nil {
 			t.Fatal(err)
 		}
@@ -351,7 +354,7 @@ func TestIdentityPermissions(t *testing.T) {
 			t.Errorf("worker a0 subscribed to %s without a permissions violation", subj)
 		}
 	}
-	for _, subj := range []string{sa.params, sa.ctl + "x", sb.join} {
+	for _, subj := range []string{sa.params, sa.ctl + "x", sb.join, pa.task, pb.result, pb.join} {
 		if err := workerA.Publish(subj, []byte("x")); err != nil {
 			t.Fatal(err)
 		}

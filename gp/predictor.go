@@ -327,3 +327,14 @@ func MixtureOutputCov(w []float64, means []*mat.Dense, covs [][]*mat.SymDense, m
 	}
 	return out
 }
+
+// Cached is a model whose predictions read state computed from its training data and parameters at some cost
+// (the CG exact GP of package gp/cg: α = K̂⁻¹y and its LOVE cache), which model files store beside the data so
+// that a loaded model predicts at once.
+type Cached interface {
+	// PredictionCache returns the state by name, computing it first if it is not current.
+	PredictionCache() (map[string][]float64, error)
+	// SetPredictionCache restores state PredictionCache returned (an error when it does not belong to the
+	// model's current parameters and training data).
+	SetPredictionCache(map[string][]float64) error
+}

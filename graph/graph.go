@@ -198,6 +198,15 @@ func (g *Graph) Param(p *Param) *Node {
 	return b.c
 }
 
+// RawParam returns the leaf of p's unconstrained (raw) value in this graph, creating it on first use: for ops that
+// apply the transform themselves, as ops.CGLoss does through its kernel's own graphs.
+func (g *Graph) RawParam(p *Param) *Node {
+	if g.Param(p).n == nil {
+		return &Node{g: g}
+	}
+	return &Node{n: g.byP[p].leaf, g: g}
+}
+
 // Monitor asks Programs compiled from g to copy the value of n during each forward pass, under name.
 func (g *Graph) Monitor(name string, n *Node) {
 	if g.check("Monitor", n) != nil {

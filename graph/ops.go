@@ -206,3 +206,12 @@ func (g *Graph) AddCol(x, c *Node) *Node { return g.bin("AddCol", ops.AddCol, x,
 
 // MulCol returns x [n,m] with row i scaled by c_i, c [n].
 func (g *Graph) MulCol(x, c *Node) *Node { return g.bin("MulCol", ops.MulCol, x, c) }
+
+// CGLoss returns an exact GP's negative log marginal likelihood estimated by the conjugate-gradient solver s
+// (ops.CGLoss): x [N,D] the training inputs, r [N,P] the residual targets, noise σ², step the probes' key (a
+// scalar), and raw the kernel's raw hyperparameters (RawParam nodes, in the order of s.K.HyperSizes()).
+func (g *Graph) CGLoss(s *ops.CGSolver, x, r, noise, step *Node, raw ...*Node) *Node {
+	return g.apply("CGLoss", func(ns ...*G.Node) (*G.Node, error) {
+		return ops.CGLoss(s, ns[0], ns[1], ns[2], ns[3], ns[4:]...)
+	}, append([]*Node{x, r, noise, step}, raw...)...)
+}

@@ -79,7 +79,8 @@ func CheckFinite(where string, a []float64, cols int) error {
 	return nil
 }
 
-// ErrNotConverged reports an iterative approximation that stopped at its iteration limit before converging.
+// ErrNotConverged reports an iterative method that stopped at its iteration limit before converging: the sentinel
+// of ConvergenceError (Laplace's Newton iterations, EP's sweeps) and NotConvergedError (conjugate gradients).
 var ErrNotConverged = errors.New("ops: not converged")
 
 // ConvergenceError reports an iterative approximation of an exact GP's posterior (the Laplace approximation's

@@ -52,3 +52,9 @@ func SharedState(op G.Op) any {
 	}
 	return nil
 }
+
+// Parallel runs f(0), …, f(n−1), each exactly once, on the caller and the idle pooled workers of
+// ops/internal/parallel (each piece claimed by whoever is free), and returns when all have returned: the worker pool
+// for numerics outside ops (package gp/cg's kernel blocks). Pieces must write disjoint outputs; a result summed over
+// pieces is deterministic when each piece keeps its own part and the parts are added in piece order.
+func Parallel(n int, f func(i int)) { parallel.Do(n, f) }

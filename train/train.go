@@ -144,6 +144,13 @@ type Config struct {
 	Stop <-chan struct{}
 }
 
+// StatusReporter is a model that describes the state of its latest loss evaluation in a few words (the CG exact
+// GP of package gp/cg: its solve's iterations and residuals): Train appends it to the progress line and to the
+// log records.
+type StatusReporter interface {
+	TrainStatus() string
+}
+
 // Eval is one evaluation record.
 type Eval struct {
 	Step    int
@@ -352,12 +359,20 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 		last := step+1 == cfg.Iters || converged
 		elapsed := time.Since(start).Seconds()
 		res.Times = append(res.Times, clock0+elapsed)
+		status := ""
+		if r, ok := m.(StatusReporter); ok {
+			status = r.TrainStatus()
+		}
 		if cfg.Progress != nil && (last || elapsed-drawn >= every) {
-			progress(cfg.Progress, step+1, cfg.Iters, elapsed, -loss/float64(n), conv)
+			progress(cfg.Progress, step+1, cfg.Iters, elapsed, -loss/float64(n), conv, status)
 			drawn = elapsed
 		}
 		if cfg.Logger != nil && ((step+1)%logEvery == 0 || last) {
-			cfg.Logger.Info("train", "step", step+1, "iters", cfg.Iters, "objective_per_point", strconv.FormatFloat(-loss/float64(n), 'g', 5, 64), "seconds", strconv.FormatFloat(elapsed, 'f', 2, 64))
+			args := []any{"step", step + 1, "iters", cfg.Iters, "objective_per_point", strconv.FormatFloat(-loss/float64(n), 'g', 5, 64), "seconds", strconv.FormatFloat(elapsed, 'f', 2, 64)}
+			if status != "" {
+				args = append(args, "status", status)
+			}
+			cfg.Logger.Info("train", args...)
 		}
 		if cfg.Eval != nil && cfg.EvalEvery > 0 && ((step+1)%cfg.EvalEvery == 0 || last) {
 			t0 := time.Now()
@@ -449,13 +464,17 @@ const progressEvery = 0.1
 // progress redraws the one-line progress display of a terminal: the step of the cap, the rate, the time left if
 // training runs to the cap, the objective per training point (the summary's unit: the ELBO, or the log marginal
 // likelihood, per point) and, with a convergence criterion, how far it has got: the windows since the best
-// window mean last improved by more than the tolerance, of the patience that stops training.
-func progress(w io.Writer, step, iters int, elapsed, perPoint float64, conv *converger) {
+// window mean last improved by more than the tolerance, of the patience that stops training; then the model's
+// status (StatusReporter), if it has one.
+func progress(w io.Writer, step, iters int, elapsed, perPoint float64, conv *converger, status string) {
 	rate := float64(step) / math.Max(elapsed, 1e-9)
 	left := time.Duration(float64(iters-step) / math.Max(rate, 1e-9) * float64(time.Second)).Round(time.Second)
 	line := fmt.Sprintf("\rstep %d/%d  %.1f steps/s  %v left at the cap  objective/N %.5g", step, iters, rate, left, perPoint)
 	if conv != nil {
 		line += fmt.Sprintf("  converging: %d/%d windows of %d steps without a gain of %g/N", conv.stale, conv.cfg.Patience, conv.cfg.Window, conv.cfg.Tol)
+	}
+	if status != "" {
+		line += "  " + status
 	}
 	fmt.Fprint(w, line+"\x1b[K") // erase what a longer previous line left
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/approx"
 	"github.com/gpzoo/gpzoo/gp/bayes"
+	"github.com/gpzoo/gpzoo/gp/cg"
 	"github.com/gpzoo/gpzoo/gp/dgp"
 	"github.com/gpzoo/gpzoo/gp/grammar"
 	"github.com/gpzoo/gpzoo/gp/layers"
@@ -122,6 +123,9 @@ type CustomConfig struct {
 	// with a non-Gaussian likelihood: GPMC, its latent values too), and the model file holds the posterior
 	// predictive (MCMCConfig).
 	MCMC *MCMCConfig
+	// Exact configures gpr's solver: Cholesky, or conjugate gradients on many rows (ExactOptions, exact.go). With
+	// the CG solver the defaults of Optimizer, Iters and LR are adam, DefaultCGIters and DefaultCGLR.
+	Exact ExactOptions
 	// rows, when > 0, is the number of training rows the model is scaled to while fit sees only a sample of
 	// them (TrainRows: the workers read their shards of a file; the sample places the inducing inputs).
 	rows int
@@ -223,6 +227,12 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 		return nil, fmt.Errorf("%w: unknown likelihood %q", ErrBadCustom, c.Likelihood)
 	}
 	rng := rand.New(src)
+	if c.Family == "gpr" {
+		var err error
+		if c, err = c.resolveExact(tr.N()); err != nil {
+			return nil, err
+		}
+	}
 	if c.Family == "gpr" || c.Family == "sgpr" {
 		c.BatchSize = 0 // their objectives take the whole training set
 	} else if c.BatchSize <= 0 {
@@ -242,6 +252,11 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	}
 	for _, a := range assigned {
 		res.Priors = append(res.Priors, a.Param+" ~ "+a.Prior)
+	}
+	if b.pretrain != nil {
+		if err := b.pretrain(); err != nil {
+			return nil, err
+		}
 	}
 	var tres *train.Result
 	ytr := trainTargets(tr) // [y | mask] with missing targets
@@ -311,10 +326,18 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	if len(tres.Losses) > 0 {
 		fillTraining(res, tres, c.trainRows(tr))
 	}
+	if b.exact != nil {
+		if err := finishExact(b); err != nil {
+			return nil, err
+		}
+		res.Exact = b.exact
+	}
 	switch { // a full-batch fit reports its final objective
 	case len(tres.Losses) == 0: // no fit (GPMC before NUTS)
 	case c.Optimizer == "lbfgs": // TrainLBFGS's last loss is the model's at its final parameters: no second pass
 		setFinal(res, tres.FinalLoss(), tr.N())
+	case c.Exact.solver == cg.SolverCG: // another estimate would cost a step: the last step's stands
+		res.ELBOPerPoint, res.ObjectiveKind = -tres.FinalLoss()/float64(tr.N()), "estimate"
 	case c.rows > 0: // tr is a sample: the smoothed objective stands
 	case c.BatchSize <= 0 || c.BatchSize >= tr.N(): // Adam's last loss precedes its last step: evaluate afresh
 		if err := fillFinal(res, b.model, tr.X, ytr); err != nil {
@@ -401,11 +424,20 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 	if c.Resume && c.CheckpointDir == "" {
 		return c, fmt.Errorf("%w: resuming needs the checkpoint directory", ErrBadCustom)
 	}
+	if err := c.Exact.check(); err != nil {
+		return c, err
+	}
+	if c.Family != "gpr" && c.Exact != (ExactOptions{}) {
+		return c, fmt.Errorf("%w: the exact GP's solver options are for gpr, not %s", ErrBadCustom, c.Family)
+	}
 	switch c.Optimizer = strings.ToLower(c.Optimizer); c.Optimizer {
 	case "":
 		c.Optimizer = "adam"
-		if c.Family == "gpr" || c.Family == "sgpr" {
+		switch c.Family {
+		case "sgpr":
 			c.Optimizer = "lbfgs"
+		case "gpr":
+			c.Optimizer = "" // by its solver, chosen on the training rows (resolveExact)
 		}
 	case "adam":
 	case "lbfgs":
@@ -471,9 +503,11 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 		return c, fmt.Errorf("%w: MaxIters is for Adam training; %s's L-BFGS stops when it converges, within Iters iterations", ErrBadCustom, c.Family)
 	}
 	if c.Iters <= 0 && c.MaxIters <= 0 {
-		if c.Family == "gpr" || c.Family == "sgpr" {
+		switch c.Family {
+		case "sgpr":
 			c.Iters = 200
-		} else {
+		case "gpr": // by its solver (resolveExact)
+		default:
 			c.MaxIters = DefaultMaxIters
 		}
 	}
@@ -488,7 +522,7 @@ func (c CustomConfig) withDefaults(d *datasets.Dataset) (CustomConfig, error) {
 	if c.MaxTrainRows == 1 {
 		return c, fmt.Errorf("%w: MaxTrainRows 1: training needs at least 2 rows", ErrBadCustom)
 	}
-	if c.LR <= 0 {
+	if c.LR <= 0 && c.Family != "gpr" { // gpr's by its solver (resolveExact)
 		c.LR = 0.01
 	}
 	if c.TestFraction == 0 {
@@ -559,6 +593,10 @@ type customBuild struct {
 	// score, when set (a deep GP), scores held-out rows in original units with s propagated samples drawn from
 	// rng: the mixture's log density, the moment-matched Gaussian's beside it (scoreDGP).
 	score func(res *Result, s int, te *datasets.Dataset, rng *rand.Rand) error
+	// pretrain, when set, runs before training (a CG exact GP's subset start); exact holds an exact GP's
+	// statistics (gpr).
+	pretrain func() error
+	exact    *ExactStats
 	// diagnose, when set (a deep GP), returns the per-layer diagnostics at (up to DiagnoseRows of) the training
 	// rows (dgp.Diagnose).
 	diagnose func() ([]dgp.LayerDiagnostics, error)
@@ -635,8 +673,9 @@ func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 	m := min(c.Inducing, tr.N())
 	switch c.Family {
 	case "gpr":
-		if n > 5000 {
-			return nil, fmt.Errorf("%w: gpr on %d training rows needs O(N³) = too much time and memory: use sgpr or svgp", ErrBadCustom, n)
+		approxOrSampled := c.Inference != "" || !isGaussian(fam) || c.MCMC != nil
+		if approxOrSampled && c.Exact.solver == cg.SolverCG {
+			return nil, fmt.Errorf("%w: gpr on %d training rows takes the CG solver (%s); Laplace, EP, GPMC and NUTS run on the Cholesky solver only (raise --memory, or use svgp)", ErrBadCustom, n, c.Exact.reason)
 		}
 		if c.Inference != "" {
 			return buildApprox(tr, c, fam, kern)
@@ -644,11 +683,7 @@ func buildFamily(tr *datasets.Dataset, std *datasets.Standardizer, c CustomConfi
 		if !isGaussian(fam) { // with MCMC and no --inference: GPMC
 			return newGPMC(tr, c, fam, kern, rand.New(rand.NewPCG(c.Seed, 0x50f7)))
 		}
-		model, err := gp.NewGPR(gp.GPRConfig{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y}) // it predicts from them
-		if err != nil {
-			return nil, err
-		}
-		return &customBuild{model: model, describe: fullBatch(c, "exact GP")}, nil
+		return buildExact(tr, c, kern)
 	case "sgpr":
 		z, err := gp.KMeans(tr.X, m, c.KMeansIters, rng)
 		if err != nil {

@@ -45,6 +45,7 @@ func TestTrainCustomEveryFamily(t *testing.T) {
 		cfg zoo.CustomConfig
 	}{
 		{reg, zoo.CustomConfig{Family: "gpr", Iters: 30}},
+		{reg, zoo.CustomConfig{Family: "gpr", Iters: 5, Exact: zoo.ExactOptions{Solver: "cg", Subset: 100, SubsetIters: 30}}},
 		{reg, zoo.CustomConfig{Family: "sgpr", Inducing: 20, Iters: 30}},
 		{reg, zoo.CustomConfig{Family: "svgp", Inducing: 20, Iters: 300, LR: 0.05}},
 		{reg, zoo.CustomConfig{Family: "svgp", Likelihood: "studentt", Inducing: 20, Iters: 300, LR: 0.05}},

@@ -100,6 +100,8 @@ type Result struct {
 	Table *TableRun `json:"table,omitempty"`
 	// Cluster holds the numbers of a run trained on a cluster (ClusterConfig; absent otherwise).
 	Cluster *ClusterStats `json:"cluster,omitempty"`
+	// Exact holds an exact GP's solver and, by conjugate gradients, its solves (gpr; absent otherwise).
+	Exact *ExactStats `json:"exact,omitempty"`
 	// ADVGP holds the distributed-training numbers (and studies) of ADVGP entries.
 	ADVGP *ADVGPStats `json:"advgp,omitempty"`
 	// Layers are a deep GP's per-layer diagnostics at the end of training (dgp.Diagnose on up to DiagnoseRows
@@ -170,11 +172,16 @@ func (r *Result) Summary() string {
 		kind = " (final)"
 	case "smoothed":
 		kind = " (mean of the last minibatch estimates)"
+	case "estimate":
+		kind = " (the last step's stochastic estimate)"
 	}
 	if r.MCMC != nil && r.Iters == 0 {
 		s += fmt.Sprintf("  train: %s in %.2fs, no MAP fit (the chains start from the initial values)\n", r.Optimizer, r.TrainSeconds)
 	} else {
 		s += fmt.Sprintf("  train: %d iters (%s) in %.2fs (%.4fs/iter), objective/N = %.4f%s\n", r.Iters, r.Optimizer, r.TrainSeconds, r.SecondsPerIter, r.ELBOPerPoint, kind)
+	}
+	if r.Exact != nil {
+		s += r.Exact.summary()
 	}
 	if line := r.StopLine(); line != "" {
 		s += "  " + line + "\n"

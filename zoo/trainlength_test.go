@@ -43,8 +43,22 @@ func TestCustomLengthDefaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantIters, wantMax := 0, DefaultMaxIters
-		if f == "gpr" || f == "sgpr" {
+		switch f {
+		case "sgpr":
 			wantIters, wantMax = 200, 0
+		case "gpr": // by its solver, chosen on the training rows: Cholesky here, L-BFGS
+			if c.Iters != 0 || c.MaxIters != 0 {
+				t.Errorf("gpr before its solver: Iters %d, MaxIters %d; want 0, 0", c.Iters, c.MaxIters)
+			}
+			if c, err = c.resolveExact(d.N()); err != nil {
+				t.Fatal(err)
+			}
+			wantIters, wantMax = 200, 0
+			if cgc, err := (CustomConfig{Family: f, Exact: ExactOptions{Solver: "cg"}}).withDefaults(d); err != nil {
+				t.Fatal(err)
+			} else if cgc, err = cgc.resolveExact(d.N()); err != nil || cgc.Iters != DefaultCGIters || cgc.MaxIters != 0 || cgc.Optimizer != "adam" {
+				t.Errorf("gpr by CG: Iters %d, MaxIters %d, optimizer %q (%v); want %d Adam steps", cgc.Iters, cgc.MaxIters, cgc.Optimizer, err, DefaultCGIters)
+			}
 		}
 		if c.Iters != wantIters || c.MaxIters != wantMax {
 			t.Errorf("%s: Iters %d, MaxIters %d; want %d, %d", f, c.Iters, c.MaxIters, wantIters, wantMax)

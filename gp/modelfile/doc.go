@@ -1,9 +1,10 @@
 // Package modelfile saves trained gpzoo models to self-describing, versioned, checksummed files and loads
 // them back so that predictions are reproduced bit for bit.
 //
-// A model file holds a model (any gp.Model that is also a gp.Describer: exact GPR, SGPR, SVGP with any layer
-// and likelihood, deep GPs), the data standardisation applied before training, the training data that
-// prediction needs (exact GP, SGPR), and free string metadata. Importing this package links every model family,
+// A model file holds a model (any gp.Model that is also a gp.Describer: exact GPR, by Cholesky or by conjugate
+// gradients (gp/cg), SGPR, SVGP with any layer and likelihood, deep GPs), the data standardisation applied before
+// training, the training data that prediction needs (exact GP, SGPR), the prediction cache of a gp.Cached model
+// (the CG exact GP's, so that loading does not solve), and free string metadata. Importing this package links every model family,
 // so every registered kind can be loaded.
 //
 // # Format
@@ -12,7 +13,7 @@
 //
 //	magic      8 bytes   0x89 'G' 'P' 'Z' '\r' '\n' 0x1A '\n' (the high byte and the line endings catch
 //	                     7-bit and text-mode transfers, as in PNG)
-//	version    uint32    1, or 2 for a model with priors on its Params (FormatVersion is 2)
+//	version    uint32    1, or 2 (FormatVersion) for a model with priors on its Params or a prediction cache
 //	length     uint64    the payload's length in bytes (at most MaxPayload)
 //	payload    length bytes of UTF-8 JSON (see below)
 //	checksum   32 bytes  SHA-256 of every byte before it (magic, version, length and payload)
@@ -28,7 +29,9 @@
 //	  "standardizer": {"x_mean", "x_std", "y_mean", "y_std": base64 float64 bits} or absent,
 //	  "train_x":      {"rows", "cols", "data": base64 float64 bits, row-major} or absent,
 //	  "train_y":      likewise,
-//	  "meta":         {"key": "value", ...}
+//	  "meta":         {"key": "value", ...},
+//	  "cache":        {"name": base64 float64 bits, ...} or absent (version 2: a gp.Cached model's prediction
+//	                  cache, the CG exact GP's α and LOVE cache, restored after the parameters and the data)
 //	}
 //
 // Every float is stored as its IEEE-754 bits, never as decimal text, so values round-trip exactly. Params are

@@ -13,6 +13,7 @@ import (
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/approx"
+	"github.com/gpzoo/gpzoo/gp/cg"
 	"github.com/gpzoo/gpzoo/gp/dgp"
 	"github.com/gpzoo/gpzoo/gp/gptest"
 	"github.com/gpzoo/gpzoo/gp/layers"
@@ -251,6 +252,22 @@ func famCases() []famCase {
 	return cases
 }
 
+// famCG is the exact GP trained by conjugate gradients (package gp/cg), with a linear mean: its model file holds
+// the prediction cache. It follows every other case (the cases' seeds are their indices).
+func famCG() famCase {
+	return famCase{"GPR-CG", regression, true, func(t *testing.T, x, y *mat.Dense) modelfile.Model {
+		mean, err := gp.NewLinearMean("mean", famD, 1, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := cg.NewGPR(cg.Config{Kernel: famKernel(t, "kern", famD), Mean: mean, LOVERank: 10, LOVEPrecondRank: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}}
+}
+
 // famDGP returns a 2-layer deep GP: a coupled SVGP inner layer (width 3, zero-padding mean, white-noise kernel)
 // and a decoupled (GP-centred mean, S-form covariance) output layer.
 // needWhite skips the test of the model named name (a deep GP's, whose inner layers add a white kernel:
@@ -343,7 +360,7 @@ func famPredict(t *testing.T, f *modelfile.File, x *mat.Dense, task famTask) []f
 // predictions, standardizer and metadata.
 func TestFamiliesRoundTrip(t *testing.T) {
 	t.Parallel()
-	for i, c := range famCases() {
+	for i, c := range append(famCases(), famCG()) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			ds, xTest := famData(c.task, uint64(i+1))

@@ -24,19 +24,22 @@ import (
 	// Every model family registers its kinds in init: link them all so that any model file can be loaded.
 	_ "github.com/gpzoo/gpzoo/gp/approx"
 	_ "github.com/gpzoo/gpzoo/gp/bayes"
+	_ "github.com/gpzoo/gpzoo/gp/cg"
 	_ "github.com/gpzoo/gpzoo/gp/dgp"
 	_ "github.com/gpzoo/gpzoo/gp/layers"
 	_ "github.com/gpzoo/gpzoo/gp/likelihoods"
 	_ "github.com/gpzoo/gpzoo/gp/models"
 )
 
-// FormatVersion is the newest model-file format version this package writes and reads. Version 2 added priors on
-// Params (gp.Spec.Priors, anywhere in the spec): a file whose model has none is written as version 1, byte for byte
-// what earlier versions of gpzoo wrote and read, and a file with priors as version 2, which earlier versions refuse
-// as newer (a *VersionError) instead of dropping the priors.
+// FormatVersion is the newest model-file format version this package writes and reads. Version 2 added two
+// things a version-1 reader would drop silently: priors on Params (gp.Spec.Priors, anywhere in the spec) and
+// the optional prediction cache of a gp.Cached model (the CG exact GP's α and LOVE cache). A file with neither
+// is written as version 1, byte for byte what earlier versions of gpzoo wrote and read; a file with either as
+// version 2, which earlier versions refuse as newer (a *VersionError).
 const FormatVersion = 2
 
-// versionOf returns the format version a file of spec is written as: 2 with priors, else 1.
+// versionOf returns the format version a file of spec is written as: 2 with priors, else 1 (Save raises it to
+// cacheVersion for a prediction cache).
 func versionOf(s gp.Spec) uint32 {
 	if hasPriors(s) {
 		return 2
@@ -55,6 +58,9 @@ func hasPriors(s gp.Spec) bool {
 	}
 	return false
 }
+
+// cacheVersion is the first format version with the prediction cache.
+const cacheVersion = 2
 
 // MaxPayload is the largest payload length Load accepts (16 GiB); a larger length field is ErrCorrupt.
 const MaxPayload = 16 << 30
@@ -100,6 +106,7 @@ type payload struct {
 	TrainX       *matrixRecord     `json:"train_x,omitempty"`
 	TrainY       *matrixRecord     `json:"train_y,omitempty"`
 	Meta         map[string]string `json:"meta,omitempty"`
+	Cache        map[string]bits   `json:"cache,omitempty"`
 }
 
 // paramRecord is one Param: its structure and its raw values as float64 bits.
@@ -323,20 +330,32 @@ func encode(f *File) ([]byte, error) {
 	if err := validateData(f.Model, p.Standardizer, p.TrainX, p.TrainY); err != nil {
 		return nil, fmt.Errorf("modelfile: Save: %w", err)
 	}
+	version := versionOf(spec)
+	if c, ok := f.Model.(gp.Cached); ok && p.TrainX != nil {
+		cache, err := c.PredictionCache()
+		if err != nil {
+			return nil, fmt.Errorf("modelfile: Save: the prediction cache: %w", err)
+		}
+		p.Cache = make(map[string]bits, len(cache))
+		for k, v := range cache {
+			p.Cache[k] = v
+		}
+		version = cacheVersion
+	}
 	js, err := json.Marshal(p)
 	if err != nil {
 		return nil, fmt.Errorf("modelfile: Save: %w", err)
 	}
 	out := make([]byte, 0, headerLen+len(js)+sha256.Size)
 	out = append(out, magic[:]...)
-	out = binary.LittleEndian.AppendUint32(out, versionOf(spec))
+	out = binary.LittleEndian.AppendUint32(out, version)
 	out = binary.LittleEndian.AppendUint64(out, uint64(len(js)))
 	out = append(out, js...)
 	sum := sha256.Sum256(out)
 	return append(out, sum[:]...), nil
 }
 
-// decode turns a checksummed payload into a File.
+// decode turns a checksummed payload of a file of the given format version into a File.
 func decode(data []byte, version uint32, o gp.BuildOptions) (*File, error) {
 	var p payload
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -382,6 +401,22 @@ func decode(data []byte, version uint32, o gp.BuildOptions) (*File, error) {
 		}
 		if err := dh.SetTrainingData(mat.NewDense(p.TrainX.Rows, p.TrainX.Cols, p.TrainX.Data), mat.NewDense(p.TrainY.Rows, p.TrainY.Cols, p.TrainY.Data)); err != nil {
 			return nil, fmt.Errorf("%w: training data: %w", ErrCorrupt, err)
+		}
+	}
+	if p.Cache != nil {
+		c, ok := m.(gp.Cached)
+		switch {
+		case version < cacheVersion:
+			return nil, corrupt("a prediction cache in a version-%d file", version)
+		case !ok || p.TrainX == nil:
+			return nil, corrupt("a prediction cache stored with a %T without training data or a cache", m)
+		}
+		cache := make(map[string][]float64, len(p.Cache))
+		for k, v := range p.Cache {
+			cache[k] = v
+		}
+		if err := c.SetPredictionCache(cache); err != nil {
+			return nil, fmt.Errorf("%w: prediction cache: %w", ErrCorrupt, err)
 		}
 	}
 	if p.CreatedBy != "" && f.Meta["created_by"] == "" {

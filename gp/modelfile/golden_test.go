@@ -71,7 +71,7 @@ func goldenCases() []famCase {
 			t.Fatal(err)
 		}
 		return m.SVGP
-	}})
+	}}, famCG())
 }
 
 // goldenDGP returns a 2-layer deep GP whose layers are all coupled SVGP layers (as gpzoo train --model dgp

@@ -23,16 +23,17 @@ var allowed = map[string][]string{
 	"gp/advgp":                   {"gp", "gp/layers", "gp/likelihoods", "gp/models", "graph", "ops"},
 	"gp/grammar":                 {"gp", "graph", "ops"},
 	"gp/approx":                  {"gp", "graph", "ops"},
+	"gp/cg":                      {"gp", "graph", "ops"},
 	"vbks":                       {"gp", "gp/grammar", "gp/layers", "gp/likelihoods", "gp/models", "graph", "ops", "train", "datasets"},
-	"cluster":                    {"gp", "gp/advgp", "graph", "train", "datasets", "internal/atomicfile", "internal/access"},
-	"gp/modelfile":               {"gp", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "gp/approx", "gp/bayes", "graph", "ops", "datasets", "internal/atomicfile"},
+	"cluster":                    {"gp", "gp/advgp", "gp/cg", "graph", "ops", "train", "datasets", "internal/atomicfile", "internal/access"},
+	"gp/modelfile":               {"gp", "gp/cg", "gp/layers", "gp/likelihoods", "gp/models", "gp/dgp", "gp/approx", "gp/bayes", "graph", "ops", "datasets", "internal/atomicfile"},
 	"gp/bayes":                   {"gp", "graph", "ops", "mcmc"},
 	"datasets":                   {"internal/atomicfile"},
 	"mcmc":                       {},
 	"plots":                      {},
 	"oip/pb":                     {},
 	"train":                      {"gp", "graph", "ops", "datasets", "internal/atomicfile"},
-	"zoo":                        {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/approx", "gp/bayes", "mcmc", "gp/modelfile", "gp/advgp", "gp/grammar", "cluster", "vbks", "train", "datasets", "plots", "graph", "ops", "internal/atomicfile"},
+	"zoo":                        {"gp", "gp/cg", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "gp/approx", "gp/bayes", "mcmc", "gp/modelfile", "gp/advgp", "gp/grammar", "cluster", "vbks", "train", "datasets", "plots", "graph", "ops", "internal/atomicfile"},
 	"internal/testkit/gradcheck": {"ops", "graph"},
 	"internal/testkit/archtest":  {},
 	"internal/atomicfile":        {},
@@ -55,11 +56,12 @@ var allowed = map[string][]string{
 
 	// The command line as a library; cmd/gpzoo is its main.
 	"cli": {"datasets", "cluster", "gp", "gp/bayes", "gp/modelfile", "internal/atomicfile", "internal/testkit/benchmodels",
-		"internal/testkit/benchmodels/variational", "ops", "plots", "train", "vbks", "zoo", "serve", "oip",
+		"internal/testkit/benchmodels/variational", "internal/testkit/benchmodels/cgproduct", "ops", "plots", "train", "vbks", "zoo", "serve", "oip",
 		"client", "internal/access"},
 
 	// The models the step benchmarks (gp, gp/models, gp/dgp) and gpzoo bench time.
 	"internal/testkit/benchmodels":             {"gp", "graph", "ops"},
+	"internal/testkit/benchmodels/cgproduct":   {"gp", "gp/cg", "internal/testkit/benchmodels"},
 	"internal/testkit/benchmodels/variational": {"gp", "gp/likelihoods", "gp/layers", "gp/models", "gp/dgp", "train", "internal/testkit/benchmodels"},
 }
 

@@ -1,0 +1,271 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/cg"
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/ops"
+	"github.com/nats-io/nats.go"
+	"gonum.org/v1/gonum/mat"
+)
+
+// cgStep returns the CG exact GP's loss and gradient (every Param's raw values, in order) on x, y at step 3 with
+// CG tolerance tol, its kernel products computed by op (nil: its own blocks, in this process, by row strips when
+// strips).
+func cgStep(t *testing.T, x, y *mat.Dense, op ops.KernelOperator, k gp.Kernel, tol float64, strips bool) (float64, []float64) {
+	t.Helper()
+	m, err := cg.NewGPR(cg.Config{Kernel: k, NoiseVariance: 0.05, X: x, Y: y, Operator: op, Solver: ops.CGConfig{Seed: 9, Tol: tol},
+		Blocks: cg.BlocksOptions{Strips: strips}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, d := x.Dims()
+	g := graph.New(graph.Options{})
+	prog, err := g.Compile(m.Loss(g.Input("x", n, d), g.Input("y", n, 1)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(prog.InputData("x"), x.RawMatrix().Data)
+	copy(prog.InputData("y"), y.RawMatrix().Data)
+	prog.InputData(gp.StepInput)[0] = 3
+	if err := prog.Run(); err != nil {
+		t.Fatal(err)
+	}
+	var grad []float64
+	for _, p := range m.Params() {
+		grad = append(grad, prog.Grad(p)...)
+	}
+	st := m.Solver().Stats()
+	t.Logf("loss %.12g, %d CG iterations, preconditioner rank %d", prog.Loss(), st.Iters, st.PrecondRank)
+	return prog.Loss(), grad
+}
+
+// One step of the CG exact GP on N = 5000 rows from the same parameters and probes, its kernel products
+// partitioned by rows over 2 worker processes (each with its own NKey identity and the run's worker
+// permissions), gives the single process's loss and gradient within 1e-9 (relative), at GPyTorch's tolerance 1:
+// the single process computing its products by row strips, the workers' summation order. Another order (the
+// single process's default, the kernel matrix kept) changes products by rounding, which 20 CG iterations at
+// tolerance 1 amplify to about 1e-7 in a gradient (1e-9 at a tolerance of 1e-8): that comparison is held to 1e-5.
+func TestProductsMatchOneProcess(t *testing.T) {
+	data := Synthetic{N: 5000, D: 4, Noise: 0.1, Seed: 5}
+	x, y, err := data.Rows(0, data.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kern := func() gp.Kernel {
+		k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: data.D, Variance: 0.8, Lengthscales: []float64{0.7, 1.1, 1.4, 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	wantL, wantG := cgStep(t, x, y, nil, kern(), 0, true)
+	keptL, keptG := cgStep(t, x, y, nil, kern(), 0, false)
+
+	const run, k = "products", 2
+	ids, err := IssueIdentities(run, k, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := StartEmbedded(EmbeddedConfig{Users: ids.NkeyUsers()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Shutdown()
+	nc, err := Connect(e.URL, "products-server", Security{NKeyFile: ids.Server.SeedFile, InboxPrefix: InboxPrefix(run)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	t.Setenv(envProducts, "1")
+	spawn := processes(t)
+	var procs []Proc
+	for i := range k {
+		p, err := spawn(WorkerArgs{URL: e.URL, Run: run, Shard: i, Of: k, Security: Security{NKeyFile: ids.Workers[i].SeedFile}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, p)
+	}
+	defer stopAll(procs, 10*time.Second)
+	kr := kern()
+	prod, err := ServeProducts(ProductsConfig{Conn: nc, Run: run, Workers: k, Kernel: kr, X: x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotL, gotG := cgStep(t, x, y, prod, kr, 0, false)
+	prod.Close()
+	for _, p := range procs {
+		if err := p.Wait(); err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+	for _, c := range []struct {
+		what        string
+		gotL, wantL float64
+		gotG, wantG []float64
+		tol         float64
+	}{{"one process by strips", gotL, wantL, gotG, wantG, 1e-9}, {"one process with K kept", gotL, keptL, gotG, keptG, 1e-5}} {
+		worst := math.Abs(c.gotL-c.wantL) / math.Abs(c.wantL)
+		if worst > c.tol {
+			t.Errorf("%s: loss over 2 workers %.15g, one process %.15g (relative %.3g)", c.what, c.gotL, c.wantL, worst)
+		}
+		for i := range c.wantG {
+			e := math.Abs(c.gotG[i]-c.wantG[i]) / math.Max(math.Abs(c.wantG[i]), 1e-300)
+			if e > c.tol {
+				t.Errorf("%s: gradient %d over 2 workers %.15g, one process %.15g (relative %.3g)", c.what, i, c.gotG[i], c.wantG[i], e)
+			}
+			worst = max(worst, e)
+		}
+		t.Logf("%s: 2 workers within %.2g", c.what, worst)
+	}
+	if _, err := prod.call(opMul, 1, make([]float64, data.N)); !errors.Is(err, ErrProductWorker) {
+		t.Errorf("a task after Close: %v", err)
+	}
+}
+
+// A run's tasks, results and setups survive their encoding, and a malformed task is refused.
+func TestProductMessages(t *testing.T) {
+	b, err := taskBytes(7, opGrad, 3, [][]float64{{1, 2, 3}, {4, 5, 6}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, op, c, parts, err := parseTask(b)
+	if err != nil || seq != 7 || op != opGrad || c != 3 || len(parts) != 2 || parts[1][2] != 6 {
+		t.Fatalf("task: %d %d %d %v %v", seq, op, c, parts, err)
+	}
+	if _, _, _, _, err := parseTask(b[:len(b)-3]); err == nil {
+		t.Error("a truncated task was accepted")
+	}
+	r := productResult{seq: 4, index: 1, err: "boom", data: []float64{math.Pi}}
+	var back productResult
+	if err := back.unmarshal(r.marshal()); err != nil || back.seq != 4 || back.index != 1 || back.err != "boom" || back.data[0] != math.Pi {
+		t.Fatalf("result: %+v %v", back, err)
+	}
+	if err := back.unmarshal(r.marshal()[:10]); err == nil {
+		t.Error("a truncated result was accepted")
+	}
+}
+
+// A products run refuses what it cannot serve, with typed errors: too many workers for the row blocks, a join as
+// another worker count, workers that never join, tasks before the hyperparameters (the workers' own error,
+// passed on), inputs other than the run's, and a task after Close.
+func TestProductsRefusals(t *testing.T) {
+	data := Synthetic{N: 600, D: 2, Noise: 0.1, Seed: 3}
+	x, _, err := data.Rows(0, data.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: data.D})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := StartEmbedded(EmbeddedConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Shutdown()
+	conn := func(name string) *nats.Conn {
+		nc, err := Connect(e.URL, name, Security{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	server := conn("server")
+	blocks := cg.BlocksOptions{Block: 256} // 3 row blocks
+	if _, err := ServeProducts(ProductsConfig{Conn: server, Run: "r", Workers: 4, Kernel: k, X: x, Blocks: blocks}); err == nil || !strings.Contains(err.Error(), "at most 3") {
+		t.Errorf("4 workers for 3 blocks: %v", err)
+	}
+	if _, err := ServeProducts(ProductsConfig{Conn: server, Run: "r.x", Workers: 1, Kernel: k, X: x}); err == nil {
+		t.Error("a run name with a dot was accepted")
+	}
+	// A worker joining as 1 of 3 is refused (ErrJoin); the server, missing its second worker, gives up.
+	wrong := make(chan error, 1)
+	go func() {
+		wrong <- WorkProducts(ProductWorkerConfig{Conn: conn("w-wrong"), Run: "r", Index: 1, Of: 3, JoinTimeout: 5 * time.Second})
+	}()
+	if _, err := ServeProducts(ProductsConfig{Conn: server, Run: "r", Workers: 2, Kernel: k, X: x, Blocks: blocks, JoinTimeout: 500 * time.Millisecond}); !errors.Is(err, ErrProductWorker) {
+		t.Errorf("no worker joined: %v, want ErrProductWorker", err)
+	}
+	if err := <-wrong; !errors.Is(err, ErrJoin) {
+		t.Errorf("a join as worker 1 of 3: %v, want ErrJoin", err)
+	}
+
+	done := make([]chan error, 2)
+	for i := range done {
+		done[i] = make(chan error, 1)
+		nc := conn(fmt.Sprintf("w%d", i))
+		go func() {
+			done[i] <- WorkProducts(ProductWorkerConfig{Conn: nc, Run: "s", Index: i, Of: 2, JoinTimeout: 10 * time.Second})
+		}()
+	}
+	p, err := ServeProducts(ProductsConfig{Conn: server, Run: "s", Workers: 2, Kernel: k, X: x, Blocks: blocks, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float64, data.N)
+	if err := p.Mul(make([]float64, data.N), 1, out); !errors.Is(err, ErrProductWorker) || !strings.Contains(err.Error(), "before the hyperparameters") {
+		t.Errorf("a product before Bind: %v", err)
+	}
+	hyper := make([][]float64, len(k.Params()))
+	for i, q := range k.Params() {
+		hyper[i] = q.Raw()
+	}
+	other := mat.DenseCopyOf(x)
+	other.Set(5, 1, other.At(5, 1)+1)
+	var se *ops.ShapeError
+	if err := p.Bind(other.RawMatrix().Data, data.N, data.D, hyper); !errors.As(err, &se) {
+		t.Errorf("Bind on other inputs: %v, want a ShapeError", err)
+	}
+	// Bound, the workers' product is K·v.
+	if err := p.Bind(x.RawMatrix().Data, data.N, data.D, hyper); err != nil {
+		t.Fatal(err)
+	}
+	v := make([]float64, data.N)
+	for i := range v {
+		v[i] = math.Sin(float64(i))
+	}
+	if err := p.Mul(v, 1, out); err != nil {
+		t.Fatal(err)
+	}
+	local, err := cg.NewBlocks(k, blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := local.Bind(x.RawMatrix().Data, data.N, data.D, hyper); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, data.N)
+	if err := local.Mul(v, 1, want); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if math.Abs(out[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+			t.Fatalf("row %d: workers' K·v %.15g, one process %.15g", i, out[i], want[i])
+		}
+	}
+	if err := p.Mul(v, 1, out[:10]); !errors.As(err, &se) {
+		t.Errorf("a product into a short slice: %v, want a ShapeError", err)
+	}
+	if err := p.BilinearGrad(v, v[:10], 1, nil); !errors.As(err, &se) {
+		t.Errorf("a gradient of mismatched blocks: %v, want a ShapeError", err)
+	}
+	p.Close()
+	for i, d := range done {
+		if err := <-d; err != nil {
+			t.Errorf("worker %d: %v", i, err)
+		}
+	}
+	if err := p.Mul(v, 1, out); !errors.Is(err, ErrProductWorker) {
+		t.Errorf("a product after Close: %v", err)
+	}
+}

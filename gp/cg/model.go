@@ -1,0 +1,403 @@
+package cg
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/ops"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Defaults of Config's prediction settings.
+const (
+	// DefaultLOVERank is the Lanczos rank of the LOVE variance cache (GPyTorch's max_root_decomposition_size).
+	DefaultLOVERank = 100
+	// DefaultLOVEPrecondRank is the rank of the pivoted Cholesky whose column space the LOVE cache holds beside
+	// the Lanczos vectors (its rows cost O(N) kernel values each, and its directions one batched product; the
+	// Lanczos steps, a product with K̂ each, are the expensive part).
+	DefaultLOVEPrecondRank = 200
+	// DefaultPredictTol is the relative residual to which the predictive mean's α = K̂⁻¹(y − m) is solved.
+	DefaultPredictTol = 1e-6
+)
+
+// Config configures GPR. Zero values mean defaults.
+type Config struct {
+	// Kernel is the prior covariance (required; any kernel of package gp that describes itself).
+	Kernel gp.Kernel
+	// Mean is the prior mean; nil means zero.
+	Mean gp.MeanFunction
+	// NoiseVariance is the initial noise variance σ² (default gp.DefaultNoiseVariance); NoiseFloor its lower
+	// bound (default graph.DefaultPositiveFloor).
+	NoiseVariance, NoiseFloor float64
+	// X [N,D] and Y [N,P] are the training data predictions condition on (optional here; see SetTrainingData).
+	X, Y *mat.Dense
+	// Solver configures the training solves (ops.CGConfig: tolerance 1, at most 1000 iterations, 10 probes, 20
+	// Lanczos steps, a rank-15 preconditioner from 2000 rows, by default).
+	Solver ops.CGConfig
+	// Blocks configures the kernel products (block size, the memory K may take when kept whole).
+	Blocks BlocksOptions
+	// Operator, when set, computes the solver's kernel products instead of the model's own Blocks (package
+	// cluster's Products: the products of a run's workers); it must be K(X, X) of Kernel on the training inputs.
+	// Predictions' cross-covariances stay on the model's Blocks.
+	Operator ops.KernelOperator
+	// LOVERank is the Lanczos rank of the predictive variances' LOVE cache (default DefaultLOVERank) and
+	// LOVEPrecondRank the rank of the pivoted Cholesky whose directions it starts from (default
+	// DefaultLOVEPrecondRank; negative: none, Lanczos on K̂ alone as Pleiss et al.: ops.CGSolver.LOVE); PredictTol
+	// the tolerance of the predictive mean's solve
+	// (default DefaultPredictTol). ExactVariance computes the predictive variances by CG solves to PredictTol
+	// instead of LOVE (one solve per block of test rows).
+	LOVERank, LOVEPrecondRank int
+	PredictTol                float64
+	ExactVariance             bool
+}
+
+// GPR is exact Gaussian-process regression with Gaussian noise (P outputs sharing one kernel, as gp.GPR) whose
+// marginal likelihood, gradient and predictions reach K̂ = K + σ²I only through products (BBMM, Gardner et al.
+// 2018): it trains by gradient steps on the stochastic estimate of ops.CGSolver (its Loss is the graph op
+// ops.CGLoss) and predicts the mean from a cached α = K̂⁻¹(y − m(X)) solved to a tight tolerance and the variances
+// by LOVE (Pleiss et al. 2018) or exactly. Memory is O(N·(D + P + probes + rank)) beyond the kernel matrix, which
+// is kept only when it fits BlocksOptions.Memory. It is a gp.Predictor and a gp.DataHolder.
+type GPR struct {
+	Kernel gp.Kernel
+	Mean   gp.MeanFunction // nil: zero
+	Noise  *graph.Param    // σ², scalar
+
+	cfg    Config
+	blocks *Blocks
+	solver *ops.CGSolver
+	data   gp.TrainingSet
+
+	mu    sync.RWMutex // the cache, and the blocks' binding while predictions read it
+	cache *predCache
+	warns atomic.Int64 // prediction solves that stopped above their tolerance
+}
+
+// predCache is what predictions read: α [N,P] and the LOVE cache Rᵀ [N,c] (ops.LOVECache; nil with ExactVariance),
+// for the parameters key (their raw values, kernel's then the mean's then σ²'s).
+type predCache struct {
+	key   []float64
+	alpha []float64
+	love  []float64
+	rank  int     // c
+	iters int     // CG iterations of α's solve
+	resid float64 // its relative residual
+}
+
+var (
+	_ gp.Predictor  = (*GPR)(nil)
+	_ gp.DataHolder = (*GPR)(nil)
+	_ gp.Cached     = (*GPR)(nil)
+)
+
+// noiseName is the name of the noise variance's Param (gp.GPR's).
+const noiseName = "likelihood.variance"
+
+// NewGPR returns a CG-trained exact GP.
+func NewGPR(c Config) (*GPR, error) {
+	if c.Kernel == nil {
+		return nil, fmt.Errorf("%w: gp/cg: nil Kernel", gp.ErrConfig)
+	}
+	if c.LOVERank < 0 || c.PredictTol < 0 || math.IsNaN(c.PredictTol) || math.IsInf(c.PredictTol, 0) {
+		return nil, fmt.Errorf("%w: gp/cg: LOVE rank %d and prediction tolerance %v must be ≥ 0 and finite", gp.ErrConfig, c.LOVERank, c.PredictTol)
+	}
+	if c.LOVERank == 0 {
+		c.LOVERank = DefaultLOVERank
+	}
+	if c.LOVEPrecondRank == 0 {
+		c.LOVEPrecondRank = DefaultLOVEPrecondRank
+	}
+	if c.PredictTol == 0 {
+		c.PredictTol = DefaultPredictTol
+	}
+	solverCfg, err := c.Solver.WithDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("%w: gp/cg: %w", gp.ErrConfig, err)
+	}
+	c.Solver = solverCfg
+	c.Blocks = c.Blocks.withDefaults()
+	nv := c.NoiseVariance
+	if nv == 0 {
+		nv = gp.DefaultNoiseVariance
+	}
+	noise, err := graph.NewParam(noiseName, []float64{nv}, graph.Positive{Floor: c.NoiseFloor})
+	if err != nil {
+		return nil, fmt.Errorf("gp/cg: %w", err)
+	}
+	b, err := NewBlocks(c.Kernel, c.Blocks)
+	if err != nil {
+		return nil, err
+	}
+	var op ops.KernelOperator = b
+	if c.Operator != nil {
+		if !slices.Equal(c.Operator.HyperSizes(), b.HyperSizes()) {
+			return nil, fmt.Errorf("%w: gp/cg: the operator's hyperparameter sizes %v are not the kernel's %v", gp.ErrConfig, c.Operator.HyperSizes(), b.HyperSizes())
+		}
+		op = c.Operator
+	}
+	s, err := ops.NewCGSolver(op, c.Solver)
+	if err != nil {
+		return nil, err
+	}
+	m := &GPR{Kernel: c.Kernel, Mean: c.Mean, Noise: noise, cfg: c, blocks: b, solver: s}
+	if (c.X == nil) != (c.Y == nil) {
+		return nil, fmt.Errorf("%w: gp/cg: X and Y must be both set or both nil", gp.ErrConfig)
+	}
+	if err := m.SetTrainingData(c.X, c.Y); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Config returns the model's configuration (defaults filled in; Kernel, Mean and data as constructed).
+func (m *GPR) Config() Config { return m.cfg }
+
+// Solver returns the model's CG solver (its statistics: Stats).
+func (m *GPR) Solver() *ops.CGSolver { return m.solver }
+
+// Blocks returns the model's kernel blocks.
+func (m *GPR) Blocks() *Blocks { return m.blocks }
+
+// Params returns the kernel's, the mean's and the noise parameters.
+func (m *GPR) Params() []*graph.Param {
+	ps := slices.Clone(m.Kernel.Params())
+	if m.Mean != nil {
+		ps = append(ps, m.Mean.Params()...)
+	}
+	return append(ps, m.Noise)
+}
+
+// stepKey memoises the graph's step input.
+type stepKey struct{}
+
+// Loss returns the estimate of −log p(y | X) (the whole data set: train with full batches), the ops.CGLoss op
+// over the kernel's raw hyperparameters, σ², the residual y − m(x) and the graph's gp.StepInput, which keys the
+// probes (train.Train fills it; other callers leave it 0 or set it).
+func (m *GPR) Loss(x, y *graph.Node) *graph.Node {
+	g := x.Graph()
+	if s := x.Shape(); len(s) != 2 || s[1] != m.Kernel.InputDim() {
+		return g.Fail(&ops.ShapeError{Op: "gp/cg.GPR", Want: fmt.Sprintf("x [N,%d]", m.Kernel.InputDim()), Got: fmt.Sprint(s)})
+	}
+	if s := y.Shape(); len(s) != 2 {
+		return g.Fail(&ops.ShapeError{Op: "gp/cg.GPR", Want: "y [N,P]", Got: fmt.Sprint(s)})
+	}
+	r := y
+	if m.Mean != nil {
+		r = g.Sub(y, m.Mean.Mean(x))
+	}
+	raw := make([]*graph.Node, 0, len(m.Kernel.Params()))
+	for _, p := range m.Kernel.Params() {
+		raw = append(raw, g.RawParam(p))
+	}
+	step := g.Memo(stepKey{}, func() *graph.Node { return g.Input(gp.StepInput) })
+	return g.CGLoss(m.solver, x, r, g.Param(m.Noise), step, raw...)
+}
+
+// TrainStatus describes the latest evaluation's solve for the training loop's progress line: CG iterations, the
+// mean and largest relative residuals and the targets' one, and the count of solves stopped by the iteration cap.
+func (m *GPR) TrainStatus() string {
+	st := m.solver.Stats()
+	if st.Evaluations == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("CG %d it, residual %.2g (largest %.2g, y %.2g)", st.Iters, st.Residual, st.MaxResidual, st.DataResidual)
+	if st.NotConverged > 0 {
+		s += fmt.Sprintf(", %d not converged", st.NotConverged)
+	}
+	return s
+}
+
+// Describe says how the model solves: the blocks' mode, the preconditioner, the probes and the tolerance.
+func (m *GPR) Describe() string {
+	c := m.cfg.Solver
+	pre := "no preconditioner"
+	n := 0
+	if x, _ := m.data.Data(); x != nil {
+		n, _ = x.Dims()
+	}
+	if c.PrecondRank > 0 && (c.PrecondMinRows < 0 || n >= c.PrecondMinRows) {
+		pre = fmt.Sprintf("pivoted-Cholesky preconditioner of rank %d", c.PrecondRank)
+	}
+	kept := "kernel matrix kept"
+	if !m.cfg.Blocks.Keeps(n) {
+		kept = fmt.Sprintf("kernel recomputed by %d-row blocks", m.cfg.Blocks.Block)
+	}
+	return fmt.Sprintf("CG tolerance %g (≤ %d iterations), %d %s probes, %d Lanczos steps, %s, %s", c.Tol, c.MaxIters, c.Probes, c.Probe, c.Lanczos, pre, kept)
+}
+
+// TrainingData returns the training data the model predicts from (DataHolder; nil, nil when unset).
+func (m *GPR) TrainingData() (x, y *mat.Dense) { return m.data.Data() }
+
+// SetTrainingData copies the training data x [N,D] and y [N,P] into the model (DataHolder); the prediction cache
+// is dropped.
+func (m *GPR) SetTrainingData(x, y *mat.Dense) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cache = nil
+	m.solver.ResetWarmStart()
+	if err := m.data.Set("gp/cg.GPR", x, y, m.Kernel.InputDim()); err != nil {
+		return fmt.Errorf("gp/cg: %w", err)
+	}
+	return nil
+}
+
+// InputDim returns the kernel's input dimension D.
+func (m *GPR) InputDim() int {
+	if m == nil || m.Kernel == nil {
+		return 0
+	}
+	return m.Kernel.InputDim()
+}
+
+// OutputDim returns P, the width of the training targets (the mean function's without data).
+func (m *GPR) OutputDim() int {
+	if m == nil {
+		return 0
+	}
+	return m.data.OutputDim(m.Mean)
+}
+
+// PredictiveDim returns P (a Gaussian likelihood).
+func (m *GPR) PredictiveDim() int { return m.OutputDim() }
+
+// NoiseVariance returns the current σ².
+func (m *GPR) NoiseVariance() float64 { return m.Noise.Value()[0] }
+
+// key returns the raw values of every parameter prediction reads.
+func (m *GPR) key() []float64 {
+	var k []float64
+	for _, p := range m.Params() {
+		k = append(k, p.Raw()...)
+	}
+	return k
+}
+
+// problem returns the solver's system for the training data at the current parameters.
+func (m *GPR) problem() ops.CGProblem {
+	x, _ := m.data.Data()
+	n, d := x.Dims()
+	kp := m.Kernel.Params()
+	hyper := make([][]float64, len(kp))
+	for i, p := range kp {
+		hyper[i] = p.Raw()
+	}
+	return ops.CGProblem{X: x.RawMatrix().Data, N: n, D: d, Hyper: hyper, Noise: m.NoiseVariance()}
+}
+
+// meanAt returns m(x) [N,P] (nil without a mean function) through a forward graph.
+func (m *GPR) meanAt(x *mat.Dense) ([]float64, error) {
+	if m.Mean == nil {
+		return nil, nil
+	}
+	n, d := x.Dims()
+	g := graph.New(graph.Options{})
+	xn := g.Input("x", n, d)
+	prog, err := g.CompileForward(map[string]*graph.Node{"m": m.Mean.Mean(xn)})
+	if err != nil {
+		return nil, fmt.Errorf("gp/cg: mean function: %w", err)
+	}
+	copy(prog.InputData("x"), mat.DenseCopyOf(x).RawMatrix().Data)
+	if err := prog.Run(); err != nil {
+		return nil, fmt.Errorf("gp/cg: mean function: %w", err)
+	}
+	return append([]float64(nil), prog.Output("m")...), nil
+}
+
+// Prepare computes the prediction cache for the current parameters and training data (α solved to PredictTol,
+// from the latest training solve; the LOVE cache unless ExactVariance) unless it is current. Predict calls it;
+// call it after training to pay for it once. A solve stopped by its iteration cap is counted (PredictWarnings)
+// and used, with the residual reached (CacheStats), unless the solver is Strict (then the error).
+func (m *GPR) Prepare() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.prepareLocked()
+}
+
+func (m *GPR) prepareLocked() error {
+	x, y := m.data.Data()
+	if x == nil {
+		return gp.ErrNoTrainingData
+	}
+	key := m.key()
+	if m.cache != nil && slices.Equal(m.cache.key, key) {
+		pr := m.problem() // the blocks bound to the training data, for the predictions that follow (a no-op if they are)
+		return m.blocks.Bind(pr.X, pr.N, pr.D, pr.Hyper)
+	}
+	n, p := y.Dims()
+	r := append([]float64(nil), y.RawMatrix().Data...)
+	mx, err := m.meanAt(x)
+	if err != nil {
+		return err
+	}
+	for i, v := range mx {
+		r[i] -= v
+	}
+	pr := m.problem()
+	x0 := m.solver.WarmStart()
+	if len(x0) != n*p {
+		x0 = nil
+	}
+	alpha, res, err := m.solver.Solve(pr, r, p, x0, ops.CGOptions{Tol: m.cfg.PredictTol, MaxIters: m.cfg.Solver.MaxIters}, m.predictRank())
+	if err != nil {
+		if res == nil || m.cfg.Solver.Strict {
+			return fmt.Errorf("gp/cg: predictive mean's solve: %w", err)
+		}
+		m.warns.Add(1)
+	}
+	c := &predCache{key: key, alpha: alpha, iters: res.Iters}
+	c.resid, _ = res.MaxResidual()
+	if !m.cfg.ExactVariance {
+		r, rank, err := m.solver.LOVE(pr, m.cfg.LOVERank, max(m.cfg.LOVEPrecondRank, 0), 0)
+		if err != nil {
+			return fmt.Errorf("gp/cg: LOVE cache: %w", err)
+		}
+		c.love, c.rank = make([]float64, n*rank), rank
+		ops.CovTranspose(r, rank, n, nil, c.love)
+	}
+	m.cache = c
+	return m.blocks.Bind(pr.X, pr.N, pr.D, pr.Hyper) // predictions' cross-covariances (the solver may have another operator)
+}
+
+// predictRank is the preconditioner's rank of the prediction solves: the LOVE cache's pivoted Cholesky (its rows
+// are computed once more; a strong preconditioner matters at a tight tolerance), or the training solves' when
+// larger.
+func (m *GPR) predictRank() int {
+	r := max(m.cfg.LOVEPrecondRank, m.cfg.Solver.PrecondRank)
+	if r <= 0 {
+		return -1
+	}
+	return r
+}
+
+// CacheStats reports the prediction cache's α solve (iterations, relative residual) and the LOVE cache's rank
+// (the pivoted-Cholesky directions and the Lanczos steps; 0: none).
+func (m *GPR) CacheStats() (iters int, residual float64, loveRank int, ok bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.cache == nil {
+		return 0, 0, 0, false
+	}
+	return m.cache.iters, m.cache.resid, m.cache.rank, true
+}
+
+// PredictWarnings returns the number of prediction solves that stopped above their tolerance.
+func (m *GPR) PredictWarnings() int { return int(m.warns.Load()) }
+
+// ensure makes the cache current, the blocks bound to the training data, and returns with the read lock held
+// (release it with m.mu.RUnlock).
+func (m *GPR) ensure() error {
+	for {
+		if err := m.Prepare(); err != nil {
+			return err
+		}
+		m.mu.RLock()
+		if m.cache != nil && slices.Equal(m.cache.key, m.key()) {
+			return nil
+		}
+		m.mu.RUnlock()
+	}
+}

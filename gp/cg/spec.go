@@ -1,0 +1,148 @@
+package cg
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/ops"
+)
+
+// Kind is the Spec kind of GPR.
+const Kind = "model/gpr-cg"
+
+// spec is GPR's Config in a Spec: the noise floor and every solver, block and prediction setting.
+type spec struct {
+	NoiseFloor     float64 `json:"noise_floor,omitempty"`
+	Tol            float64 `json:"cg_tol"`
+	MaxIters       int     `json:"cg_max_iters"`
+	MinIters       int     `json:"cg_min_iters"`
+	Probes         int     `json:"probes"`
+	Probe          string  `json:"probe"`
+	Lanczos        int     `json:"lanczos"`
+	PrecondRank    int     `json:"precond_rank"`
+	PrecondMinRows int     `json:"precond_min_rows"`
+	Seed           uint64  `json:"seed"`
+	Strict         bool    `json:"strict,omitempty"`
+	Block          int     `json:"block"`
+	Memory         int64   `json:"memory"`
+	LOVERank       int     `json:"love_rank"`
+	LOVEPrecond    int     `json:"love_precond_rank"`
+	PredictTol     float64 `json:"predict_tol"`
+	ExactVariance  bool    `json:"exact_variance,omitempty"`
+}
+
+func init() {
+	gp.RegisterKind(Kind, func(raw json.RawMessage, children []any, _ gp.BuildOptions) (any, error) {
+		var c spec
+		if err := gp.DecodeConfig(Kind, raw, &c); err != nil {
+			return nil, err
+		}
+		if math.IsNaN(c.NoiseFloor) || math.IsInf(c.NoiseFloor, 0) || c.NoiseFloor < 0 {
+			return nil, fmt.Errorf("%w: %s: noise floor %v must be finite and ≥ 0", gp.ErrConfig, Kind, c.NoiseFloor)
+		}
+		if len(children) < 1 || len(children) > 2 {
+			return nil, fmt.Errorf("%w: %s needs a kernel and optionally a mean function, got %d children", gp.ErrConfig, Kind, len(children))
+		}
+		k, err := gp.ChildAs[gp.Kernel](Kind, children, 0)
+		if err != nil {
+			return nil, err
+		}
+		cfg := Config{Kernel: k, NoiseFloor: c.NoiseFloor, LOVERank: c.LOVERank, LOVEPrecondRank: c.LOVEPrecond, PredictTol: c.PredictTol, ExactVariance: c.ExactVariance,
+			Blocks: BlocksOptions{Block: c.Block, Memory: c.Memory},
+			Solver: ops.CGConfig{Tol: c.Tol, MaxIters: c.MaxIters, MinIters: c.MinIters, Probes: c.Probes, Probe: c.Probe, Lanczos: c.Lanczos,
+				PrecondRank: c.PrecondRank, PrecondMinRows: c.PrecondMinRows, Seed: c.Seed, Strict: c.Strict}}
+		if len(children) == 2 {
+			if cfg.Mean, err = gp.ChildAs[gp.MeanFunction](Kind, children, 1); err != nil {
+				return nil, err
+			}
+		}
+		return NewGPR(cfg)
+	})
+}
+
+// Spec describes the model: its settings (Config), then the kernel and, if any, the mean function (children).
+// The training data and the prediction cache are not part of a Spec (model files store them).
+func (m *GPR) Spec() (gp.Spec, error) {
+	if m.Kernel == nil || m.Noise == nil {
+		return gp.Spec{}, fmt.Errorf("%w: spec of gp/cg.GPR: nil Kernel or Noise", gp.ErrConfig)
+	}
+	pos, ok := m.Noise.Transform().(graph.Positive)
+	if !ok || m.Noise.Name() != noiseName {
+		return gp.Spec{}, fmt.Errorf("%w: spec of gp/cg.GPR: the noise Param %s is not a Positive %q", gp.ErrConfig, m.Noise, noiseName)
+	}
+	s, b := m.cfg.Solver, m.cfg.Blocks
+	c := spec{NoiseFloor: pos.Floor, Tol: s.Tol, MaxIters: s.MaxIters, MinIters: s.MinIters, Probes: s.Probes, Probe: s.Probe, Lanczos: s.Lanczos,
+		PrecondRank: s.PrecondRank, PrecondMinRows: s.PrecondMinRows, Seed: s.Seed, Strict: s.Strict, Block: b.Block, Memory: b.Memory,
+		LOVERank: m.cfg.LOVERank, LOVEPrecond: m.cfg.LOVEPrecondRank, PredictTol: m.cfg.PredictTol, ExactVariance: m.cfg.ExactVariance}
+	children := []any{m.Kernel}
+	if m.Mean != nil {
+		children = append(children, m.Mean)
+	}
+	return gp.NewSpec(Kind, c, children...)
+}
+
+// Names of the prediction cache's entries (gp.Cached).
+const (
+	cacheKey   = "params" // the raw parameter values the cache belongs to
+	cacheAlpha = "alpha"  // α [N,P]
+	cacheLOVE  = "love"   // Rᵀ [N,c]
+	cacheSolve = "solve"  // [iterations, relative residual] of α's solve
+)
+
+// PredictionCache returns α, the LOVE cache and the parameters they belong to, computing them first if they are
+// not current (gp.Cached: model files store them, so that a loaded model predicts without solving).
+func (m *GPR) PredictionCache() (map[string][]float64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.prepareLocked(); err != nil {
+		return nil, err
+	}
+	c := m.cache
+	out := map[string][]float64{cacheKey: slices.Clone(c.key), cacheAlpha: slices.Clone(c.alpha), cacheSolve: {float64(c.iters), c.resid}}
+	if c.love != nil {
+		out[cacheLOVE] = slices.Clone(c.love)
+	}
+	return out, nil
+}
+
+// SetPredictionCache restores what PredictionCache returned, after the parameters and the training data: it must
+// belong to the current parameters (bit for bit), fit the data's shape and be finite.
+func (m *GPR) SetPredictionCache(c map[string][]float64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	x, y := m.data.Data()
+	if x == nil {
+		return fmt.Errorf("gp/cg: a prediction cache without training data")
+	}
+	n, p := y.Dims()
+	for name := range c {
+		switch name {
+		case cacheKey, cacheAlpha, cacheLOVE, cacheSolve:
+		default:
+			return fmt.Errorf("gp/cg: unknown prediction cache entry %q", name)
+		}
+	}
+	if !slices.Equal(c[cacheKey], m.key()) {
+		return fmt.Errorf("gp/cg: the prediction cache belongs to other parameter values")
+	}
+	alpha, love, solve := c[cacheAlpha], c[cacheLOVE], c[cacheSolve]
+	if len(alpha) != n*p {
+		return fmt.Errorf("gp/cg: prediction cache α has %d values, the data %d×%d", len(alpha), n, p)
+	}
+	rank := len(love) / n
+	if len(love)%n != 0 || rank > n || (love == nil) != m.cfg.ExactVariance || len(solve) != 2 {
+		return fmt.Errorf("gp/cg: prediction cache with %d LOVE values for %d rows (exact variances: %t) and %d solve statistics", len(love), n, m.cfg.ExactVariance, len(solve))
+	}
+	for name, v := range c {
+		if err := ops.CheckFinite("gp/cg prediction cache "+name, v, 1); err != nil {
+			return err
+		}
+	}
+	m.cache = &predCache{key: slices.Clone(c[cacheKey]), alpha: slices.Clone(alpha), love: slices.Clone(love), rank: rank,
+		iters: int(solve[0]), resid: solve[1]}
+	return nil
+}

@@ -1,0 +1,233 @@
+package zoo
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/cg"
+	"github.com/gpzoo/gpzoo/ops"
+	"github.com/gpzoo/gpzoo/train"
+)
+
+// The exact GP (family gpr) by Cholesky or by conjugate gradients (package gp/cg), chosen by the number of
+// training rows and a memory budget (cg.ChooseSolver).
+
+// ExactOptions configures the exact GP's solver. Zero values mean the defaults.
+type ExactOptions struct {
+	// Solver is "auto" (the default: Cholesky while its fit takes at most Memory, conjugate gradients beyond),
+	// "cholesky" or "cg".
+	Solver string
+	// Memory is the budget in bytes (default cg.DefaultMemory): of the Cholesky fit when choosing the solver, and
+	// of the kernel matrix a CG fit keeps whole (beyond it the kernel is recomputed by blocks at every product).
+	Memory int64
+	// PrecondRank, Probes and CGTol are the CG training solves' pivoted-Cholesky rank (default 15; negative:
+	// none), probe vectors (default 10) and tolerance (default 1): GPyTorch's defaults (ops.CGConfig).
+	PrecondRank, Probes int
+	CGTol               float64
+	// Subset is the number of rows of a CG fit's start (Wang et al. 2019): hyperparameters fitted by L-BFGS on
+	// the Cholesky exact GP of at most Subset rows drawn at random (default DefaultSubset; negative: none, Adam
+	// starts from the initial values), in at most SubsetIters L-BFGS iterations (default DefaultSubsetIters).
+	Subset, SubsetIters int
+	// LOVERank is the Lanczos rank of the CG model's variance cache (default cg.DefaultLOVERank).
+	LOVERank int
+
+	solver, reason string // resolved by resolveExact
+}
+
+// Defaults of a CG fit.
+const (
+	DefaultSubset      = 4000
+	DefaultSubsetIters = 100
+	// DefaultCGIters is the number of Adam steps of a CG fit on all rows (after its subset start), and DefaultCGLR
+	// their learning rate: as Wang et al. 2019, a few full-data steps refine the subset's hyperparameters.
+	DefaultCGIters = 10
+	DefaultCGLR    = 0.1
+)
+
+// ExactStats are the numbers of an exact GP's fit (Result.Exact).
+type ExactStats struct {
+	Solver string `json:"solver"`           // "cholesky" or "cg"
+	Reason string `json:"reason,omitempty"` // why (cg.ChooseSolver)
+	// A CG fit: its settings, how the kernel products ran, the subset start and the last training solve.
+	Products       string  `json:"products,omitempty"`
+	SubsetRows     int     `json:"subset_rows,omitempty"`
+	SubsetIters    int     `json:"subset_iters,omitempty"`
+	SubsetSeconds  float64 `json:"subset_seconds,omitempty"`
+	CGIters        int     `json:"cg_iters,omitempty"`
+	CGResidual     float64 `json:"cg_residual,omitempty"`
+	CGNotConverged int     `json:"cg_not_converged,omitempty"`
+	// The prediction cache: α's solve (iterations, relative residual), the LOVE rank, the seconds they took and
+	// the prediction solves stopped by their cap.
+	CacheIters      int     `json:"cache_iters,omitempty"`
+	CacheResidual   float64 `json:"cache_residual,omitempty"`
+	LOVERank        int     `json:"love_rank,omitempty"`
+	CacheSeconds    float64 `json:"cache_seconds,omitempty"`
+	PredictWarnings int     `json:"predict_warnings,omitempty"`
+}
+
+func (o ExactOptions) check() error {
+	switch strings.ToLower(o.Solver) {
+	case "", cg.SolverAuto, cg.SolverCholesky, cg.SolverCG:
+	default:
+		return fmt.Errorf("%w: exact-GP solver %q (want auto, cholesky or cg)", ErrBadCustom, o.Solver)
+	}
+	if o.Memory < 0 || o.Probes < 0 || o.SubsetIters < 0 || o.LOVERank < 0 || o.CGTol < 0 || math.IsNaN(o.CGTol) || math.IsInf(o.CGTol, 0) {
+		return fmt.Errorf("%w: exact-GP memory %d, probes %d, subset iterations %d, LOVE rank %d and CG tolerance %g must be ≥ 0 and finite", ErrBadCustom, o.Memory, o.Probes, o.SubsetIters, o.LOVERank, o.CGTol)
+	}
+	return nil
+}
+
+// resolveExact chooses gpr's solver for n training rows and fills the defaults that depend on it: Cholesky fits
+// by L-BFGS (200 iterations) unless asked for Adam, as before; CG fits take DefaultCGIters Adam steps at
+// DefaultCGLR (L-BFGS is refused: its line search needs an exact objective).
+func (c CustomConfig) resolveExact(n int) (CustomConfig, error) {
+	solver, reason, err := cg.ChooseSolver(strings.ToLower(c.Exact.Solver), n, c.Exact.Memory)
+	if err != nil {
+		return c, fmt.Errorf("%w: %w", ErrBadCustom, err)
+	}
+	c.Exact.solver, c.Exact.reason = solver, reason
+	switch solver {
+	case cg.SolverCholesky:
+		if c.Optimizer == "" {
+			c.Optimizer = "lbfgs"
+		}
+		if c.Iters <= 0 && c.MaxIters <= 0 {
+			c.Iters = 200
+		}
+	case cg.SolverCG:
+		switch c.Optimizer {
+		case "":
+			c.Optimizer = "adam"
+		case "lbfgs":
+			return c, fmt.Errorf("%w: gpr by conjugate gradients (%s) trains with adam: its objective is a stochastic estimate, which L-BFGS's line search cannot use", ErrBadCustom, reason)
+		}
+		if c.Iters <= 0 && c.MaxIters <= 0 {
+			c.Iters = DefaultCGIters
+		}
+		if c.LR <= 0 {
+			c.LR = DefaultCGLR
+		}
+	}
+	if c.LR <= 0 {
+		c.LR = 0.01
+	}
+	if c.Optimizer == "lbfgs" && c.MaxIters > 0 {
+		return c, fmt.Errorf("%w: MaxIters is for Adam training; gpr's L-BFGS stops when it converges, within Iters iterations", ErrBadCustom)
+	}
+	if c.Optimizer == "lbfgs" && (c.CheckpointDir != "" || c.Resume) {
+		return c, fmt.Errorf("%w: checkpoints are for Adam training, not gpr's L-BFGS (use --optimizer adam)", ErrBadCustom)
+	}
+	return c, nil
+}
+
+// buildExact builds gpr's model on tr: gp.GPR (Cholesky), or cg.GPR with its subset start as the build's
+// pretrain step.
+func buildExact(tr *datasets.Dataset, c CustomConfig, kern gp.Kernel) (*customBuild, error) {
+	if c.Exact.solver != cg.SolverCG {
+		model, err := gp.NewGPR(gp.GPRConfig{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y}) // it predicts from them
+		if err != nil {
+			return nil, err
+		}
+		return &customBuild{model: model, describe: fullBatch(c, "exact GP by Cholesky"), exact: &ExactStats{Solver: cg.SolverCholesky, Reason: c.Exact.reason}}, nil
+	}
+	e := c.Exact
+	model, err := cg.NewGPR(cg.Config{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y, LOVERank: e.LOVERank,
+		Solver: ops.CGConfig{Tol: e.CGTol, Probes: e.Probes, PrecondRank: e.PrecondRank, Seed: c.Seed},
+		Blocks: cg.BlocksOptions{Memory: e.Memory}})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadCustom, err)
+	}
+	n := tr.N()
+	stats := &ExactStats{Solver: cg.SolverCG, Reason: e.reason}
+	if model.Config().Blocks.Keeps(n) {
+		stats.Products = fmt.Sprintf("kernel matrix kept (%.0f MiB)", float64(n)*float64(n)*8/(1<<20))
+	} else {
+		stats.Products = fmt.Sprintf("kernel recomputed by %d-row blocks at every product (K would take %.0f MiB)", model.Config().Blocks.Block, float64(n)*float64(n)*8/(1<<20))
+	}
+	b := &customBuild{model: model, exact: stats, describe: fmt.Sprintf("adam(%g), full batch, exact GP by conjugate gradients (%s)", c.LR, model.Describe())}
+	subset := e.Subset
+	if subset == 0 {
+		subset = DefaultSubset
+	}
+	if subset > 0 && n > subset {
+		b.describe += fmt.Sprintf(", started from lbfgs by Cholesky on %d random rows", subset)
+		b.pretrain = func() error { return subsetStart(tr, c, model, subset, stats) }
+	}
+	return b, nil
+}
+
+// subsetStart fits the kernel's hyperparameters and the noise by L-BFGS on the Cholesky exact GP of subset rows
+// of tr drawn without replacement (a generator of its own stream, seeded by c.Seed), sharing the CG model's
+// kernel, then gives the CG model the fitted noise (Wang et al. 2019, §5: a subset's hyperparameters start the
+// full-data fit).
+func subsetStart(tr *datasets.Dataset, c CustomConfig, m *cg.GPR, subset int, stats *ExactStats) error {
+	t0 := time.Now()
+	idx := rand.New(rand.NewPCG(c.Seed, 0x5b5e7)).Perm(tr.N())[:subset]
+	slices.Sort(idx)
+	sub, err := tr.Subset(idx)
+	if err != nil {
+		return err
+	}
+	g, err := gp.NewGPR(gp.GPRConfig{Kernel: m.Kernel, NoiseVariance: m.NoiseVariance()})
+	if err != nil {
+		return err
+	}
+	iters := c.Exact.SubsetIters
+	if iters == 0 {
+		iters = DefaultSubsetIters
+	}
+	res, err := train.TrainLBFGS(g, sub.X, sub.Y, train.LBFGSConfig{Iters: iters})
+	if err != nil {
+		return fmt.Errorf("zoo: the exact GP's subset start (%d rows): %w", subset, err)
+	}
+	if err := m.Noise.SetRaw(g.Noise.Raw()); err != nil {
+		return err
+	}
+	stats.SubsetRows, stats.SubsetIters, stats.SubsetSeconds = subset, res.Steps, time.Since(t0).Seconds()
+	return nil
+}
+
+// finishExact fills the CG fit's statistics after training and computes its prediction cache (timed).
+func finishExact(b *customBuild) error {
+	m, ok := b.model.(*cg.GPR)
+	if !ok {
+		return nil
+	}
+	st := m.Solver().Stats()
+	b.exact.CGIters, b.exact.CGResidual, b.exact.CGNotConverged = st.Iters, st.Residual, st.NotConverged
+	t0 := time.Now()
+	if err := m.Prepare(); err != nil {
+		return fmt.Errorf("zoo: the exact GP's prediction cache: %w", err)
+	}
+	b.exact.CacheSeconds = time.Since(t0).Seconds()
+	b.exact.CacheIters, b.exact.CacheResidual, b.exact.LOVERank, _ = m.CacheStats()
+	b.exact.PredictWarnings = m.PredictWarnings()
+	return nil
+}
+
+// exactSummary is Summary's line of an exact GP's fit.
+func (e *ExactStats) summary() string {
+	s := fmt.Sprintf("  exact GP: %s (%s)", e.Solver, e.Reason)
+	if e.Solver != cg.SolverCG {
+		return s + "\n"
+	}
+	s += fmt.Sprintf("\n    %s", e.Products)
+	if e.SubsetRows > 0 {
+		s += fmt.Sprintf("; subset start: %d L-BFGS iterations on %d rows in %.1fs", e.SubsetIters, e.SubsetRows, e.SubsetSeconds)
+	}
+	s += fmt.Sprintf("\n    last training solve: %d CG iterations, mean relative residual %.2g", e.CGIters, e.CGResidual)
+	if e.CGNotConverged > 0 {
+		s += fmt.Sprintf(" (%d solves stopped by the iteration cap above the tolerance)", e.CGNotConverged)
+	}
+	s += fmt.Sprintf("\n    prediction cache: α in %d CG iterations (relative residual %.2g), LOVE rank %d, %.1fs", e.CacheIters, e.CacheResidual, e.LOVERank, e.CacheSeconds)
+	if e.PredictWarnings > 0 {
+		s += fmt.Sprintf(" (%d solves stopped above their tolerance)", e.PredictWarnings)
+	}
+	return s + "\n"
+}
