@@ -410,6 +410,10 @@ func (t *Table) fullProtocol(r *Row) (string, error) {
 				continue
 			}
 			x := v.Field(i)
+			if x.IsZero() { // a zero struct prints its fields: give it the empty value canonicalProtocol drops
+				fmt.Fprintf(&b, "config %s=\n", f.Name)
+				continue
+			}
 			if x.Kind() == reflect.Pointer {
 				if x.IsNil() {
 					fmt.Fprintf(&b, "config %s=nil\n", f.Name)
@@ -424,8 +428,8 @@ func (t *Table) fullProtocol(r *Row) (string, error) {
 }
 
 // canonicalProtocol drops the configuration lines of a protocol text whose value prints as a zero value ("",
-// 0, false, nil, [], map[]): a field CustomConfig gains later, at a zero value that keeps the behaviour before
-// it, then leaves every fingerprint as it was. Results recorded before the rule hold the zero lines: their
+// 0, false, nil, [], map[]; fullProtocol prints any zero value, a struct's too, as ""): a field CustomConfig
+// gains later, at a zero value that keeps the behaviour before it, then leaves every fingerprint as it was. Results recorded before the rule hold the zero lines: their
 // fingerprint is taken from their protocol text through the same rule (TableRun.CurrentFingerprint).
 func canonicalProtocol(text string) string {
 	lines := strings.SplitAfter(text, "\n")
