@@ -249,22 +249,32 @@ func (b *Blocks) release(k progKey, p *graph.Program) {
 	b.mu.Unlock()
 }
 
-// block runs K(xa, xb) (xb nil: K(xa, xa) with one node) and hands its output [ra,rb] to use.
-func (b *Blocks) block(xa, xb []float64, use func(k []float64) error) error {
+// loaded takes a program for K(xa, xb) of kind same (xb nil: K(xa, xa) with one node) or cross and copies the
+// inputs into it; the caller releases it with the returned key.
+func (b *Blocks) loaded(same, cross progKind, xa, xb []float64) (*graph.Program, progKey, error) {
 	ra := len(xa) / b.d
-	key := progKey{kind: kindSame, ra: ra, rb: ra}
+	key := progKey{kind: same, ra: ra, rb: ra}
 	if xb != nil {
-		key = progKey{kind: kindCross, ra: ra, rb: len(xb) / b.d}
+		key = progKey{kind: cross, ra: ra, rb: len(xb) / b.d}
 	}
 	p, err := b.program(key)
 	if err != nil {
-		return err
+		return nil, key, err
 	}
-	defer b.release(key, p)
 	copy(p.InputData("a"), xa)
 	if xb != nil {
 		copy(p.InputData("b"), xb)
 	}
+	return p, key, nil
+}
+
+// block runs K(xa, xb) (xb nil: K(xa, xa) with one node) and hands its output [ra,rb] to use.
+func (b *Blocks) block(xa, xb []float64, use func(k []float64) error) error {
+	p, key, err := b.loaded(kindSame, kindCross, xa, xb)
+	if err != nil {
+		return err
+	}
+	defer b.release(key, p)
 	if err := p.Run(); err != nil {
 		return fmt.Errorf("gp/cg: kernel block: %w", err)
 	}
@@ -273,20 +283,11 @@ func (b *Blocks) block(xa, xb []float64, use func(k []float64) error) error {
 
 // blockGrad adds ∂/∂θ Σ u ⊙ K(xa, xb) (xb nil: K(xa, xa)) for u [ra,rb] to dst (one slice per hyperparameter).
 func (b *Blocks) blockGrad(xa, xb, u []float64, dst [][]float64) error {
-	ra := len(xa) / b.d
-	key := progKey{kind: kindSameGrad, ra: ra, rb: ra}
-	if xb != nil {
-		key = progKey{kind: kindCrossGrad, ra: ra, rb: len(xb) / b.d}
-	}
-	p, err := b.program(key)
+	p, key, err := b.loaded(kindSameGrad, kindCrossGrad, xa, xb)
 	if err != nil {
 		return err
 	}
 	defer b.release(key, p)
-	copy(p.InputData("a"), xa)
-	if xb != nil {
-		copy(p.InputData("b"), xb)
-	}
 	copy(p.InputData("u"), u)
 	if err := p.Run(); err != nil {
 		return fmt.Errorf("gp/cg: kernel block gradient: %w", err)
