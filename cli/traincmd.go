@@ -111,7 +111,7 @@ Flags:
   --memory SIZE       gpr's memory budget (default 4GiB; units B, KiB, MiB, GiB, KB, MB, GB): the Cholesky fit's
                       when choosing the solver, and the kernel matrix's a CG fit keeps whole (8·N² bytes; beyond
                       it the kernel is recomputed by blocks at every product, in O(N) memory)
-  --precond-rank K    CG: rank of the pivoted-Cholesky preconditioner (default 15, from 2000 rows; 0: none)
+  --precond-rank K    CG: rank of the pivoted-Cholesky preconditioner (default 100, from 2000 rows; 0: none)
   --probes T          CG: probe vectors of the log-determinant and trace estimates (default 10)
   --cg-tol TOL        CG: relative residual of the training solves (default 1, GPyTorch's)
   --subset N          CG: rows of the L-BFGS + Cholesky start (default %[16]d; 0: none)

@@ -37,8 +37,8 @@ func PivotedCholesky(n, rank int, diag []float64, row func(i int, out []float64)
 	for _, v := range d {
 		top = max(top, v)
 	}
-	cols := make([][]float64, 0, rank) // column m of L
-	buf := make([]float64, n)
+	lw := make([]float64, n*rank) // L [n,rank] row-major; its first m columns are filled after step m
+	col := make([]float64, n)
 	pivoted := make([]bool, n)
 	for m := 0; m < rank; m++ {
 		p, best := -1, 0.0
@@ -50,40 +50,38 @@ func PivotedCholesky(n, rank int, diag []float64, row func(i int, out []float64)
 		if p < 0 || best <= PivotTol*top {
 			break
 		}
-		if err := row(p, buf); err != nil {
+		if err := row(p, col); err != nil {
 			return nil, nil, err
 		}
-		if err := CheckFinite("PivotedCholesky row", buf, 1); err != nil {
+		if err := CheckFinite("PivotedCholesky row", col, 1); err != nil {
 			return nil, nil, err
+		}
+		if m > 0 { // col −= L[:, :m]·L[p, :m]ᵀ (one Gemv over the factor so far)
+			blas64.Gemv(blas.NoTrans, -1, blas64.General{Rows: n, Cols: m, Stride: rank, Data: lw},
+				blas64.Vector{N: m, Inc: 1, Data: lw[p*rank:]}, 1, blas64.Vector{N: n, Inc: 1, Data: col})
 		}
 		s := math.Sqrt(best)
-		col := make([]float64, n)
-		for i := range col {
-			if pivoted[i] {
-				continue // the residual matrix is zero on earlier pivots' rows: L[π,:] stays triangular
-			}
-			v := buf[i]
-			for _, c := range cols {
-				v -= c[i] * c[p]
-			}
-			col[i] = v / s
-		}
-		col[p] = s
 		for i, v := range col {
-			if !pivoted[i] {
+			switch {
+			case i == p:
+				lw[i*rank+m] = s
+			case pivoted[i]: // the residual matrix is zero on earlier pivots' rows: L[π,:] stays triangular
+			default:
+				v /= s
+				lw[i*rank+m] = v
 				d[i] = max(d[i]-v*v, 0)
 			}
 		}
 		pivoted[p], d[p] = true, 0
-		cols = append(cols, col)
 		piv = append(piv, p)
 	}
-	k := len(cols)
+	k := len(piv)
+	if k == rank {
+		return lw, piv, nil
+	}
 	l = make([]float64, n*k)
-	for m, c := range cols {
-		for i, v := range c {
-			l[i*k+m] = v
-		}
+	for i := 0; i < n; i++ {
+		copy(l[i*k:(i+1)*k], lw[i*rank:i*rank+k])
 	}
 	return l, piv, nil
 }

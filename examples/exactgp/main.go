@@ -7,10 +7,12 @@
 //	go run ./examples/exactgp --data ../shared/data --n 10000 --iters 3   # kin40k's first 10,000 training rows
 //	go run ./examples/exactgp --n 2000                                    # 2,000 generated rows
 //
-// With --data the rows are kin40k's (uci-regression-evans, fold 0's training rows, standardised on them), the
-// kernel SE-ARD at length-scales 1 and variance 1 and the noise variance 0.1, as a run's first step. --memory
-// sets the budget of the kernel matrix kept whole (default 4 GiB; beyond it the kernel is recomputed by blocks
-// at every product, in O(N) memory).
+// With --data the rows are kin40k's (uci-regression-evans, fold 0's training rows, standardised on them); the
+// kernel is SE-ARD at variance 1 and length-scales --lengthscale (default 1), the noise variance --noise (default
+// 0.1), as a run's first step. --precond-rank sets the preconditioner's rank (default GPyTorch's 15; 0: gpzoo's
+// default, ops.DefaultPrecondRank), --exact also computes the exact value by Cholesky (to measure the estimate's
+// error), --memory the budget of the kernel matrix kept whole (default 4 GiB; beyond it the kernel is recomputed
+// by blocks of --block rows at every product, in O(N) memory), --cpuprofile writes a CPU profile.
 package main
 
 import (
@@ -20,6 +22,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,6 +32,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/cg"
 	"github.com/gpzoo/gpzoo/graph"
+	"github.com/gpzoo/gpzoo/ops"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -94,6 +98,12 @@ func main() {
 	n := flag.Int("n", 2000, "rows")
 	iters := flag.Int("iters", 2, "evaluations of the loss and its gradient")
 	memory := flag.Int64("memory", 0, "bytes the kernel matrix may take when kept whole (0: 4 GiB; negative: never)")
+	lengthscale := flag.Float64("lengthscale", 1, "the SE-ARD kernel's length-scales")
+	noise := flag.Float64("noise", 0.1, "the noise variance")
+	block := flag.Int("block", 0, "rows of the kernel's blocks when recomputed (0: cg.DefaultBlock)")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the evaluations to this file")
+	exact := flag.Bool("exact", false, "also print the exact −log p(y)/N by Cholesky (gp.GPR), to measure the estimate's error")
+	rank := flag.Int("precond-rank", ops.GPyTorchPrecondRank, "the pivoted-Cholesky preconditioner's rank (0: gpzoo's default, ops.DefaultPrecondRank; negative: none)")
 	flag.Parse()
 	if *n < 2 || *iters < 1 {
 		die(fmt.Errorf("--n %d --iters %d: want at least 2 rows and 1 evaluation", *n, *iters))
@@ -103,11 +113,16 @@ func main() {
 		die(err)
 	}
 	_, d := x.Dims()
-	k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: d})
+	ls := make([]float64, d)
+	for i := range ls {
+		ls[i] = *lengthscale
+	}
+	k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: d, Lengthscales: ls})
 	if err != nil {
 		die(err)
 	}
-	m, err := cg.NewGPR(cg.Config{Kernel: k, X: x, Y: y, Blocks: cg.BlocksOptions{Memory: *memory}})
+	m, err := cg.NewGPR(cg.Config{Kernel: k, X: x, Y: y, NoiseVariance: *noise,
+		Solver: ops.CGConfig{PrecondRank: *rank}, Blocks: cg.BlocksOptions{Memory: *memory, Block: *block}})
 	if err != nil {
 		die(err)
 	}
@@ -119,6 +134,16 @@ func main() {
 	copy(prog.InputData("x"), x.RawMatrix().Data)
 	copy(prog.InputData("y"), y.RawMatrix().Data)
 	fmt.Printf("exact GP by conjugate gradients on %s: SE-ARD, %s\n", what, m.Describe())
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			die(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			die(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	secs := make([]float64, *iters)
 	rng := rand.New(rand.NewPCG(1, 1))
 	for i := range secs {
@@ -131,6 +156,24 @@ func main() {
 		st := m.Solver().Stats()
 		fmt.Printf("evaluation %d: %.3fs, −log p(y)/N = %.5f, %d CG iterations (mean relative residual %.2g, largest %.2g), preconditioner rank %d\n",
 			i+1, secs[i], prog.Loss()/float64(*n), st.Iters, st.Residual, st.MaxResidual, st.PrecondRank)
+	}
+	if *exact {
+		e, err := gp.NewGPR(gp.GPRConfig{Kernel: k, NoiseVariance: *noise, X: x, Y: y})
+		if err != nil {
+			die(err)
+		}
+		g := graph.New(graph.Options{})
+		p, err := g.Compile(e.Loss(g.Input("x", *n, d), g.Input("y", *n, 1)), nil)
+		if err != nil {
+			die(err)
+		}
+		copy(p.InputData("x"), x.RawMatrix().Data)
+		copy(p.InputData("y"), y.RawMatrix().Data)
+		t0 := time.Now()
+		if err := p.Run(); err != nil {
+			die(err)
+		}
+		fmt.Printf("exact (Cholesky): −log p(y)/N = %.5f in %.3fs\n", p.Loss()/float64(*n), time.Since(t0).Seconds())
 	}
 	slices.Sort(secs)
 	fmt.Printf("median %.3fs per evaluation of the loss and its gradient; peak resident memory %.0f MiB\n", secs[(len(secs)-1)/2], peakMiB())

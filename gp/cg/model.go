@@ -37,7 +37,7 @@ type Config struct {
 	// X [N,D] and Y [N,P] are the training data predictions condition on (optional here; see SetTrainingData).
 	X, Y *mat.Dense
 	// Solver configures the training solves (ops.CGConfig: tolerance 1, at most 1000 iterations, 10 probes, 20
-	// Lanczos steps, a rank-15 preconditioner from 2000 rows, by default).
+	// Lanczos steps, a rank-100 preconditioner from 2000 rows, by default: ops.DefaultPrecondRank).
 	Solver ops.CGConfig
 	// Blocks configures the kernel products (block size, the memory K may take when kept whole).
 	Blocks BlocksOptions
