@@ -26,8 +26,9 @@ type ExactOptions struct {
 	// Memory is the budget in bytes (default cg.DefaultMemory): of the Cholesky fit when choosing the solver, and
 	// of the kernel matrix a CG fit keeps whole (beyond it the kernel is recomputed by blocks at every product).
 	Memory int64
-	// PrecondRank, Probes and CGTol are the CG training solves' pivoted-Cholesky rank (default 15; negative:
-	// none), probe vectors (default 10) and tolerance (default 1): GPyTorch's defaults (ops.CGConfig).
+	// PrecondRank, Probes and CGTol are the CG training solves' pivoted-Cholesky rank (default
+	// ops.DefaultPrecondRank = 100; negative: none), probe vectors (default 10) and tolerance (default 1): the
+	// defaults of ops.CGConfig, GPyTorch's but for the rank.
 	PrecondRank, Probes int
 	CGTol               float64
 	// Subset is the number of rows of a CG fit's start (Wang et al. 2019): hyperparameters fitted by L-BFGS on

@@ -44,9 +44,12 @@ type Result struct {
 	MaxIters       int      `json:"max_iters,omitempty"`   // the cap of a run that may stop early (absent: a fixed count)
 	TrainSeconds   float64  `json:"train_seconds"`
 	SecondsPerIter float64  `json:"seconds_per_iter"`
-	TestRMSE       *float64 `json:"test_rmse"`     // regression, original units; null for classification
-	TestLL         float64  `json:"test_ll"`       // mean log predictive density per test point, original units; null when n_test is 0
-	TestAccuracy   *float64 `json:"test_accuracy"` // classification; null for regression
+	TestRMSE       *float64 `json:"test_rmse"` // regression, original units; null for classification
+	// TestRMSEStandardised is TestRMSE divided by the training targets' standard deviation (one target, a
+	// benchmark split's entry; absent otherwise): the unit Wang et al. 2019 and others report RMSE in.
+	TestRMSEStandardised *float64 `json:"test_rmse_standardised,omitempty"`
+	TestLL               float64  `json:"test_ll"`       // mean log predictive density per test point, original units; null when n_test is 0
+	TestAccuracy         *float64 `json:"test_accuracy"` // classification; null for regression
 	// Outputs is P for a model of several target columns (or with missing targets; absent otherwise): TestRMSE and
 	// TestLL are then over the TestCells observed target cells of the test rows (missing ones are not scored), the
 	// LL per cell, TestRMSEPerOutput gives each output's RMSE in its own units and TestCellsPerOutput the number

@@ -33,6 +33,9 @@ type Table struct {
 	Rows   []Row
 	// Differences are the ways the table's runs differ from the paper's protocol, each with its reason.
 	Differences []Difference
+	// StandardisedRMSE reports the rows' RMSE on the targets divided by the training targets' standard deviation
+	// (Result.TestRMSEStandardised), the unit of the source, instead of the targets' original units.
+	StandardisedRMSE bool
 }
 
 // Difference is one way a table's runs differ from the published protocol, and why.

@@ -307,6 +307,18 @@ func TestTableReport(t *testing.T) {
 	if sgpr.Status != "not run" || sgpr.TestLL != nil || rep.Compute.RowsNotRun != 1 || rep.Compute.Runs != 2 {
 		t.Errorf("sgpr row %+v, compute %+v", sgpr, rep.Compute)
 	}
+	// A table of the source's standardised RMSE reports each result's RMSE over the training targets' standard
+	// deviation (Boston's targets: about 9, so the two units differ).
+	std := *tab
+	std.StandardisedRMSE = true
+	srep, err := std.Report(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.TestRMSEStandardised == nil || b.TestRMSEStandardised == nil || *a.TestRMSEStandardised >= *a.TestRMSE/2 ||
+		srep.Rows[0].TestRMSE.Mean != (*a.TestRMSEStandardised+*b.TestRMSEStandardised)/2 {
+		t.Errorf("standardised RMSE: results %v %v, report %+v", a.TestRMSEStandardised, b.TestRMSEStandardised, srep.Rows[0].TestRMSE)
+	}
 	var md bytes.Buffer
 	if err := rep.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)

@@ -141,7 +141,10 @@ func (t *Table) reportRow(dir string, row *Row) (ReportedRow, error) {
 			v = *r.TestLLMomentMatched
 		}
 		ll = append(ll, v)
-		if r.TestRMSE != nil {
+		switch {
+		case t.StandardisedRMSE && r.TestRMSEStandardised != nil:
+			rmse = append(rmse, *r.TestRMSEStandardised)
+		case !t.StandardisedRMSE && r.TestRMSE != nil:
 			rmse = append(rmse, *r.TestRMSE)
 		}
 		rr.Steps, rr.StopReasons = append(rr.Steps, r.Iters), append(rr.StopReasons, r.StopReason)

@@ -108,6 +108,49 @@ func TestPaperTables(t *testing.T) {
 	}
 }
 
+// Issue 40's comparison table: the exact GP by CG, SGPR (M = 512) and SVGP (M = 1024, 100 epochs) on five sets,
+// split 0, RMSE in the source's standardised units; not one of the seeds' tables (REPRODUCTION.md).
+func TestWangTable(t *testing.T) {
+	t.Parallel()
+	tab, err := zoo.LookupTable("wang-exact")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tab.Rows) != 15 || !slices.Equal(tab.Splits, []int{0}) || !tab.StandardisedRMSE || len(tab.Differences) < 4 {
+		t.Errorf("wang-exact: %d rows, splits %v, standardised %t", len(tab.Rows), tab.Splits, tab.StandardisedRMSE)
+	}
+	for _, p := range zoo.PaperTables() {
+		if p.Name == tab.Name {
+			t.Error("wang-exact is among the seeds' tables")
+		}
+	}
+	for i := range tab.Rows {
+		r := &tab.Rows[i]
+		e, err := zoo.Lookup(r.Entry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := e.Config
+		ok := r.RMSE != nil && r.RMSE.Mean > 0 && r.RMSE.Mean < 1
+		switch e.Model {
+		case "gpr":
+			ok = ok && c.Family == "gpr" && c.Exact.Solver == "cg" && c.Iters == zoo.DefaultCGIters && c.Exact.PrecondRank == 0
+		case "sgpr-512":
+			ok = ok && c.Family == "sgpr" && c.Inducing == 512
+		case "svgp-1024":
+			ok = ok && c.Family == "svgp" && c.Inducing == 1024 && c.BatchSize == 1024 && c.Iters >= 100*13000/1024 && c.Iters <= 100*44000/1024+1
+		default:
+			ok = false
+		}
+		if !ok {
+			t.Errorf("%s: %+v, published RMSE %+v", r.Entry, c, r.RMSE)
+		}
+	}
+	if r, _ := tab.Row("kin40k/gpr"); r.RMSE.Mean != 0.099 {
+		t.Errorf("kin40k exact GP published %+v", r.RMSE)
+	}
+}
+
 func TestParsePublished(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
