@@ -49,6 +49,22 @@ func TestTrainGPRByCG(t *testing.T) {
 	}
 }
 
+// With --solver auto, CG settings are taken and, when the rows fit Cholesky after all, the summary names them as
+// unused instead of dropping them silently.
+func TestTrainGPRAutoUnusedCGFlags(t *testing.T) {
+	dir := t.TempDir()
+	data := writeCSV(t, dir, 60)
+	var out, errb bytes.Buffer
+	err := Main([]string{"train", "--csv", data, "--target", "y", "--features", "x1,x2", "--model", "gpr", "--lr", "0.05", "--probes", "4",
+		"--save", filepath.Join(dir, "m.gpz"), "--quiet"}, &out, &errb)
+	if err != nil {
+		t.Fatalf("train: %v\n%s", err, errb.String())
+	}
+	if s := out.String(); !strings.Contains(s, "exact GP: cholesky") || !strings.Contains(s, "unused by Cholesky: --lr, --probes") {
+		t.Errorf("the summary does not name the unused CG flags:\n%s", s)
+	}
+}
+
 // The exact GP's flags are checked before anything runs.
 func TestTrainGPRFlagErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -64,7 +80,6 @@ func TestTrainGPRFlagErrors(t *testing.T) {
 		{[]string{"--model", "gpr", "--subset", "1"}, "--subset 1"},
 		{[]string{"--model", "gpr", "--memory", "lots"}, "--memory"},
 		{[]string{"--model", "gpr", "--solver", "cholesky", "--lr", "0.1"}, "not --solver cholesky"},
-		{[]string{"--model", "gpr", "--lr", "0.1"}, "give --solver cg"},
 		{[]string{"--model", "gpr", "--solver", "cholesky", "--probes", "5"}, "not --solver cholesky"},
 		{[]string{"--model", "svgp", "--solver", "cg"}, "is for --model gpr"},
 		{[]string{"--model", "sgpr", "--lr", "0.1"}, "does not apply to --model sgpr"},

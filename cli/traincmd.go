@@ -572,10 +572,6 @@ func exactFlags(fs *flag.FlagSet) func(set map[string]bool, family string) (zoo.
 		default:
 			return o, fmt.Errorf("train: --solver %q: want auto, cholesky or cg", *solver)
 		}
-		if o.Solver == "auto" && set["lr"] {
-			// auto may choose Cholesky, whose L-BFGS fit would ignore a learning rate silently.
-			return o, fmt.Errorf("train: --lr is for gpr's CG solver (Adam steps): give --solver cg with it (--solver auto chooses Cholesky, fitted by L-BFGS, up to the memory budget)")
-		}
 		if o.Solver == "cholesky" {
 			for _, n := range append(names[2:], cgFlags...) {
 				if set[n] {

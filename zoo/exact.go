@@ -95,6 +95,9 @@ func (c CustomConfig) resolveExact(n int) (CustomConfig, error) {
 	c.Exact.solver, c.Exact.reason = solver, reason
 	switch solver {
 	case cg.SolverCholesky:
+		if unused := c.cgOnly(); len(unused) > 0 { // auto chose Cholesky: say so rather than drop them silently
+			c.Exact.reason += "; unused by Cholesky: " + strings.Join(unused, ", ")
+		}
 		if c.Optimizer == "" {
 			c.Optimizer = "lbfgs"
 		}
@@ -125,6 +128,23 @@ func (c CustomConfig) resolveExact(n int) (CustomConfig, error) {
 		return c, fmt.Errorf("%w: checkpoints are for Adam training, not gpr's L-BFGS (use --optimizer adam)", ErrBadCustom)
 	}
 	return c, nil
+}
+
+// cgOnly returns the flags of the settings c gives that only a CG fit uses (its Adam rate and its solves'), by
+// gpzoo train's names.
+func (c CustomConfig) cgOnly() []string {
+	var out []string
+	e := c.Exact
+	for _, s := range []struct {
+		name string
+		set  bool
+	}{{"--lr", c.LR > 0}, {"--precond-rank", e.PrecondRank != 0}, {"--probes", e.Probes != 0}, {"--cg-tol", e.CGTol != 0},
+		{"--subset", e.Subset != 0 || e.SubsetIters != 0}, {"LOVERank", e.LOVERank != 0}} {
+		if s.set {
+			out = append(out, s.name)
+		}
+	}
+	return out
 }
 
 // buildExact builds gpr's model on tr: gp.GPR (Cholesky), or cg.GPR with its subset start as the build's
