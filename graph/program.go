@@ -32,6 +32,9 @@ type output struct {
 	n     *G.Node
 	shape []int
 	data  []float64
+	// copied says data holds the last Run's value: outputs are copied out of the executor on first read
+	// (Output), so that a caller reading them in place (OutputView) pays no copy.
+	copied bool
 }
 
 // ErrNotInLoss is returned by Compile when a trainable Param does not affect the loss (its gradient would be
@@ -220,9 +223,10 @@ func (p *Program) Run() (err error) {
 		}
 	}
 	for _, o := range p.outs {
-		if o.data, err = appendValue(o.data[:0], p.exec.value(o.n)); err != nil {
-			return fmt.Errorf("graph: output %q: %w", o.name, err)
+		if p.exec.value(o.n) == nil {
+			return fmt.Errorf("graph: output %q: no value (was the node executed?)", o.name)
 		}
+		o.copied = false
 	}
 	for _, m := range p.g.mons {
 		d, err := appendValue(p.mons[m.name][:0], p.exec.value(m.n))
@@ -311,12 +315,36 @@ func (p *Program) Grad(param *Param) []float64 {
 	return nil
 }
 
-// Output returns the value of the named output from the last Run (valid until the next Run), or nil.
+// Output returns the value of the named output from the last Run (the Program's copy: valid until the next Run),
+// or nil.
 func (p *Program) Output(name string) []float64 {
 	for _, o := range p.outs {
 		if o.name == name {
+			if !o.copied {
+				d, err := appendValue(o.data[:0], p.exec.value(o.n))
+				if err != nil {
+					return nil // Run checked the value
+				}
+				o.data, o.copied = d, true
+			}
 			return o.data
 		}
+	}
+	return nil
+}
+
+// OutputView returns the value of the named output from the last Run in the executor's own memory, without the
+// copy Output makes, or nil: read-only, and valid only until the next Run (for hot paths that read an output once,
+// such as a kernel block multiplied straight away).
+func (p *Program) OutputView(name string) []float64 {
+	for _, o := range p.outs {
+		if o.name != name {
+			continue
+		}
+		if t, ok := p.exec.value(o.n).(*tensor.Dense); ok && !t.RequiresIterator() {
+			return t.Float64s()
+		}
+		return p.Output(name)
 	}
 	return nil
 }

@@ -53,3 +53,42 @@ func TestClosedProgramIsCollected(t *testing.T) {
 		}
 	}
 }
+
+// Output copies the last Run's value on first read; OutputView reads it in the executor's memory. Both give the
+// same values after every Run, and a caller's writes to Output's copy do not reach the view.
+func TestOutputAndOutputView(t *testing.T) {
+	g := graph.New(graph.Options{})
+	x := g.Input("x", 2, 3)
+	prog, err := g.CompileForward(map[string]*graph.Node{"y": g.Scale(x, 2), "s": g.Sum(x)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	for run, in := range [][]float64{{1, 2, 3, 4, 5, 6}, {-1, 0, 1, 2, 3, 4}} {
+		copy(prog.InputData("x"), in)
+		if err := prog.Run(); err != nil {
+			t.Fatal(err)
+		}
+		view := prog.OutputView("y")
+		got := prog.Output("y")
+		for i, v := range in {
+			if got[i] != 2*v || view[i] != 2*v {
+				t.Fatalf("run %d: Output %v, OutputView %v, want twice %v", run, got, view, in)
+			}
+		}
+		got[0] = 1e9
+		if prog.OutputView("y")[0] == 1e9 || prog.Output("y")[0] != 1e9 {
+			t.Errorf("run %d: the copy and the view share memory", run)
+		}
+		sum := 0.0
+		for _, v := range in {
+			sum += v
+		}
+		if s := prog.OutputView("s"); len(s) != 1 || s[0] != sum {
+			t.Errorf("run %d: scalar output %v, want %v", run, s, sum)
+		}
+	}
+	if prog.Output("none") != nil || prog.OutputView("none") != nil {
+		t.Error("an unknown output has a value")
+	}
+}

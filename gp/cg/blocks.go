@@ -278,7 +278,7 @@ func (b *Blocks) block(xa, xb []float64, use func(k []float64) error) error {
 	if err := p.Run(); err != nil {
 		return fmt.Errorf("gp/cg: kernel block: %w", err)
 	}
-	return use(p.Output("k"))
+	return use(p.OutputView("k")) // read before the program is released
 }
 
 // blockGrad adds ∂/∂θ Σ u ⊙ K(xa, xb) (xb nil: K(xa, xa)) for u [ra,rb] to dst (one slice per hyperparameter).
@@ -464,7 +464,7 @@ func (b *Blocks) Diag(out []float64) error {
 			errs[i] = fmt.Errorf("gp/cg: kernel diagonal: %w", err)
 			return
 		}
-		copy(out[lo:hi], p.Output("k"))
+		copy(out[lo:hi], p.OutputView("k"))
 	})
 	return firstErr(errs)
 }
@@ -803,7 +803,7 @@ func (b *Blocks) TestDiag(xs []float64, ns int, out []float64) error {
 		copy(p.InputData("a"), chunk)
 		err = p.Run()
 		if err == nil {
-			copy(out[r0:r1], p.Output("k")[:r1-r0])
+			copy(out[r0:r1], p.OutputView("k")[:r1-r0])
 		}
 		b.release(key, p)
 		if err != nil {
