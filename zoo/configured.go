@@ -66,10 +66,6 @@ func runConfigured(e *Entry, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if res.TestRMSE != nil && std != nil && len(std.YStd) == 1 && std.YStd[0] > 0 {
-		v := *res.TestRMSE / std.YStd[0]
-		res.TestRMSEStandardised = &v
-	}
 	if o.SaveModel != "" {
 		if err := modelfile.SaveFile(o.SaveModel, cu.File); err != nil {
 			return nil, fmt.Errorf("zoo: %s: saving the model: %w", e.Name, err)

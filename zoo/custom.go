@@ -379,6 +379,10 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 			return nil, err
 		}
 	}
+	if res.TestRMSE != nil && std != nil && len(std.YStd) == 1 && std.YStd[0] > 0 {
+		v := *res.TestRMSE / std.YStd[0]
+		res.TestRMSEStandardised = &v
+	}
 	return &Custom{Result: res, File: f, MCMC: sampled}, nil
 }
 

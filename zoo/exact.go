@@ -130,8 +130,8 @@ func (c CustomConfig) resolveExact(n int) (CustomConfig, error) {
 	return c, nil
 }
 
-// cgOnly returns the flags of the settings c gives that only a CG fit uses (its Adam rate and its solves'), by
-// gpzoo train's names.
+// cgOnly names the settings c gives that only a CG fit uses (its Adam rate, its solves', its variance cache): by
+// gpzoo train's flag, or by ExactOptions' field where no flag sets it.
 func (c CustomConfig) cgOnly() []string {
 	var out []string
 	e := c.Exact
@@ -139,7 +139,7 @@ func (c CustomConfig) cgOnly() []string {
 		name string
 		set  bool
 	}{{"--lr", c.LR > 0}, {"--precond-rank", e.PrecondRank != 0}, {"--probes", e.Probes != 0}, {"--cg-tol", e.CGTol != 0},
-		{"--subset", e.Subset != 0 || e.SubsetIters != 0}, {"LOVERank", e.LOVERank != 0}} {
+		{"--subset", e.Subset != 0 || e.SubsetIters != 0}, {"ExactOptions.LOVERank", e.LOVERank != 0}} {
 		if s.set {
 			out = append(out, s.name)
 		}

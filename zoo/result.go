@@ -45,8 +45,9 @@ type Result struct {
 	TrainSeconds   float64  `json:"train_seconds"`
 	SecondsPerIter float64  `json:"seconds_per_iter"`
 	TestRMSE       *float64 `json:"test_rmse"` // regression, original units; null for classification
-	// TestRMSEStandardised is TestRMSE divided by the training targets' standard deviation (one target, a
-	// benchmark split's entry; absent otherwise): the unit Wang et al. 2019 and others report RMSE in.
+	// TestRMSEStandardised is TestRMSE divided by the training targets' standard deviation (a model of one
+	// standardised target trained by gpzoo train's path; absent otherwise): the unit Wang et al. 2019 and others
+	// report RMSE in.
 	TestRMSEStandardised *float64 `json:"test_rmse_standardised,omitempty"`
 	TestLL               float64  `json:"test_ll"`       // mean log predictive density per test point, original units; null when n_test is 0
 	TestAccuracy         *float64 `json:"test_accuracy"` // classification; null for regression

@@ -3,6 +3,8 @@ package zoo
 import (
 	"fmt"
 	"strings"
+
+	"github.com/gpzoo/gpzoo/ops"
 )
 
 // Issue 40's accuracy comparison: the exact GP (its default procedure: conjugate gradients from a subset start
@@ -43,8 +45,8 @@ func init() {
 		src := sources[s.name]
 		proto := ref + "; split protocol: " + src.protocol
 		register(configuredEntry(s.name+"/gpr", s.name,
-			fmt.Sprintf("exact GP by conjugate gradients (gpzoo train's default beyond the Cholesky budget), SE-ARD: L-BFGS on %d random rows, then %d Adam steps at rate %g on every row (rank-100 preconditioner, 10 probes; %s)",
-				DefaultSubset, DefaultCGIters, DefaultCGLR, s.name),
+			fmt.Sprintf("exact GP by conjugate gradients (gpzoo train's default beyond the Cholesky budget), SE-ARD: L-BFGS on %d random rows, then %d Adam steps at rate %g on every row (rank-%d preconditioner, %d probes; %s)",
+				DefaultSubset, DefaultCGIters, DefaultCGLR, ops.DefaultPrecondRank, ops.DefaultProbes, s.name),
 			proto, "Wang et al. 2019 Table 1 (standardised RMSE, their splits): exact GP "+s.pub[0],
 			CustomConfig{Family: "gpr", Iters: DefaultCGIters, Exact: ExactOptions{Solver: "cg"}}))
 		register(configuredEntry(fmt.Sprintf("%s/sgpr-%d", s.name, WangSGPRInducing), s.name,
@@ -77,10 +79,10 @@ func wangTable() *Table {
 	t.Protocol = fmt.Sprintf("Sets %s: fold 0 of uci-regression-evans' test mask (protein: uci-regression-dropout's split 0); inputs and "+
 		"targets standardised by the training rows; RMSE on the targets divided by the training targets' standard deviation. SE-ARD "+
 		"kernels. The exact GP by conjugate gradients, gpzoo train's default beyond the Cholesky budget: L-BFGS and Cholesky on %d "+
-		"random training rows, then %d Adam steps at rate %g on every row with a rank-100 pivoted-Cholesky preconditioner, 10 probes "+
+		"random training rows, then %d Adam steps at rate %g on every row with a rank-%d pivoted-Cholesky preconditioner, %d probes "+
 		"and tolerance 1; means from α solved to 1e-6, variances by LOVE. SGPR with M = %d k-means inducing inputs by L-BFGS (at most "+
 		"%d iterations); SVGP with M = %d, Adam 0.01 for 100 epochs of minibatches of %d rows.", strings.Join(names, ", "),
-		DefaultSubset, DefaultCGIters, DefaultCGLR, WangSGPRInducing, WangSGPRIters, WangSVGPInducing, WangBatch)
+		DefaultSubset, DefaultCGIters, DefaultCGLR, ops.DefaultPrecondRank, ops.DefaultProbes, WangSGPRInducing, WangSGPRIters, WangSVGPInducing, WangBatch)
 	t.Differences = []Difference{
 		{What: "one split per set (split 0), the data folder's fixed folds; Wang et al. average 3 random splits",
 			Why: "the issue's protocol: the benchmark data's own folds, so the three models of a set see the same rows; one split of an exact GP on 36,000+ rows takes hours on 2 cores"},

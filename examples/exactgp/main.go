@@ -93,6 +93,21 @@ func rows(dir string, n int) (*mat.Dense, *mat.Dense, string, error) {
 	return sub.X, sub.Y, fmt.Sprintf("kin40k, the first %d training rows of fold 0 (8 inputs)", n), nil
 }
 
+// lossProgram compiles m's loss on the rows x, y and binds them.
+func lossProgram(m interface {
+	Loss(x, y *graph.Node) *graph.Node
+}, x, y *mat.Dense) *graph.Program {
+	n, d := x.Dims()
+	g := graph.New(graph.Options{})
+	prog, err := g.Compile(m.Loss(g.Input("x", n, d), g.Input("y", n, 1)), nil)
+	if err != nil {
+		die(err)
+	}
+	copy(prog.InputData("x"), x.RawMatrix().Data)
+	copy(prog.InputData("y"), y.RawMatrix().Data)
+	return prog
+}
+
 func main() {
 	data := flag.String("data", "", "the benchmark data folder (kin40k's rows; default: generated rows)")
 	n := flag.Int("n", 2000, "rows")
@@ -126,13 +141,7 @@ func main() {
 	if err != nil {
 		die(err)
 	}
-	g := graph.New(graph.Options{})
-	prog, err := g.Compile(m.Loss(g.Input("x", *n, d), g.Input("y", *n, 1)), nil)
-	if err != nil {
-		die(err)
-	}
-	copy(prog.InputData("x"), x.RawMatrix().Data)
-	copy(prog.InputData("y"), y.RawMatrix().Data)
+	prog := lossProgram(m, x, y)
 	fmt.Printf("exact GP by conjugate gradients on %s: SE-ARD, %s\n", what, m.Describe())
 	if *profile != "" {
 		f, err := os.Create(*profile)
@@ -162,13 +171,7 @@ func main() {
 		if err != nil {
 			die(err)
 		}
-		g := graph.New(graph.Options{})
-		p, err := g.Compile(e.Loss(g.Input("x", *n, d), g.Input("y", *n, 1)), nil)
-		if err != nil {
-			die(err)
-		}
-		copy(p.InputData("x"), x.RawMatrix().Data)
-		copy(p.InputData("y"), y.RawMatrix().Data)
+		p := lossProgram(e, x, y)
 		t0 := time.Now()
 		if err := p.Run(); err != nil {
 			die(err)

@@ -296,39 +296,15 @@ func packA(dst []float64, a matrix, i0, p0, mcb, kcb, mr int) {
 			interleave(panel, a.data[(i0+ir)*a.ld+p0:], a.ld, mv, kcb, mr)
 			continue
 		}
-		copyRows(panel, a.data[(p0)*a.ld+i0+ir:], a.ld, kcb, mv, mr) // op(A)[i,p] = A[p,i]: row p of A holds the panel's values contiguously
+		copyRows(panel, a.data[p0*a.ld+i0+ir:], a.ld, kcb, mv, mr) // op(A)[i,p] = A[p,i]: row p of A holds the panel's values contiguously
 	}
 }
 
 // copyRows copies the first n values of k rows of src (stride ld) into dst at stride width: dst[p·width + j] =
-// src[p·ld + j]. The widths of the micro-kernels (4, 8, 12, 16) copy as fixed-size arrays, which the compiler
-// turns into register moves; a runtime.memmove per row of a dozen values costs more than the values.
+// src[p·ld + j].
 func copyRows(dst, src []float64, ld, k, n, width int) {
-	if k == 0 || n == 0 {
-		return
-	}
-	_, _ = dst[(k-1)*width+n-1], src[(k-1)*ld+n-1]
-	switch n {
-	case 16:
-		for p := 0; p < k; p++ {
-			*(*[16]float64)(dst[p*width:]) = *(*[16]float64)(src[p*ld:])
-		}
-	case 12:
-		for p := 0; p < k; p++ {
-			*(*[12]float64)(dst[p*width:]) = *(*[12]float64)(src[p*ld:])
-		}
-	case 8:
-		for p := 0; p < k; p++ {
-			*(*[8]float64)(dst[p*width:]) = *(*[8]float64)(src[p*ld:])
-		}
-	case 4:
-		for p := 0; p < k; p++ {
-			*(*[4]float64)(dst[p*width:]) = *(*[4]float64)(src[p*ld:])
-		}
-	default:
-		for p := 0; p < k; p++ {
-			copy(dst[p*width:p*width+n], src[p*ld:p*ld+n])
-		}
+	for p := 0; p < k; p++ {
+		copy(dst[p*width:p*width+n], src[p*ld:p*ld+n])
 	}
 }
 
