@@ -283,10 +283,7 @@ func (t *Table) RunTask(k Task, o TableOptions) (*Result, error) {
 			_, cerr := os.Stat(filepath.Join(dir, train.CheckpointFile))
 			opt.Resume = cerr == nil
 		case errors.Is(err, fs.ErrNotExist):
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, fmt.Errorf("zoo: the checkpoint folder: %w", err)
-			}
-			if err := atomicfile.WriteFile(fpFile, []byte(text), 0o644); err != nil {
+			if err := newCheckpointDir(dir, fpFile, text); err != nil {
 				return nil, fmt.Errorf("zoo: the checkpoint folder: %w", err)
 			}
 		default:
@@ -353,6 +350,23 @@ func writeResultBytes(dir string, k Task, b []byte, replace bool) error {
 		return fmt.Errorf("zoo: writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// newCheckpointDir makes a run's checkpoint folder dir and writes its protocol file. Another runner finishing a
+// run of the same table removes the folders its checkpoint leaves empty (removeCheckpoint), which can take away a
+// parent between MkdirAll's steps, or the new folder before the protocol file is in it: either shows as a path
+// that does not exist, and the two steps are tried again.
+func newCheckpointDir(dir, fpFile, text string) error {
+	var err error
+	for range 10 {
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			err = atomicfile.WriteFile(fpFile, []byte(text), 0o644)
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return err
 }
 
 // removeCheckpoint removes a finished run's checkpoint (the files RunTask and training wrote) and the folders
