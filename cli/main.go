@@ -5,19 +5,16 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/gpzoo/gpzoo/cluster"
@@ -403,8 +400,8 @@ func runEntryWith(args []string, onCluster func(e *zoo.Entry, o *zoo.Options, da
 		}
 		o.EvalEvery = max(1, it/20)
 	}
-	// SIGINT/SIGTERM end training after the current step (checkpointing it with --checkpoint).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGINT/SIGTERM end training after the current step (checkpointing it with --checkpoint); a second quits.
+	ctx, stop := interruptContext()
 	defer stop()
 	o.Stop = ctx.Done()
 	if e.WritesCurves && o.CurvesOut == "" && *out != "" && splitList == nil {

@@ -12,10 +12,8 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/gpzoo/gpzoo/cluster"
@@ -251,13 +249,8 @@ func (f *tableRunFlags) options(stdout, stderr io.Writer) (zoo.TableOptions, con
 		}
 		fmt.Fprintln(stdout, line)
 	}
-	// The first SIGINT/SIGTERM stops after the current step (the run keeps its checkpoint); the second, with
-	// the default handling restored, quits at once.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
+	// The first SIGINT/SIGTERM stops after the current step (the run keeps its checkpoint); the second quits.
+	ctx, stop := interruptContext()
 	o.Stop = ctx.Done()
 	return o, ctx, stop, nil
 }

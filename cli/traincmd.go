@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -10,12 +9,10 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/gpzoo/gpzoo/cluster"
 	"github.com/gpzoo/gpzoo/datasets"
@@ -332,8 +329,8 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 		TestFraction: *testFrac, Seed: *seed, NatGrad: *natgrad, CheckpointDir: *ckDir, CheckpointEvery: *ckEvery, Resume: *resume, LMC: *lmc,
 		Inference: *inference, Restarts: *restarts, Priors: priors, MCMC: mcmcCfg,
 		Exact: exactOpts}
-	// SIGINT/SIGTERM end training after the current step (checkpointing it with --checkpoint).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGINT/SIGTERM end training after the current step (checkpointing it with --checkpoint); a second quits.
+	ctx, stop := interruptContext()
 	defer stop()
 	c.Stop = ctx.Done()
 	sec, err := security() // checked whenever given, used with --nats (the embedded server on loopback needs none)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"text/tabwriter"
 
@@ -55,7 +54,7 @@ func vbksCmd(args []string, stdout, stderr io.Writer) error {
 	lr := fs.Float64("lr", vbks.DefaultLR, "Adam learning rate of the local fits")
 	fractions := fs.Int("fractions", vbks.DefaultFractions, "number of growing data fractions")
 	top := fs.Int("top", vbks.DefaultTop, "kernels kept for BMA")
-	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "local fits run at once (at most GOMAXPROCS)")
+	workers := fs.Int("workers", 0, "local fits run at once (0: GOMAXPROCS, also the most)")
 	floor := fs.Float64("noise-floor", vbks.DefaultNoiseFloor, "lower bound of the likelihood's noise variance (standardised units)")
 	restarts := fs.Int("restarts", vbks.DefaultRestarts, "extra starts of every local fit on the first fraction (-1: none)")
 	polish := fs.Int("polish", vbks.DefaultPolishIters, "L-BFGS iterations on the collapsed bound that end each fraction's local fits (-1: none, minibatch steps only)")

@@ -1,14 +1,21 @@
 package train_test
 
 import (
+	"bytes"
+	"context"
 	bin "encoding/binary"
 	"errors"
+	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/train"
 	"gonum.org/v1/gonum/mat"
 )
@@ -285,5 +292,63 @@ func TestTrainLBFGSStopReason(t *testing.T) {
 		if !ok || res.Steps > tc.iters {
 			t.Errorf("Iters %d: %d iterations, %q; want one of %v", tc.iters, res.Steps, res.StopReason, tc.want)
 		}
+	}
+}
+
+// stopAfterRecords is a slog.Handler that counts records and closes stop at the n-th: TrainLBFGS's Logger
+// (LogEvery 1) then interrupts the fit at a known major iteration.
+type stopAfterRecords struct {
+	n, seen int
+	stop    chan struct{}
+	msgs    []string
+}
+
+func (h *stopAfterRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (h *stopAfterRecords) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *stopAfterRecords) WithGroup(string) slog.Handler            { return h }
+func (h *stopAfterRecords) Handle(_ context.Context, r slog.Record) error {
+	h.seen++
+	h.msgs = append(h.msgs, r.Message)
+	if h.seen == h.n {
+		close(h.stop)
+	}
+	return nil
+}
+
+// TestTrainLBFGSStop: a Stop closed before the fit, or after its third major iteration (by the Logger's third
+// record), ends TrainLBFGS with an error wrapping ErrInterrupted, StopInterrupted, the iterations done, and the
+// Params as they were at the call; an unstopped fit logs every LogEvery iterations and once at the end, and
+// draws its progress line.
+func TestTrainLBFGSStop(t *testing.T) {
+	t.Parallel()
+	_, x, y := svgpFamily(t)
+	x, y = mat.DenseCopyOf(x.Slice(0, 60, 0, 2)), mat.DenseCopyOf(y.Slice(0, 60, 0, 1))
+	for _, at := range []int{0, 3} {
+		r := ckFamilies()[len(ckFamilies())-1].build(t, x) // the exact GP
+		before := graph.SnapshotRaw(r.model.Params())
+		h := &stopAfterRecords{n: at, stop: make(chan struct{})}
+		if at == 0 {
+			close(h.stop)
+		}
+		res, err := train.TrainLBFGS(r.model, x, y, train.LBFGSConfig{Iters: 500, Stop: h.stop, Logger: slog.New(h), LogEvery: 1})
+		if !errors.Is(err, train.ErrInterrupted) || res == nil || res.StopReason != train.StopInterrupted || res.Steps != at {
+			t.Fatalf("stopped at %d: err %v, result %+v; want ErrInterrupted after %d iterations", at, err, res, at)
+		}
+		if !reflect.DeepEqual(graph.SnapshotRaw(r.model.Params()), before) {
+			t.Errorf("stopped at %d: the Params moved", at)
+		}
+	}
+	r := ckFamilies()[len(ckFamilies())-1].build(t, x)
+	h := &stopAfterRecords{n: -1, stop: make(chan struct{})}
+	var line bytes.Buffer
+	res, err := train.TrainLBFGS(r.model, x, y, train.LBFGSConfig{Iters: 6, Logger: slog.New(h), LogEvery: 2, Progress: &line})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("step %d/6 ", res.Steps); !strings.Contains(line.String(), want) || !strings.Contains(line.String(), "L-BFGS, ") || !strings.HasSuffix(line.String(), "\n") {
+		t.Errorf("progress line %q: want %q, the evaluations and a final newline", line.String(), want)
+	}
+	if want := res.Steps/2 + 1; h.seen != want || h.msgs[len(h.msgs)-1] != "train: L-BFGS done" {
+		t.Errorf("%d iterations logged every 2: %d records %q, want %d ending with the summary", res.Steps, h.seen, h.msgs, want)
 	}
 }

@@ -3,7 +3,11 @@ package train
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"math"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/gpzoo/gpzoo/gp"
@@ -23,11 +27,24 @@ type LBFGSConfig struct {
 	Memory int
 	// Graph configures the graph (Cholesky jitter policy).
 	Graph graph.Options
+	// Stop, when closed (ctx.Done() of signal.NotifyContext for SIGINT/SIGTERM), ends the fit at the next
+	// evaluation: TrainLBFGS then restores the Params to their values at the call and returns the partial Result
+	// (StopInterrupted) with an error wrapping ErrInterrupted. As Config.Stop, it installs no signal handler.
+	Stop <-chan struct{}
+	// Logger receives a record every LogEvery major iterations and at the end (nil: none): the objective per
+	// training row, evaluations so far and seconds, the units of Train's records.
+	Logger *slog.Logger
+	// LogEvery is the logging period in major iterations; 0 means 10.
+	LogEvery int
+	// Progress, if set, receives Train's one-line progress display (the major iteration of the cap, the
+	// objective per training row, the evaluations so far), redrawn as Config.Progress is.
+	Progress io.Writer
 }
 
 // TrainLBFGS fits m to the full data set (x [N,D], y [N,P]) with L-BFGS (gonum/optimize) over the raw values of
 // the trainable Params, minimising Loss (m's loss, plus −log p(θ) of the Params with priors: a MAP fit). On success the Params hold the best point found and the Result's last loss (FinalLoss) is
-// the loss there, evaluated after the search; on an error they hold their values at the call.
+// the loss there, evaluated after the search; on an error they hold their values at the call. Stop and Logger
+// are as Train's: an interrupted fit returns an error wrapping ErrInterrupted.
 func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	if m == nil || x == nil || y == nil {
 		return nil, errors.New("train: TrainLBFGS: nil model or data")
@@ -61,7 +78,9 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	x0 := flattenRaw(params)
 	good := graph.SnapshotRaw(params)
 	var runErr error
+	evals := 0
 	eval := func(v []float64) bool {
+		evals++
 		unflattenRaw(params, v)
 		if err := prog.Run(); err != nil {
 			runErr = err
@@ -93,19 +112,51 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 			}
 		},
 	}
+	logEvery := cfg.LogEvery
+	if logEvery <= 0 {
+		logEvery = 10
+	}
+	start := time.Now()
+	drawn, every := math.Inf(-1), 0.0
+	if _, ok := cfg.Progress.(*os.File); ok {
+		every = progressEvery
+	}
+	draw := func(f float64, force bool) {
+		if elapsed := time.Since(start).Seconds(); cfg.Progress != nil && (force || elapsed-drawn >= every) {
+			progress(cfg.Progress, res.Steps, cfg.Iters, elapsed, -f/float64(n), nil, fmt.Sprintf("L-BFGS, %d evaluations", evals))
+			drawn = elapsed
+		}
+	}
+	record := func(loc *optimize.Location) {
+		res.Losses = append(res.Losses, loc.F)
+		res.Steps++
+		draw(loc.F, false)
+		if cfg.Logger != nil && res.Steps%logEvery == 0 {
+			cfg.Logger.Info("train: L-BFGS", "iter", res.Steps, "iters", cfg.Iters, "objective_per_point", strconv.FormatFloat(-loc.F/float64(n), 'g', 5, 64),
+				"evaluations", evals, "seconds", strconv.FormatFloat(time.Since(start).Seconds(), 'f', 2, 64))
+		}
+	}
 	settings := &optimize.Settings{
 		MajorIterations:   cfg.Iters,
 		GradientThreshold: cfg.GradTol,
-		Recorder:          recorderFunc(func(loc *optimize.Location) { res.Losses = append(res.Losses, loc.F); res.Steps++ }),
+		Recorder:          &lbfgsRecorder{major: record, stop: cfg.Stop},
 	}
 	if settings.GradientThreshold == 0 {
 		settings.GradientThreshold = 1e-6
 	}
-	start := time.Now()
 	out, err := optimize.Minimize(problem, x0, settings, &optimize.LBFGS{Store: cfg.Memory})
 	res.Seconds = time.Since(start).Seconds()
+	if cfg.Progress != nil && res.Steps > 0 {
+		draw(res.Losses[len(res.Losses)-1], true)
+		fmt.Fprintln(cfg.Progress)
+	}
 	if res.Steps > 0 {
 		res.SecondsPerIter = res.Seconds / float64(res.Steps)
+	}
+	if errors.Is(err, ErrInterrupted) {
+		graph.RestoreRaw(params, good)
+		res.StopReason = StopInterrupted
+		return res, fmt.Errorf("train: L-BFGS stopped after %d of at most %d iterations: %w", res.Steps, cfg.Iters, ErrInterrupted)
 	}
 	if out == nil || math.IsInf(out.F, 0) || math.IsNaN(out.F) {
 		graph.RestoreRaw(params, good)
@@ -123,6 +174,12 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	}
 	res.Losses = append(res.Losses, prog.Loss())
 	res.Cholesky = prog.CholeskyStats()
+	defer func() {
+		if cfg.Logger != nil {
+			cfg.Logger.Info("train: L-BFGS done", "iter", res.Steps, "objective_per_point", strconv.FormatFloat(-prog.Loss()/float64(n), 'g', 5, 64),
+				"evaluations", evals, "seconds", strconv.FormatFloat(res.Seconds, 'f', 2, 64), "stop", string(res.StopReason))
+		}
+	}()
 	// Stopping for the iteration limit or a stalled line search is a normal end for a fit, not an error.
 	var st optimize.Status
 	if out != nil {
@@ -146,12 +203,20 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	return res, nil
 }
 
-type recorderFunc func(loc *optimize.Location)
+// lbfgsRecorder is gonum's Recorder of TrainLBFGS: major calls back at every major iteration, and every
+// operation (each evaluation included) ends the search with ErrInterrupted once stop is closed.
+type lbfgsRecorder struct {
+	major func(loc *optimize.Location)
+	stop  <-chan struct{}
+}
 
-func (f recorderFunc) Init() error { return nil }
-func (f recorderFunc) Record(loc *optimize.Location, op optimize.Operation, _ *optimize.Stats) error {
+func (r *lbfgsRecorder) Init() error { return nil }
+func (r *lbfgsRecorder) Record(loc *optimize.Location, op optimize.Operation, _ *optimize.Stats) error {
 	if op == optimize.MajorIteration {
-		f(loc)
+		r.major(loc)
+	}
+	if stopped(r.stop) {
+		return ErrInterrupted
 	}
 	return nil
 }

@@ -77,10 +77,13 @@ func trainApproxRestarts(tr *datasets.Dataset, std *datasets.Standardizer, c Cus
 				return nil, nil, fmt.Errorf("%w: %w", ErrBadCustom, err)
 			}
 		}
-		res, err := train.TrainLBFGS(b.model, tr.X, y, train.LBFGSConfig{Iters: c.Iters})
+		res, err := train.TrainLBFGS(b.model, tr.X, y, train.LBFGSConfig{Iters: c.Iters, Stop: c.Stop, Logger: c.Logger, Progress: c.Progress})
 		if res != nil {
 			seconds += res.Seconds
 			steps += res.Steps
+		}
+		if errors.Is(err, train.ErrInterrupted) {
+			return nil, nil, err // no further starts
 		}
 		if err != nil {
 			if firstErr == nil {

@@ -273,10 +273,12 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	case c.MCMC != nil && gpmc: // GPMC samples from its initial values: no MAP fit of its latent values
 		tres = &train.Result{}
 	case c.Optimizer == "lbfgs" && c.Inference != "":
-		b, tres, err = trainApproxRestarts(tr, std, c, fam, rng, b, ytr)
-		res.Optimizer = b.describe
+		var best *customBuild
+		if best, tres, err = trainApproxRestarts(tr, std, c, fam, rng, b, ytr); err == nil {
+			b, res.Optimizer = best, best.describe
+		}
 	case c.Optimizer == "lbfgs":
-		tres, err = train.TrainLBFGS(b.model, tr.X, ytr, train.LBFGSConfig{Iters: c.Iters})
+		tres, err = train.TrainLBFGS(b.model, tr.X, ytr, train.LBFGSConfig{Iters: c.Iters, Stop: c.Stop, Logger: c.Logger, Progress: c.Progress})
 		res.MaxIters = c.Iters // L-BFGS stops early when it converges
 	default:
 		iters, conv := c.Iters, (*train.ConvergeConfig)(nil)

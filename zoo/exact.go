@@ -203,7 +203,7 @@ func subsetStart(tr *datasets.Dataset, c CustomConfig, m *cg.GPR, subset int, st
 	if iters == 0 {
 		iters = DefaultSubsetIters
 	}
-	res, err := train.TrainLBFGS(g, sub.X, sub.Y, train.LBFGSConfig{Iters: iters})
+	res, err := train.TrainLBFGS(g, sub.X, sub.Y, train.LBFGSConfig{Iters: iters, Stop: c.Stop, Logger: c.Logger, Progress: c.Progress})
 	if err != nil {
 		return fmt.Errorf("zoo: the exact GP's subset start (%d rows): %w", subset, err)
 	}

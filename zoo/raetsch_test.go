@@ -1,12 +1,14 @@
 package zoo
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/gpzoo/gpzoo/gp/approx"
 	"github.com/gpzoo/gpzoo/internal/testkit/datatest"
+	"github.com/gpzoo/gpzoo/train"
 )
 
 // TestRaetschSplits: every Rätsch set loads with its usual training size (banana 400, german 700, image 1300,
@@ -87,4 +89,27 @@ func mustLookup(t *testing.T, name string) *Entry {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// TestLBFGSFitsStop: a closed Options.Stop (SIGINT in gpzoo run and gpzoo train) ends the L-BFGS fits, the
+// approximations' restarts and the exact GP's alike, with an error wrapping train.ErrInterrupted instead of
+// training to the end; the approximations try no further start.
+func TestLBFGSFitsStop(t *testing.T) {
+	t.Parallel()
+	data := datatest.Fake(t, "banana")
+	stop := make(chan struct{})
+	close(stop)
+	for _, name := range []string{"banana/gpr-laplace", "banana/gpr-ep"} {
+		e := mustLookup(t, name)
+		if _, err := e.Run(Options{DataDir: data, Seed: 2, Stop: stop}); !errors.Is(err, train.ErrInterrupted) {
+			t.Errorf("%s: err %v, want train.ErrInterrupted", name, err)
+		}
+	}
+	spl, err := loadSplit("banana", data, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := TrainCustom(spl.train, CustomConfig{Family: "gpr", Iters: 100, Stop: stop}); !errors.Is(err, train.ErrInterrupted) {
+		t.Errorf("gpr: err %v, want train.ErrInterrupted", err)
+	}
 }
