@@ -33,6 +33,9 @@ type spec struct {
 	LOVEPrecond    int     `json:"love_precond_rank"`
 	PredictTol     float64 `json:"predict_tol"`
 	ExactVariance  bool    `json:"exact_variance,omitempty"`
+	// PredictPrecond is Config.PredictPrecondRank; absent (files written before it, or a negative rank): the
+	// rule before it, so those files predict as they did.
+	PredictPrecond *int `json:"predict_precond_rank,omitempty"`
 }
 
 func init() {
@@ -52,9 +55,16 @@ func init() {
 			return nil, err
 		}
 		cfg := Config{Kernel: k, NoiseFloor: c.NoiseFloor, LOVERank: c.LOVERank, LOVEPrecondRank: c.LOVEPrecond, PredictTol: c.PredictTol, ExactVariance: c.ExactVariance,
-			Blocks: BlocksOptions{Block: c.Block, Memory: c.Memory},
+			PredictPrecondRank: -1,
+			Blocks:             BlocksOptions{Block: c.Block, Memory: c.Memory},
 			Solver: ops.CGConfig{Tol: c.Tol, MaxIters: c.MaxIters, MinIters: c.MinIters, Probes: c.Probes, Probe: c.Probe, Lanczos: c.Lanczos,
 				PrecondRank: c.PrecondRank, PrecondMinRows: c.PrecondMinRows, Seed: c.Seed, Strict: c.Strict}}
+		if c.PredictPrecond != nil {
+			if *c.PredictPrecond < 0 {
+				return nil, fmt.Errorf("%w: %s: prediction preconditioner rank %d must be ≥ 0 (absent: the LOVE and training ranks)", gp.ErrConfig, Kind, *c.PredictPrecond)
+			}
+			cfg.PredictPrecondRank = *c.PredictPrecond
+		}
 		if len(children) == 2 {
 			if cfg.Mean, err = gp.ChildAs[gp.MeanFunction](Kind, children, 1); err != nil {
 				return nil, err
@@ -78,6 +88,9 @@ func (m *GPR) Spec() (gp.Spec, error) {
 	c := spec{NoiseFloor: pos.Floor, Tol: s.Tol, MaxIters: s.MaxIters, MinIters: s.MinIters, Probes: s.Probes, Probe: s.Probe, Lanczos: s.Lanczos,
 		PrecondRank: s.PrecondRank, PrecondMinRows: s.PrecondMinRows, Seed: s.Seed, Strict: s.Strict, Block: b.Block, Memory: b.Memory,
 		LOVERank: m.cfg.LOVERank, LOVEPrecond: m.cfg.LOVEPrecondRank, PredictTol: m.cfg.PredictTol, ExactVariance: m.cfg.ExactVariance}
+	if r := m.cfg.PredictPrecondRank; r >= 0 {
+		c.PredictPrecond = &r
+	}
 	children := []any{m.Kernel}
 	if m.Mean != nil {
 		children = append(children, m.Mean)
