@@ -232,6 +232,17 @@ func (s *CGSolver) ResetWarmStart() {
 	s.mu.Unlock()
 }
 
+// SetWarmStart replaces the warm start by a copy of x (nil: none), as a resumed training run restores it; a
+// start whose length is not the next evaluation's N·P is not used.
+func (s *CGSolver) SetWarmStart(x []float64) {
+	s.mu.Lock()
+	s.warm = append([]float64(nil), x...)
+	if len(x) == 0 {
+		s.warm = nil
+	}
+	s.mu.Unlock()
+}
+
 // WarmStart returns a copy of the latest K̂⁻¹r (nil before the first evaluation).
 func (s *CGSolver) WarmStart() []float64 {
 	s.mu.Lock()

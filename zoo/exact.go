@@ -1,6 +1,7 @@
 package zoo
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/cg"
+	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
 	"github.com/gpzoo/gpzoo/train"
 )
@@ -171,16 +173,52 @@ func buildExact(tr *datasets.Dataset, c CustomConfig, kern gp.Kernel) (*customBu
 	} else {
 		stats.Products = fmt.Sprintf("kernel recomputed by %d-row blocks at every product (K would take %.0f MiB)", model.Config().Blocks.Block, float64(n)*float64(n)*8/(1<<20))
 	}
-	b := &customBuild{model: model, exact: stats, describe: fmt.Sprintf("adam(%g), full batch, exact GP by conjugate gradients (%s)", c.LR, model.Describe())}
+	b := &customBuild{model: model, exact: stats, describe: fmt.Sprintf("adam(%g), full batch, exact GP by conjugate gradients (%s)", c.LR, model.Describe()),
+		hooks: []train.Hook{warmStart{model.Solver()}}}
 	subset := e.Subset
 	if subset == 0 {
 		subset = DefaultSubset
 	}
 	if subset > 0 && n > subset {
 		b.describe += fmt.Sprintf(", started from lbfgs by Cholesky on %d random rows", subset)
-		b.pretrain = func() error { return subsetStart(tr, c, model, subset, stats) }
+		if !c.Resume { // resumed, the checkpoint's Params replace what the start would fit: it ran before the checkpoint
+			b.pretrain = func() error { return subsetStart(tr, c, model, subset, stats) }
+		}
 	}
 	return b, nil
+}
+
+// warmStart carries a CG fit's warm start, the targets' latest solution K̂⁻¹r, through Train's checkpoints, so
+// that a resumed fit starts its next solve from where the interrupted one would have, and ends as an
+// uninterrupted fit does: a train.Hook that updates nothing, and train.Stateful.
+type warmStart struct{ s *ops.CGSolver }
+
+func (warmStart) Claims() []*graph.Param          { return nil }
+func (warmStart) AfterBackward(*train.Step) error { return nil }
+
+// MarshalState encodes the warm start as little-endian float64s (none before the first evaluation).
+func (w warmStart) MarshalState([]*graph.Param) ([]byte, error) {
+	x := w.s.WarmStart()
+	out := make([]byte, 8*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(v))
+	}
+	return out, nil
+}
+
+// UnmarshalState restores a warm start from MarshalState's bytes.
+func (w warmStart) UnmarshalState(_ []*graph.Param, data []byte) error {
+	if len(data)%8 != 0 {
+		return fmt.Errorf("zoo: the CG warm start's state has %d bytes, not a whole number of float64s", len(data))
+	}
+	x := make([]float64, len(data)/8)
+	for i := range x {
+		if x[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8*i:])); math.IsNaN(x[i]) || math.IsInf(x[i], 0) {
+			return fmt.Errorf("zoo: the CG warm start's value %d is %v", i, x[i])
+		}
+	}
+	w.s.SetWarmStart(x)
+	return nil
 }
 
 // subsetStart fits the kernel's hyperparameters and the noise by L-BFGS on the Cholesky exact GP of subset rows

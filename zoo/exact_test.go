@@ -1,10 +1,14 @@
 package zoo_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/gpzoo/gpzoo/gp/modelfile"
+	"github.com/gpzoo/gpzoo/train"
 	"github.com/gpzoo/gpzoo/zoo"
 )
 
@@ -55,5 +59,60 @@ func TestExactSolverChoice(t *testing.T) {
 		if _, err := zoo.TrainCustom(d, bad); !errors.Is(err, zoo.ErrBadCustom) {
 			t.Errorf("%+v: %v, want ErrBadCustom", bad, err)
 		}
+	}
+}
+
+// stopAtStep closes stop when Train's progress line reaches step k (not the subset start's L-BFGS lines).
+type stopAtStep struct {
+	k    int
+	stop chan struct{}
+}
+
+func (s *stopAtStep) Write(p []byte) (int, error) {
+	if l := string(p); strings.HasPrefix(l, fmt.Sprintf("\rstep %d/", s.k)) && !strings.Contains(l, "L-BFGS") {
+		select {
+		case <-s.stop:
+		default:
+			close(s.stop)
+		}
+	}
+	return len(p), nil
+}
+
+// TestExactCGResume: a CG fit interrupted after its second Adam step and resumed from its checkpoint saves the
+// same model file, byte for byte, as an uninterrupted fit: the checkpoint carries the solver's warm start, and the
+// resumed fit does not rerun the subset start, whose result the checkpoint's Params already hold.
+func TestExactCGResume(t *testing.T) {
+	d := toyData(240, 0)
+	base := zoo.CustomConfig{Family: "gpr", Iters: 4, Exact: zoo.ExactOptions{Solver: "cg", Subset: 80, SubsetIters: 20}}
+	save := func(c zoo.CustomConfig) ([]byte, *zoo.Result) {
+		t.Helper()
+		run, err := zoo.TrainCustom(d, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := modelfile.Save(&buf, run.File); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes(), run.Result
+	}
+	whole := base
+	whole.CheckpointDir = t.TempDir()
+	want, _ := save(whole)
+	c := base
+	c.CheckpointDir = t.TempDir()
+	stop := make(chan struct{})
+	c.Stop, c.Progress = stop, &stopAtStep{k: 2, stop: stop}
+	if _, err := zoo.TrainCustom(d, c); !errors.Is(err, train.ErrInterrupted) {
+		t.Fatalf("interrupted: got %v", err)
+	}
+	c.Stop, c.Progress, c.Resume = nil, nil, true
+	got, r := save(c)
+	if !bytes.Equal(got, want) {
+		t.Error("the resumed model file differs from the uninterrupted fit's")
+	}
+	if r.Exact.SubsetRows != 0 {
+		t.Errorf("resumed: the subset start ran again (%d rows)", r.Exact.SubsetRows)
 	}
 }
