@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -199,6 +200,34 @@ type CGSolver struct {
 	mu    sync.Mutex
 	warm  []float64 // K̂⁻¹r of the latest evaluation [N,P]
 	stats CGStats
+	stop  atomic.Pointer[<-chan struct{}] // SetStop's channel (nil: none)
+}
+
+// ErrStopped is wrapped by the error of a solve, an evaluation or a LOVE cache that ended because the channel
+// given to SetStop was closed.
+var ErrStopped = errors.New("ops: CG stopped")
+
+// SetStop makes every later kernel product and preconditioner pivot of the solver fail with ErrStopped once stop
+// is closed (nil: never), so that a long solve outside a training step (a prediction cache: hundreds of products
+// of seconds each at 10⁵ rows) ends within one product of a signal.
+func (s *CGSolver) SetStop(stop <-chan struct{}) {
+	if stop == nil {
+		s.stop.Store(nil)
+		return
+	}
+	s.stop.Store(&stop)
+}
+
+// stopped reports ErrStopped once SetStop's channel is closed.
+func (s *CGSolver) stopped() error {
+	if p := s.stop.Load(); p != nil {
+		select {
+		case <-*p:
+			return ErrStopped
+		default:
+		}
+	}
+	return nil
 }
 
 var cgSolverIDs atomic.Uint64
@@ -283,6 +312,9 @@ func (s *CGSolver) bind(pr CGProblem, op string, rank int) (*LowRankPrecond, fun
 	}
 	n, noise := pr.N, pr.Noise
 	apply := func(v, out []float64, c int) error {
+		if err := s.stopped(); err != nil {
+			return err
+		}
 		if err := s.K.Mul(v, c, out); err != nil {
 			return err
 		}
@@ -307,7 +339,13 @@ func (s *CGSolver) pivoted(n, k int, noise float64) (*LowRankPrecond, error) {
 	if err := s.K.Diag(diag); err != nil {
 		return nil, err
 	}
-	l, piv, err := PivotedCholesky(n, k, diag, s.K.Row)
+	row := func(i int, out []float64) error {
+		if err := s.stopped(); err != nil {
+			return err
+		}
+		return s.K.Row(i, out)
+	}
+	l, piv, err := PivotedCholesky(n, k, diag, row)
 	if err != nil {
 		return nil, err
 	}

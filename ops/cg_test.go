@@ -684,3 +684,47 @@ func TestCGSolverWarmStartAndErrors(t *testing.T) {
 		t.Error("a nil operator was accepted")
 	}
 }
+
+// SetStop: once its channel is closed, a solve, a LOVE cache and an evaluation end with ErrStopped (the
+// preconditioner's pivots and the products check it); SetStop(nil) lifts it, and SetWarmStart's start is used.
+func TestCGSolverStop(t *testing.T) {
+	n, d := 60, 2
+	x, y, h := seProblem(n, d, 12)
+	pr := ops.CGProblem{X: x, N: n, D: d, Hyper: h, Noise: 1e-2}
+	s, err := ops.NewCGSolver(&denseSE{d: d}, ops.CGConfig{PrecondRank: 5, PrecondMinRows: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	s.SetStop(stop)
+	if _, _, err := s.Solve(pr, y, 1, nil, ops.CGOptions{Tol: 1e-8}, 0); err != nil {
+		t.Fatalf("before the stop: %v", err)
+	}
+	close(stop)
+	for name, run := range map[string]func() error{
+		"solve":          func() error { _, _, err := s.Solve(pr, y, 1, nil, ops.CGOptions{Tol: 1e-8}, -1); return err },
+		"preconditioned": func() error { _, _, err := s.Solve(pr, y, 1, nil, ops.CGOptions{Tol: 1e-8}, 0); return err },
+		"LOVE":           func() error { _, _, err := s.LOVE(pr, 10, 0, 0); return err },
+		"evaluate":       func() error { _, err := s.Evaluate(pr, y, 1, 0); return err },
+	} {
+		if err := run(); !errors.Is(err, ops.ErrStopped) {
+			t.Errorf("%s after the stop: %v, want ErrStopped", name, err)
+		}
+	}
+	s.SetStop(nil)
+	x1, r1, err := s.Solve(pr, y, 1, nil, ops.CGOptions{Tol: 1e-10}, 0)
+	if err != nil {
+		t.Fatalf("after SetStop(nil): %v", err)
+	}
+	s.SetWarmStart(x1)
+	if got := s.WarmStart(); len(got) != n || got[7] != x1[7] {
+		t.Fatalf("SetWarmStart: %v", got)
+	}
+	ev, err := s.Evaluate(pr, y, 1, 0) // from the solution: the targets' column starts converged
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r1.Iters < 2 || !(ev.Stats.DataResidual < 1e-8) {
+		t.Errorf("solve: %d iterations; the evaluation started from its solution ends at the targets' residual %g", r1.Iters, ev.Stats.DataResidual)
+	}
+}

@@ -329,7 +329,7 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 		fillTraining(res, tres, c.trainRows(tr))
 	}
 	if b.exact != nil {
-		if err := finishExact(b); err != nil {
+		if err := finishExact(b, c.Stop); err != nil {
 			return nil, err
 		}
 		res.Exact = b.exact

@@ -2,6 +2,7 @@ package zoo
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -252,8 +253,10 @@ func subsetStart(tr *datasets.Dataset, c CustomConfig, m *cg.GPR, subset int, st
 	return nil
 }
 
-// finishExact fills the CG fit's statistics after training and computes its prediction cache (timed).
-func finishExact(b *customBuild) error {
+// finishExact fills the CG fit's statistics after training and computes its prediction cache (timed). Closing
+// stop ends the cache's solves within one kernel product, with an error wrapping train.ErrInterrupted (a
+// checkpointed fit resumes after its last step and builds the cache again).
+func finishExact(b *customBuild, stop <-chan struct{}) error {
 	m, ok := b.model.(*cg.GPR)
 	if !ok {
 		return nil
@@ -261,7 +264,13 @@ func finishExact(b *customBuild) error {
 	st := m.Solver().Stats()
 	b.exact.CGIters, b.exact.CGResidual, b.exact.CGNotConverged = st.Iters, st.Residual, st.NotConverged
 	t0 := time.Now()
-	if err := m.Prepare(); err != nil {
+	m.Solver().SetStop(stop)
+	err := m.Prepare()
+	m.Solver().SetStop(nil)
+	if errors.Is(err, ops.ErrStopped) {
+		return fmt.Errorf("zoo: the exact GP's prediction cache, after %.0fs: %w", time.Since(t0).Seconds(), train.ErrInterrupted)
+	}
+	if err != nil {
 		return fmt.Errorf("zoo: the exact GP's prediction cache: %w", err)
 	}
 	b.exact.CacheSeconds = time.Since(t0).Seconds()

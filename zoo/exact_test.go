@@ -79,9 +79,10 @@ func (s *stopAtStep) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestExactCGResume: a CG fit interrupted after its second Adam step and resumed from its checkpoint saves the
-// same model file, byte for byte, as an uninterrupted fit: the checkpoint carries the solver's warm start, and the
-// resumed fit does not rerun the subset start, whose result the checkpoint's Params already hold.
+// TestExactCGResume: a CG fit interrupted after its second Adam step, or while it builds its prediction cache
+// after the last one, and resumed from its checkpoint saves the same model file, byte for byte, as an
+// uninterrupted fit: the checkpoint carries the solver's warm start, and the resumed fit does not rerun the
+// subset start, whose result the checkpoint's Params already hold.
 func TestExactCGResume(t *testing.T) {
 	d := toyData(240, 0)
 	base := zoo.CustomConfig{Family: "gpr", Iters: 4, Exact: zoo.ExactOptions{Solver: "cg", Subset: 80, SubsetIters: 20}}
@@ -100,19 +101,24 @@ func TestExactCGResume(t *testing.T) {
 	whole := base
 	whole.CheckpointDir = t.TempDir()
 	want, _ := save(whole)
-	c := base
-	c.CheckpointDir = t.TempDir()
-	stop := make(chan struct{})
-	c.Stop, c.Progress = stop, &stopAtStep{k: 2, stop: stop}
-	if _, err := zoo.TrainCustom(d, c); !errors.Is(err, train.ErrInterrupted) {
-		t.Fatalf("interrupted: got %v", err)
-	}
-	c.Stop, c.Progress, c.Resume = nil, nil, true
-	got, r := save(c)
-	if !bytes.Equal(got, want) {
-		t.Error("the resumed model file differs from the uninterrupted fit's")
-	}
-	if r.Exact.SubsetRows != 0 {
-		t.Errorf("resumed: the subset start ran again (%d rows)", r.Exact.SubsetRows)
+	// Interrupted after step 2 of 4, and after the last step: during the prediction cache, whose solves end at
+	// their next kernel product.
+	for _, k := range []int{2, 4} {
+		c := base
+		c.CheckpointDir = t.TempDir()
+		stop := make(chan struct{})
+		c.Stop, c.Progress = stop, &stopAtStep{k: k, stop: stop}
+		_, err := zoo.TrainCustom(d, c)
+		if !errors.Is(err, train.ErrInterrupted) || k == 4 && !strings.Contains(err.Error(), "prediction cache") {
+			t.Fatalf("interrupted at step %d: got %v", k, err)
+		}
+		c.Stop, c.Progress, c.Resume = nil, nil, true
+		got, r := save(c)
+		if !bytes.Equal(got, want) {
+			t.Errorf("interrupted at step %d: the resumed model file differs from the uninterrupted fit's", k)
+		}
+		if r.Exact.SubsetRows != 0 {
+			t.Errorf("interrupted at step %d: resumed, the subset start ran again (%d rows)", k, r.Exact.SubsetRows)
+		}
 	}
 }
