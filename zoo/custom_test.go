@@ -134,6 +134,20 @@ func TestTrainCustomRefuses(t *testing.T) {
 	}
 }
 
+// trainAndSave trains c on d and returns the model file's bytes and the run's result.
+func trainAndSave(t *testing.T, d *datasets.Dataset, c zoo.CustomConfig) ([]byte, *zoo.Result) {
+	t.Helper()
+	run, err := zoo.TrainCustom(d, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := modelfile.Save(&buf, run.File); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), run.Result
+}
+
 // TestTrainCustomResume: a deep GP trained on a user's data set, interrupted and resumed from its checkpoint,
 // saves the same model file byte for byte as an uninterrupted run.
 func TestTrainCustomResume(t *testing.T) {
@@ -142,15 +156,8 @@ func TestTrainCustomResume(t *testing.T) {
 	base := zoo.CustomConfig{Family: "dgp", Inducing: 8, Hidden: []int{2}, Iters: 12, BatchSize: 50, TestSamples: 3}
 	save := func(c zoo.CustomConfig) []byte {
 		t.Helper()
-		run, err := zoo.TrainCustom(d, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := modelfile.Save(&buf, run.File); err != nil {
-			t.Fatal(err)
-		}
-		return buf.Bytes()
+		b, _ := trainAndSave(t, d, c)
+		return b
 	}
 	whole := base
 	whole.CheckpointDir = t.TempDir()

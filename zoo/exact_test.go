@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/gp/modelfile"
 	"github.com/gpzoo/gpzoo/train"
 	"github.com/gpzoo/gpzoo/zoo"
 )
@@ -86,18 +85,7 @@ func (s *stopAtStep) Write(p []byte) (int, error) {
 func TestExactCGResume(t *testing.T) {
 	d := toyData(240, 0)
 	base := zoo.CustomConfig{Family: "gpr", Iters: 4, Exact: zoo.ExactOptions{Solver: "cg", Subset: 80, SubsetIters: 20}}
-	save := func(c zoo.CustomConfig) ([]byte, *zoo.Result) {
-		t.Helper()
-		run, err := zoo.TrainCustom(d, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := modelfile.Save(&buf, run.File); err != nil {
-			t.Fatal(err)
-		}
-		return buf.Bytes(), run.Result
-	}
+	save := func(c zoo.CustomConfig) ([]byte, *zoo.Result) { t.Helper(); return trainAndSave(t, d, c) }
 	whole := base
 	whole.CheckpointDir = t.TempDir()
 	want, _ := save(whole)
