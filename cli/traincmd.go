@@ -418,6 +418,9 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 		fmt.Fprintf(stdout, "gpzoo train %s: %d rows, %d features, %s (%s), %s-separated, model %s, kernel %s\n", *csvPath, tbl.Data.N(),
 			tbl.Data.D(), what, kind, datasets.DelimiterName(tbl.Delimiter), *family, kexpr)
 		if run, err = zoo.TrainCustom(tbl.Data, c); err != nil {
+			if errors.Is(err, train.ErrInterrupted) && *ckDir != "" {
+				fmt.Fprintf(stdout, "interrupted: checkpoint saved in %s; continue with the same command and --resume\n", *ckDir)
+			}
 			return err
 		}
 		if targets == nil {
