@@ -113,7 +113,7 @@ func (a *Adam) MarshalState(params []*graph.Param) ([]byte, error) {
 			saved = append(saved, adamSaved{Index: i, Name: p.Name(), M: s.m, V: s.v, T: s.t})
 		}
 	}
-	return encodeState("Adam", saved)
+	return EncodeState("Adam", saved)
 }
 
 // UnmarshalState replaces the Adam state by the one MarshalState encoded for the Params at the same positions
@@ -122,7 +122,7 @@ func (a *Adam) MarshalState(params []*graph.Param) ([]byte, error) {
 // that position, or moments whose length differs from the Param's size.
 func (a *Adam) UnmarshalState(params []*graph.Param, data []byte) error {
 	var saved []adamSaved
-	if err := decodeState("Adam", data, &saved); err != nil {
+	if err := DecodeState("Adam", data, &saved); err != nil {
 		return err
 	}
 	state := make(map[*graph.Param]*adamState, len(saved))

@@ -382,8 +382,8 @@ func describeConverge(c *ConvergeConfig) string {
 	return fmt.Sprintf("{Window %d, Patience %d, Tol %g, MinSteps %d}", c.Window, c.Patience, c.Tol, c.MinSteps)
 }
 
-// encodeState gob-encodes the state v of who (an optimizer or hook, for Stateful.MarshalState).
-func encodeState(who string, v any) ([]byte, error) {
+// EncodeState gob-encodes the state v of who (an optimizer or hook, for Stateful.MarshalState).
+func EncodeState(who string, v any) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
 		return nil, fmt.Errorf("train: %s: encoding the state: %w", who, err)
@@ -391,8 +391,8 @@ func encodeState(who string, v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// decodeState decodes what encodeState wrote into v (for Stateful.UnmarshalState).
-func decodeState(who string, data []byte, v any) error {
+// DecodeState decodes what EncodeState wrote into v (for Stateful.UnmarshalState).
+func DecodeState(who string, data []byte, v any) error {
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(v); err != nil {
 		return fmt.Errorf("train: %s: decoding the state: %w", who, err)
 	}

@@ -14,14 +14,14 @@ type growthState struct{ T, Ka, Kb int }
 
 // MarshalState encodes the steps seen and the numbers of active bases (Stateful).
 func (h *BasisGrowth) MarshalState([]*graph.Param) ([]byte, error) {
-	return encodeState("BasisGrowth", growthState{T: h.t, Ka: h.ka, Kb: h.kb})
+	return EncodeState("BasisGrowth", growthState{T: h.t, Ka: h.ka, Kb: h.kb})
 }
 
 // UnmarshalState restores the state MarshalState encoded (Stateful). It fails, leaving the hook unchanged, on
 // undecodable data or counts outside 0..Mα, 0..Mβ.
 func (h *BasisGrowth) UnmarshalState(_ []*graph.Param, data []byte) error {
 	var st growthState
-	if err := decodeState("BasisGrowth", data, &st); err != nil {
+	if err := DecodeState("BasisGrowth", data, &st); err != nil {
 		return err
 	}
 	if st.T < 0 || st.Ka < 0 || st.Ka > h.ma || st.Kb < 0 || st.Kb > h.mb {

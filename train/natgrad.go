@@ -198,13 +198,13 @@ var _ Stateful = (*NatGrad)(nil)
 // MarshalState encodes the hook's counters (Stateful). They are its only state: the step size depends on the
 // step index alone and q lives in its Params, which a checkpoint saves with the others.
 func (h *NatGrad) MarshalState([]*graph.Param) ([]byte, error) {
-	return encodeState("NatGrad", h.stats)
+	return EncodeState("NatGrad", h.stats)
 }
 
 // UnmarshalState restores the counters MarshalState encoded (Stateful); it fails on undecodable data.
 func (h *NatGrad) UnmarshalState(_ []*graph.Param, data []byte) error {
 	var st NatGradStats
-	if err := decodeState("NatGrad", data, &st); err != nil {
+	if err := DecodeState("NatGrad", data, &st); err != nil {
 		return err
 	}
 	h.stats = st

@@ -1,7 +1,6 @@
 package zoo
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -197,26 +196,19 @@ type warmStart struct{ s *ops.CGSolver }
 func (warmStart) Claims() []*graph.Param          { return nil }
 func (warmStart) AfterBackward(*train.Step) error { return nil }
 
-// MarshalState encodes the warm start as little-endian float64s (none before the first evaluation).
+// MarshalState encodes the warm start (none before the first evaluation).
 func (w warmStart) MarshalState([]*graph.Param) ([]byte, error) {
-	x := w.s.WarmStart()
-	out := make([]byte, 8*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(v))
-	}
-	return out, nil
+	return train.EncodeState("the CG warm start", w.s.WarmStart())
 }
 
 // UnmarshalState restores a warm start from MarshalState's bytes.
 func (w warmStart) UnmarshalState(_ []*graph.Param, data []byte) error {
-	if len(data)%8 != 0 {
-		return fmt.Errorf("zoo: the CG warm start's state has %d bytes, not a whole number of float64s", len(data))
+	var x []float64
+	if err := train.DecodeState("the CG warm start", data, &x); err != nil {
+		return err
 	}
-	x := make([]float64, len(data)/8)
-	for i := range x {
-		if x[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8*i:])); math.IsNaN(x[i]) || math.IsInf(x[i], 0) {
-			return fmt.Errorf("zoo: the CG warm start's value %d is %v", i, x[i])
-		}
+	if err := ops.CheckFinite("the CG warm start", x, 1); err != nil {
+		return err
 	}
 	w.s.SetWarmStart(x)
 	return nil
