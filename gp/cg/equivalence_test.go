@@ -124,6 +124,16 @@ func relVec(a, b []float64) float64 {
 // preconditioner rank (15) and 10 probes.
 var tight = ops.CGConfig{Tol: 1e-10, Lanczos: 60, PrecondMinRows: -1}
 
+// predict returns p's prediction at xs with the default options.
+func predict(t *testing.T, p gp.Predictor, xs *mat.Dense) *gp.Prediction {
+	t.Helper()
+	out, err := p.Predict(xs, gp.PredictOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // The predictive mean at a tight tolerance is the Cholesky GP's within 1e-8 (relative, largest entry), and LOVE's
 // predictive variances of y (100 Lanczos steps on the matrix preconditioned by a rank-200 pivoted Cholesky: the
 // defaults) within 1% of each; the exact variances by CG solves within 1e-8 of y's variance.
@@ -131,14 +141,8 @@ func TestEquivalencePrediction(t *testing.T) {
 	x, y := eqData(eqN, eqD, 1)
 	xs, _ := eqData(300, eqD, 2)
 	exact, m := models(t, x, y, tight, 0, 1e-12)
-	want, err := exact.Predict(xs, gp.PredictOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := m.Predict(xs, gp.PredictOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := predict(t, exact, xs)
+	got := predict(t, m, xs)
 	if e := maxRel(got.FMean.RawMatrix().Data, want.FMean.RawMatrix().Data); e > 1e-8 {
 		t.Errorf("predictive mean differs from Cholesky's by %.3g (relative to the largest)", e)
 	}
@@ -163,7 +167,7 @@ func TestEquivalencePrediction(t *testing.T) {
 	cfg := me.Config()
 	cfg.ExactVariance = true
 	cfg.X, cfg.Y = x, y
-	me, err = cg.NewGPR(cfg)
+	me, err := cg.NewGPR(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,10 +317,7 @@ func TestPredictionCacheRoundTrip(t *testing.T) {
 	x, y := eqData(300, eqD, 6)
 	xs, _ := eqData(20, eqD, 7)
 	_, m := models(t, x, y, ops.CGConfig{}, 50, 0)
-	want, err := m.Predict(xs, gp.PredictOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := predict(t, m, xs)
 	cache, err := m.PredictionCache()
 	if err != nil {
 		t.Fatal(err)
@@ -341,10 +342,7 @@ func TestPredictionCacheRoundTrip(t *testing.T) {
 	if err := m2.SetPredictionCache(cache); err != nil {
 		t.Fatal(err)
 	}
-	got, err := m2.Predict(xs, gp.PredictOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := predict(t, m2, xs)
 	if !slices.Equal(got.FMean.RawMatrix().Data, want.FMean.RawMatrix().Data) || !slices.Equal(got.FVar.RawMatrix().Data, want.FVar.RawMatrix().Data) {
 		t.Error("predictions from the restored cache differ")
 	}
@@ -376,20 +374,14 @@ func TestPredictPrecondRank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := exact.Predict(xs, gp.PredictOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := predict(t, exact, xs)
 	iters := map[int]int{}
 	for _, r := range []int{0, -1} {
 		m, err := cg.NewGPR(cg.Config{Kernel: k, NoiseVariance: 1e-3, X: x, Y: y, PredictPrecondRank: r, PredictTol: 1e-10})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := m.Predict(xs, gp.PredictOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := predict(t, m, xs)
 		if e := maxRel(got.FMean.RawMatrix().Data, want.FMean.RawMatrix().Data); e > 1e-7 {
 			t.Errorf("rank setting %d: predictive mean differs from Cholesky's by %.3g", r, e)
 		}
