@@ -265,10 +265,7 @@ func (s *CGSolver) ResetWarmStart() {
 // start whose length is not the next evaluation's N·P is not used.
 func (s *CGSolver) SetWarmStart(x []float64) {
 	s.mu.Lock()
-	s.warm = append([]float64(nil), x...)
-	if len(x) == 0 {
-		s.warm = nil
-	}
+	s.warm = append([]float64(nil), x...) // nil when x is empty
 	s.mu.Unlock()
 }
 
