@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/gpzoo/gpzoo/ops"
 	"io"
 	"log/slog"
 	"math"
@@ -74,11 +75,12 @@ Flags:
                       a dgp's inner layers add a small white-noise term
   --likelihood L      one of the likelihoods below (default: gaussian; bernoulli for 2 classes, robustmax
                       for more); a classification likelihood implies --classify. With --model gpr, a likelihood
-                      other than gaussian (bernoulli, bernoulli-logit, poisson, studentt) makes an exact GP whose
-                      posterior is approximated (--inference)
+                      other than gaussian (bernoulli, bernoulli-logit, poisson, studentt; softmax for several
+                      classes) makes an exact GP whose posterior is approximated (--inference)
   --inference A       gpr with a non-Gaussian likelihood: laplace (the Laplace approximation: a Gaussian at the
                       posterior's mode) or ep (expectation propagation: the more accurate, Kuss & Rasmussen 2005);
-                      default ep for class labels, laplace otherwise. (These are approximate inference methods,
+                      default ep for two classes, laplace otherwise (softmax: laplace only, R&W §3.5; C·N at
+                      most %[17]d). (These are approximate inference methods,
                       not likelihoods: the likelihood "example-laplace" of examples/customlikelihood is the
                       Laplace distribution.) docs/laplace-ep.md says when to use which
   --restarts R        gpr with --inference: L-BFGS starts from R initial kernel settings, the best kept
@@ -172,7 +174,7 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 		fmt.Fprintf(stderr, trainUsage, strings.Join(zoo.Families, ", "), kernelHelp(), likelihoodHelp(),
 			cc.Window, cc.Tol, cc.Patience, zoo.DefaultMaxIters, wrapList(zoo.DataSets(), "  ", 110), datasets.EnvDataDir,
 			strings.Join(missingTargetLikelihoods(), ", "), zoo.DefaultApproxRestarts, bayes.DefaultKeep, priorHelp(),
-			zoo.DefaultCGIters, zoo.DefaultCGLR, zoo.DefaultSubset)
+			zoo.DefaultCGIters, zoo.DefaultCGLR, zoo.DefaultSubset, ops.MaxSoftmaxLaplaceSize)
 	}
 	csvPath := fs.String("csv", "", "CSV file")
 	rowsPath := fs.String("rows", "", "row file (.gpzr) or CSV its workers read by shard")

@@ -30,3 +30,12 @@ func (g *Graph) EPLML(lik ops.ScalarLogLik, o ops.EPOptions, k, m, y *Node, thet
 		return ops.EPLML(lik, o, xs[0], xs[1], xs[2], xs[3:]...)
 	}, append([]*Node{k, m, y}, theta...)...)
 }
+
+// SoftmaxLaplaceLML returns the Laplace approximation's log marginal likelihood (a scalar) of a GP classifier with
+// classes latent functions sharing the prior covariance k [N,N] and the softmax likelihood, y [N,1] the labels
+// 0..classes−1. Gradients flow to k (R&W §3.5 and §5.5.1). See ops.SoftmaxLaplaceLML.
+func (g *Graph) SoftmaxLaplaceLML(classes int, o ops.LaplaceOptions, k, y *Node) *Node {
+	return g.apply("SoftmaxLaplaceLML", func(xs ...*G.Node) (*G.Node, error) {
+		return ops.SoftmaxLaplaceLML(classes, o, xs[0], xs[1])
+	}, k, y)
+}

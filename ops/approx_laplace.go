@@ -124,6 +124,28 @@ func laplacePsi(lik ScalarLogLik, f, m, y, a, theta []float64) float64 {
 	return s - 0.5*q
 }
 
+// backtrack takes the Newton direction (dα, K·dα) from (α, f) = (a, f), halving the step until ψ (psi at the start;
+// eval(f, α) elsewhere) does not fall beyond round-off (near the mode a full Newton step changes ψ by less than its
+// rounding, and must still be taken), at most 50 times. It updates a and f in place and returns ψ there and
+// whether it moved; at and ft are scratch of a's length.
+func backtrack(a, f, da, kda, at, ft []float64, psi float64, eval func(f, a []float64) float64) (float64, bool) {
+	slack := 1e-14 * (1 + math.Abs(psi))
+	t := 1.0
+	for ls := 0; ls < 50; ls++ {
+		for i := range at {
+			at[i] = a[i] + t*da[i]
+			ft[i] = f[i] + t*kda[i]
+		}
+		if pt := eval(ft, at); pt >= psi-slack {
+			copy(a, at)
+			copy(f, ft)
+			return pt, true
+		}
+		t /= 2
+	}
+	return psi, false
+}
+
 // LaplaceApprox returns the Laplace approximation of the posterior of an exact GP with prior N(m, K) (K [n,n]
 // row-major, m [n]) and the likelihood lik(y_i | f_i, θ), starting Newton's method at α = start (f = Kα + m; nil
 // or worse than f = m: at f = m).
@@ -215,23 +237,8 @@ func LaplaceApprox(k, m, y []float64, n int, lik LaplaceLogLik, theta []float64,
 			da[i] = b[i] - kb[i] - a[i]
 		}
 		matVec(kda, k, da, n, n)
-		// Backtracking: halve the step until ψ does not fall (beyond round-off: near the mode a full Newton step
-		// changes ψ by less than its rounding, and must still be taken).
-		slack := 1e-14 * (1 + math.Abs(psi))
-		t, moved := 1.0, false
-		for ls := 0; ls < 50; ls++ {
-			for i := range at {
-				at[i] = a[i] + t*da[i]
-				ft[i] = f[i] + t*kda[i]
-			}
-			if pt := laplacePsi(lik, ft, m, y, at, theta); pt >= psi-slack {
-				copy(a, at)
-				copy(f, ft)
-				psi, moved = pt, true
-				break
-			}
-			t /= 2
-		}
+		var moved bool
+		psi, moved = backtrack(a, f, da, kda, at, ft, psi, func(f, a []float64) float64 { return laplacePsi(lik, f, m, y, a, theta) })
 		if !moved {
 			// No step improves ψ: at the mode to round-off, unless the residual says otherwise.
 			if res <= math.Sqrt(tol)*scale {

@@ -234,3 +234,73 @@ func EPLML(lik ScalarLogLik, o EPOptions, k, m, y *G.Node, theta ...*G.Node) (*G
 	}
 	return apply(epK{lik: lik, ntheta: lik.NumTheta(), o: o, st: &approxState{}}, append([]*G.Node{k, m, y}, theta...)...)
 }
+
+// softmaxLaplaceK is SoftmaxLaplaceLML's kernel.
+type softmaxLaplaceK struct {
+	classes int
+	o       LaplaceOptions
+	st      *softmaxState
+}
+
+// softmaxState is what SoftmaxLaplaceLML keeps between its forward and backward passes and runs: approxState's K
+// operand, its symmetric part and the last α, and the approximation.
+type softmaxState struct {
+	approxState
+	sq *SoftmaxApprox
+}
+
+func (k softmaxLaplaceK) name() string { return "SoftmaxLaplaceLML" }
+func (k softmaxLaplaceK) params(w io.Writer) {
+	fmt.Fprintf(w, "classes=%d,tol=%g,maxiter=%d,cold=%t", k.classes, k.o.tol(), k.o.maxIter(), k.o.Cold)
+}
+func (k softmaxLaplaceK) arity() int   { return 2 }
+func (k softmaxLaplaceK) diff() []bool { return []bool{true, false} }
+func (k softmaxLaplaceK) outShape(in []tensor.Shape) (tensor.Shape, error) {
+	s := in[0]
+	if len(s) != 2 || s[0] != s[1] || s[0] < 1 {
+		return nil, &ShapeError{Op: "SoftmaxLaplaceLML", Want: "K [N,N]", Got: fmt.Sprint(s)}
+	}
+	if y := in[1]; !(len(y) == 1 && y[0] == s[0]) && !(len(y) == 2 && y[0] == s[0] && y[1] == 1) {
+		return nil, &ShapeError{Op: "SoftmaxLaplaceLML", Want: fmt.Sprintf("y [%d,1] (labels)", s[0]), Got: fmt.Sprint(y)}
+	}
+	return tensor.ScalarShape(), nil
+}
+
+func (k softmaxLaplaceK) forward(in []arg, out []float64) error {
+	var start []float64
+	if !k.o.Cold {
+		start = k.st.warm
+	}
+	q, err := SoftmaxLaplaceApprox(k.st.symK(in[0]), in[1].data, in[0].rows(), k.classes, k.o, start)
+	if err != nil {
+		k.st.sq = nil
+		return err
+	}
+	k.st.sq, k.st.warm = q, append(k.st.warm[:0], q.Alpha...)
+	out[0] = q.LogZ
+	return nil
+}
+
+func (k softmaxLaplaceK) backwardAll(in []arg, out, g arg, dst [][]float64) error {
+	if k.st.sq == nil || k.st.kin != &in[0].data[0] {
+		if err := k.forward(in, make([]float64, 1)); err != nil {
+			return err
+		}
+	}
+	return SoftmaxLaplaceGrad(k.st.sq, g.scalar(), dst[0])
+}
+
+func (k softmaxLaplaceK) backward(wrt int, in []arg, out, g arg, dst []float64) error {
+	return backwardOne(k, k.arity(), wrt, in, out, g, dst)
+}
+
+// SoftmaxLaplaceLML returns the Laplace approximation's log marginal likelihood log q(y | X) of a GP classifier
+// with classes latent functions sharing the prior covariance k [N,N] and the softmax likelihood
+// (SoftmaxLaplaceApprox): y [N,1] (or [N]) holds the labels 0..classes−1. Gradients (SoftmaxLaplaceGrad) flow to
+// k; y is data. The op's hash holds the number of classes and the options but their Stats.
+func SoftmaxLaplaceLML(classes int, o LaplaceOptions, k, y *G.Node) (*G.Node, error) {
+	if classes < 2 {
+		return nil, &ShapeError{Op: "SoftmaxLaplaceLML", Want: "at least 2 classes", Got: fmt.Sprint(classes)}
+	}
+	return apply(softmaxLaplaceK{classes: classes, o: o, st: &softmaxState{}}, k, y)
+}

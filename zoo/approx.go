@@ -21,9 +21,23 @@ func buildApprox(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, 
 	if tr.P() != 1 {
 		return nil, fmt.Errorf("%w: gpr with --inference takes one target column, got %d", ErrBadCustom, tr.P())
 	}
-	lik, _, err := newLikelihood(fam, 1, tr.NumClasses, 0, nil)
+	lik, _, err := newLikelihood(fam, 1, tr.NumClasses, 0, rand.New(rand.NewPCG(c.Seed, 0x50f7)))
 	if err != nil {
 		return nil, err
+	}
+	inf, err := approx.ParseInference(c.Inference)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadCustom, err)
+	}
+	if sl, ok := lik.(approx.SoftmaxLink); ok { // several classes: R&W §3.5
+		if inf != approx.Laplace {
+			return nil, fmt.Errorf("%w: --likelihood %s takes --inference laplace (multi-class EP is not implemented)", ErrBadCustom, fam.Name)
+		}
+		model, err := approx.NewMulticlass(approx.MulticlassConfig{Kernel: kern, Likelihood: sl, X: tr.X, Y: tr.Y})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadCustom, err)
+		}
+		return &customBuild{model: model, describe: fullBatch(c, fmt.Sprintf("exact GP, multi-class Laplace approximation (%d classes)", sl.SoftmaxClasses()))}, nil
 	}
 	m0 := 0.0
 	if fam.RawTargets {
@@ -32,10 +46,6 @@ func buildApprox(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, 
 	mean, err := gp.NewConstantMean("mean", []float64{m0})
 	if err != nil {
 		return nil, err
-	}
-	inf, err := approx.ParseInference(c.Inference)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadCustom, err)
 	}
 	model, err := approx.New(approx.Config{Kernel: kern, Mean: mean, Likelihood: lik, Inference: inf, X: tr.X, Y: tr.Y})
 	if err != nil {
@@ -99,7 +109,12 @@ func trainApproxRestarts(tr *datasets.Dataset, std *datasets.Standardizer, c Cus
 	if bestRes == nil {
 		return nil, nil, fmt.Errorf("every start failed: %w", firstErr)
 	}
-	stats := best.model.(*approx.GP).Stats()
+	var stats ops.ApproxStatsSnapshot
+	if st, ok := best.model.(interface {
+		Stats() ops.ApproxStatsSnapshot
+	}); ok { // approx.GP, approx.Multiclass
+		stats = st.Stats()
+	}
 	unit := "Newton iterations"
 	if c.Inference == string(approx.EP) {
 		unit = "EP sweeps"

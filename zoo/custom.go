@@ -570,7 +570,7 @@ func (c *CustomConfig) inferenceDefaults(fam gp.LikelihoodFamily) error {
 		return nil
 	case c.Inference == "" && c.MCMC != nil:
 		return nil // GPMC: NUTS jointly over the hyperparameters and the whitened latent values
-	case c.Inference == "" && fam.Classes:
+	case c.Inference == "" && fam.Classes && fam.Kind != likelihoods.KindSoftmax:
 		c.Inference = string(approx.EP)
 	case c.Inference == "":
 		c.Inference = string(approx.Laplace)

@@ -58,6 +58,7 @@ func TestTrainCustomEveryFamily(t *testing.T) {
 		{bin, zoo.CustomConfig{Family: "svgp", Inducing: 20, Iters: 200, LR: 0.05, NatGrad: true}},
 		{multi, zoo.CustomConfig{Family: "orth", Inducing: 15, MeanBases: 15, Iters: 200, LR: 0.05}},
 		{multi, zoo.CustomConfig{Family: "svgp", Likelihood: "softmax", Inducing: 15, Iters: 200, LR: 0.05}},
+		{multi, zoo.CustomConfig{Family: "gpr", Likelihood: "softmax", Iters: 15, Restarts: 1}}, // the multi-class Laplace approximation
 	}
 	for _, c := range cases {
 		name := c.cfg.Family + "/" + c.cfg.Likelihood + c.cfg.LayerFamily
@@ -122,6 +123,7 @@ func TestTrainCustomRefuses(t *testing.T) {
 		{reg, zoo.CustomConfig{Family: "gpr", Inference: "ep"}},
 		{bin, zoo.CustomConfig{Family: "svgp", Inference: "laplace"}},
 		{bin, zoo.CustomConfig{Family: "gpr", Inference: "nosuch"}},
+		{toyData(50, 3), zoo.CustomConfig{Family: "gpr", Likelihood: "softmax", Inference: "ep"}}, // multi-class: Laplace only
 		{reg, zoo.CustomConfig{Family: "dgp", LayerFamily: "nosuch"}},
 		{reg, zoo.CustomConfig{Family: "decoupled", NatGrad: true}},
 		{reg, zoo.CustomConfig{TestFraction: 1}},

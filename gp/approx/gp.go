@@ -255,26 +255,10 @@ func (m *GP) Approximation(o graph.Options) (*ops.GaussApprox, error) {
 	if m.post != nil && sameRaw(key, m.postKey) {
 		return m.post, nil
 	}
-	n, d := x.Dims()
-	g := graph.New(o)
-	xn := g.Input("x", n, d)
-	outs := map[string]*graph.Node{"k": m.Kernel.K(xn, xn)}
-	if m.Mean != nil {
-		outs["m"] = m.Mean.Mean(xn)
-	}
-	prog, err := g.CompileForward(outs)
+	n, _ := x.Dims()
+	k, mean, err := priorMoments(m.Kernel, m.Mean, x, o)
 	if err != nil {
-		return nil, fmt.Errorf("approx: the prior covariance: %w", err)
-	}
-	defer prog.Close()
-	copyRows(prog.InputData("x"), x)
-	if err := prog.Run(); err != nil {
-		return nil, fmt.Errorf("approx: the prior covariance: %w", err)
-	}
-	k := symmetric(prog.Output("k"), n)
-	mean := make([]float64, n)
-	if m.Mean != nil {
-		copy(mean, prog.Output("m"))
+		return nil, err
 	}
 	theta := make([]float64, len(m.theta))
 	for i, p := range m.theta {
@@ -314,6 +298,32 @@ func sameRaw(a, b [][]float64) bool {
 		}
 	}
 	return true
+}
+
+// priorMoments returns the prior covariance K(x, x), symmetrised, and the prior mean m(x) (zeros for a nil
+// mean) at the training inputs x.
+func priorMoments(kern gp.Kernel, mf gp.MeanFunction, x *mat.Dense, o graph.Options) (k, mean []float64, err error) {
+	n, d := x.Dims()
+	g := graph.New(o)
+	xn := g.Input("x", n, d)
+	outs := map[string]*graph.Node{"k": kern.K(xn, xn)}
+	if mf != nil {
+		outs["m"] = mf.Mean(xn)
+	}
+	prog, err := g.CompileForward(outs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("approx: the prior covariance: %w", err)
+	}
+	defer prog.Close()
+	copyRows(prog.InputData("x"), x)
+	if err := prog.Run(); err != nil {
+		return nil, nil, fmt.Errorf("approx: the prior covariance: %w", err)
+	}
+	mean = make([]float64, n)
+	if mf != nil {
+		copy(mean, prog.Output("m"))
+	}
+	return symmetric(prog.Output("k"), n), mean, nil
 }
 
 // symmetric returns (K + Kᵀ)/2 of the row-major n×n k (a copy).

@@ -28,56 +28,26 @@ func (m *GP) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error)
 		return nil, err
 	}
 	x, _ := m.data.Data()
-	n, d := x.Dims()
 	ns, _ := xs.Dims()
-	chunk := o.ChunkRows
-	if chunk <= 0 {
-		chunk = gp.DefaultPredictChunk
-	}
-	chunk = min(chunk, ns)
-	build := func() (*graph.Program, any, error) {
-		g := graph.New(o.Graph)
-		xn, xsn := g.Input("x", n, d), g.Input("xs", chunk, d)
-		outs := map[string]*graph.Node{"kxs": m.Kernel.K(xn, xsn), "kss": m.Kernel.KDiag(xsn)}
-		if m.Mean != nil {
-			outs["ms"] = m.Mean.Mean(xsn)
-		}
-		prog, err := g.CompileForward(outs)
-		if err != nil {
-			return nil, nil, fmt.Errorf("approx: GP.Predict: %w", err)
-		}
-		copyRows(prog.InputData("x"), x)
-		return prog, nil, nil
-	}
 	fm, fv := mat.NewDense(ns, 1, nil), mat.NewDense(ns, 1, nil)
-	err = o.Programs.Use(fmt.Sprintf("approx.GP.marginals/%d,%d/%d", n, d, chunk), build, func(prog *graph.Program, _ any) error {
-		buf := prog.InputData("xs")
-		for lo := 0; lo < ns; lo += chunk {
-			hi := min(lo+chunk, ns)
-			clear(buf) // padding rows of the last chunk
-			for i := lo; i < hi; i++ {
-				copy(buf[(i-lo)*d:], xs.RawRowView(i))
+	err = marginalRuns("approx.GP", m.Kernel, m.Mean, x, xs, o, func(lo, hi, chunk int, prog *graph.Program) error {
+		kxs := prog.Output("kxs") // [N,chunk]
+		v, err := q.PredictVar(kxs, prog.Output("kss"))
+		if err != nil {
+			return err
+		}
+		n := len(q.Alpha)
+		for i := lo; i < hi; i++ {
+			j := i - lo
+			mu := 0.0
+			for r := 0; r < n; r++ {
+				mu += kxs[r*chunk+j] * q.Alpha[r]
 			}
-			if err := prog.Run(); err != nil {
-				return fmt.Errorf("approx: GP.Predict rows %d..%d: %w", lo, hi, err)
+			if m.Mean != nil {
+				mu += prog.Output("ms")[j]
 			}
-			kxs := prog.Output("kxs") // [N,chunk]
-			v, err := q.PredictVar(kxs, prog.Output("kss"))
-			if err != nil {
-				return err
-			}
-			for i := lo; i < hi; i++ {
-				j := i - lo
-				mu := 0.0
-				for r := 0; r < n; r++ {
-					mu += kxs[r*chunk+j] * q.Alpha[r]
-				}
-				if m.Mean != nil {
-					mu += prog.Output("ms")[j]
-				}
-				fm.Set(i, 0, mu)
-				fv.Set(i, 0, v[j])
-			}
+			fm.Set(i, 0, mu)
+			fv.Set(i, 0, v[j])
 		}
 		return nil
 	})
@@ -106,6 +76,51 @@ func (m *GP) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error)
 		}
 	}
 	return out, nil
+}
+
+// marginalRuns runs K(X, X*) [N,chunk] ("kxs"), diag K(X*, X*) ("kss") and, when mf is set, m(X*) ("ms") at xs's
+// rows in chunks of o.ChunkRows (default gp.DefaultPredictChunk; the last chunk padded with zero rows), through
+// one program kept in o.Programs, and calls each with the chunk's rows [lo, hi), the chunk size and the program.
+func marginalRuns(what string, kern gp.Kernel, mf gp.MeanFunction, x, xs *mat.Dense, o gp.PredictOptions,
+	each func(lo, hi, chunk int, prog *graph.Program) error) error {
+	n, d := x.Dims()
+	ns, _ := xs.Dims()
+	chunk := o.ChunkRows
+	if chunk <= 0 {
+		chunk = gp.DefaultPredictChunk
+	}
+	chunk = min(chunk, ns)
+	build := func() (*graph.Program, any, error) {
+		g := graph.New(o.Graph)
+		xn, xsn := g.Input("x", n, d), g.Input("xs", chunk, d)
+		outs := map[string]*graph.Node{"kxs": kern.K(xn, xsn), "kss": kern.KDiag(xsn)}
+		if mf != nil {
+			outs["ms"] = mf.Mean(xsn)
+		}
+		prog, err := g.CompileForward(outs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s.Predict: %w", what, err)
+		}
+		copyRows(prog.InputData("x"), x)
+		return prog, nil, nil
+	}
+	return o.Programs.Use(fmt.Sprintf("%s.marginals/%d,%d/%d", what, n, d, chunk), build, func(prog *graph.Program, _ any) error {
+		buf := prog.InputData("xs")
+		for lo := 0; lo < ns; lo += chunk {
+			hi := min(lo+chunk, ns)
+			clear(buf) // padding rows of the last chunk
+			for i := lo; i < hi; i++ {
+				copy(buf[(i-lo)*d:], xs.RawRowView(i))
+			}
+			if err := prog.Run(); err != nil {
+				return fmt.Errorf("%s.Predict rows %d..%d: %w", what, lo, hi, err)
+			}
+			if err := each(lo, hi, chunk, prog); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // predictCov returns the full latent predictive covariance at xs (one run over all rows).

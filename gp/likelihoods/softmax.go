@@ -250,3 +250,7 @@ func buildSoftmax(raw json.RawMessage, children []any, o gp.BuildOptions) (any, 
 }
 
 var _ gp.Describer = (*Softmax)(nil)
+
+// SoftmaxClasses returns K: the softmax link over K latent functions, the capability the exact GP's multi-class
+// Laplace approximation needs (approx.SoftmaxLink).
+func (sm *Softmax) SoftmaxClasses() int { return sm.k }
