@@ -10,6 +10,10 @@
 // counts through the likelihood's own predictive, and is saved in model files like any family (Spec kind
 // KindGP; its training data through gp.DataHolder).
 //
+// Multiclass is the exact GP classifier over C classes with the softmax likelihood (a SoftmaxLink), by the Laplace
+// approximation of R&W §3.5 (Algorithms 3.3 and 3.4; ops.SoftmaxLaplaceLML): C latent functions sharing the kernel,
+// one label column, predictions with each test row's C × C latent covariance (Spec kind KindMulticlass).
+//
 // # Sampling the hyperparameters
 //
 // Objective exposes the approximate log marginal likelihood and its gradient in the raw (unconstrained) values of
@@ -18,7 +22,7 @@
 //
 // # Conventions
 //
-// One latent function and one target column (y [N,1]). The prior mean is m(X) (zero without a mean function).
+// GP: one latent function and one target column (y [N,1]). The prior mean is m(X) (zero without a mean function).
 // Negative site precisions (a Student-t likelihood's W, EP sites) are handled by the factorisation in
 // ops.GaussApprox; convergence failures are *ops.ConvergenceError.
 package approx
