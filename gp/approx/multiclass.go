@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sync"
 
 	"github.com/gpzoo/gpzoo/gp"
@@ -168,8 +169,9 @@ func (m *Multiclass) Approximation(o graph.Options) (*ops.SoftmaxApprox, error) 
 
 // Predict returns the predictive distribution at xs [Ns,D]: f*'s C means and variances per row (FMean, FVar
 // [Ns,C]; OutputCov the C×C covariances on request), and the class probabilities (Probs, YMean; YVar p(1 − p)),
-// each the mean of softmax(f*) over MulticlassPredictSamples draws of f* from o.Rng(). Full and Draws are not
-// supported (gp.ErrUnsupported).
+// each the mean of softmax(f*) over MulticlassPredictSamples draws of f* (softmaxProbs: fixed draws, so a row's
+// prediction is deterministic and independent of the other rows). Full and Draws are not supported
+// (gp.ErrUnsupported).
 func (m *Multiclass) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error) {
 	if m == nil || m.Kernel == nil || m.Likelihood == nil {
 		return nil, fmt.Errorf("%w: approx.Multiclass.Predict: incomplete model", gp.ErrConfig)
@@ -227,13 +229,19 @@ func (m *Multiclass) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction
 	return out, nil
 }
 
-// softmaxProbs returns each row's E[softmax(f)] for f ~ N(mean row, cov) by Monte Carlo
-// (MulticlassPredictSamples draws f = μ + Lε, LLᵀ = cov with o's jitter policy).
+// softmaxProbs returns each row's E[softmax(f)] for f ~ N(mean row, cov) by Monte Carlo: f = μ + Lε (LLᵀ = cov
+// with o's jitter policy) over the same MulticlassPredictSamples standard-normal draws ε for every row, from a
+// fixed seed (common random numbers): each row's probabilities are a function of its own latent mean and
+// covariance alone, the same in any batch of rows, whatever o.Rand.
 func softmaxProbs(mean *mat.Dense, covs []*mat.SymDense, o gp.PredictOptions) (*mat.Dense, error) {
 	ns, c := mean.Dims()
-	rng := o.Rng()
+	rng := rand.New(rand.NewPCG(0x5eed, uint64(c)))
+	eps := make([]float64, MulticlassPredictSamples*c)
+	for i := range eps {
+		eps[i] = rng.NormFloat64()
+	}
 	out := mat.NewDense(ns, c, nil)
-	l, eps, f := make([]float64, c*c), make([]float64, c), make([]float64, c)
+	l, f := make([]float64, c*c), make([]float64, c)
 	for i := 0; i < ns; i++ {
 		for a := 0; a < c; a++ {
 			for b := 0; b < c; b++ {
@@ -245,14 +253,12 @@ func softmaxProbs(mean *mat.Dense, covs []*mat.SymDense, o gp.PredictOptions) (*
 		}
 		mu, p := mean.RawRowView(i), out.RawRowView(i)
 		for s := 0; s < MulticlassPredictSamples; s++ {
-			for a := range eps {
-				eps[a] = rng.NormFloat64()
-			}
+			e := eps[s*c : (s+1)*c]
 			mx := math.Inf(-1)
 			for a := 0; a < c; a++ {
 				v := mu[a]
 				for b := 0; b <= a; b++ {
-					v += l[a*c+b] * eps[b]
+					v += l[a*c+b] * e[b]
 				}
 				f[a] = v
 				mx = math.Max(mx, v)
