@@ -35,14 +35,15 @@ type source struct {
 }
 
 const (
-	protoEvans   = "fold K of the 10-fold test mask of Wilson's preprocessing"
-	protoUCI     = "split K of the 20 standard splits of Hernández-Lobato & Adams (2015) (protein: 5)"
-	protoDelgado = "a seeded random 90/10 split (seed = split index); features standardised by Fernández-Delgado et al."
-	protoRaetsch = "a seeded random split with the usual training size (the official 100 splits are not available)"
-	protoMNIST   = "the standard 60000/10000 split (only split 0)"
-	protoDelPair = "the given train/test files of Fernández-Delgado et al. (only split 0); features standardised by them"
-	protoBB      = "a seeded random 90/10 split (seed = split index) with ⌊0.9·N⌋ training rows, the protocol and sizes of bayesian_benchmarks' 10 random splits (n_train = int(N·0.9); not its numpy permutations)"
-	protoHavasi  = "a seeded random 80/20 split (seed = split index) with ⌊0.8·N⌋ training rows, the protocol of Havasi et al. (2018, seed 003, Sec. 3: a random 20% of the rows as test data, 5 repeats)"
+	protoEvans     = "fold K of the 10-fold test mask of Wilson's preprocessing"
+	protoUCI       = "split K of the 20 standard splits of Hernández-Lobato & Adams (2015) (protein: 5)"
+	protoDelgado   = "a seeded random 90/10 split (seed = split index); features standardised by Fernández-Delgado et al."
+	protoDelgado80 = "a seeded random 80/20 split (seed = split index); features standardised by Fernández-Delgado et al."
+	protoRaetsch   = "a seeded random split with the usual training size (the official 100 splits are not available)"
+	protoMNIST     = "the standard 60000/10000 split (only split 0)"
+	protoDelPair   = "the given train/test files of Fernández-Delgado et al. (only split 0); features standardised by them"
+	protoBB        = "a seeded random 90/10 split (seed = split index) with ⌊0.9·N⌋ training rows, the protocol and sizes of bayesian_benchmarks' 10 random splits (n_train = int(N·0.9); not its numpy permutations)"
+	protoHavasi    = "a seeded random 80/20 split (seed = split index) with ⌊0.8·N⌋ training rows, the protocol of Havasi et al. (2018, seed 003, Sec. 3: a random 20% of the rows as test data, 5 repeats)"
 )
 
 // bostonPath is the folder of the Boston housing data, which the binary embeds (datasets.EmbeddedBoston): a
@@ -69,6 +70,7 @@ var sources = map[string]source{
 	"twonorm":      {format: "delgado", path: "twonorm.csv", testFrac: 0.1, protocol: protoDelgado},
 	"magic":        {format: "delgado", path: "magic.csv", testFrac: 0.1, protocol: protoDelgado},
 	"letter":       {format: "delgado", path: "letter.csv", testFrac: 0.1, protocol: protoDelgado},
+	"iris":         {format: "delgado", path: "iris.csv", testFrac: 0.2, protocol: protoDelgado80},
 	"pendigits":    {format: "delgado-pair", path: "pendigits", protocol: protoDelPair},
 	"landsat":      {format: "delgado-pair", path: "statlog-landsat", protocol: protoDelPair},
 	"banana":       {format: "raetsch", path: "banana.csv", trainSize: 400, protocol: protoRaetsch},
