@@ -136,35 +136,34 @@ func applyKC(dst, k, v []float64, n, c int) {
 	}
 }
 
-// softmaxB factorises B = I + S K_C S into l [CN,CN] (lower Cholesky).
+// softmaxB factorises B = I + S K_C S into l [CN,CN] (lower Cholesky): B[(a,i),(b,j)] = δ + K_ij (S_iS_j)_ab,
+// row by row as K[i,:] ⊙ Σ_e S_i[a,e]·S_·[e,b] over contiguous columns j.
 func softmaxB(l, k, sq []float64, n, c int) error {
 	cn := c * n
-	ss := make([]float64, c*c)
-	for i := 0; i < n; i++ {
-		si := sq[i*c*c : (i+1)*c*c]
-		for j := 0; j <= i; j++ {
-			sj := sq[j*c*c : (j+1)*c*c]
-			for a := 0; a < c; a++ { // (S_iS_j)_ab
-				for b := 0; b < c; b++ {
-					x := 0.0
-					for e := 0; e < c; e++ {
-						x += si[a*c+e] * sj[e*c+b]
-					}
-					ss[a*c+b] = x
-				}
-			}
-			kij := k[i*n+j]
-			for a := 0; a < c; a++ {
-				for b := 0; b < c; b++ {
-					v := kij * ss[a*c+b]
-					l[(a*n+i)*cn+b*n+j] = v
-					l[(b*n+j)*cn+a*n+i] = v
-				}
-			}
+	tb := make([]float64, c*c*n) // tb[(e·c+b)·n + j] = S_j[e,b]
+	for j := 0; j < n; j++ {
+		for eb, v := range sq[j*c*c : (j+1)*c*c] {
+			tb[eb*n+j] = v
 		}
 	}
-	for d := 0; d < cn; d++ {
-		l[d*cn+d]++
+	for a := 0; a < c; a++ {
+		for i := 0; i < n; i++ {
+			row, krow, u := l[(a*n+i)*cn:(a*n+i+1)*cn], k[i*n:(i+1)*n], sq[i*c*c+a*c:i*c*c+a*c+c]
+			for b := 0; b < c; b++ {
+				dst := row[b*n : (b+1)*n]
+				clear(dst)
+				for e, ue := range u {
+					src := tb[(e*c+b)*n : (e*c+b+1)*n]
+					for j, v := range src {
+						dst[j] += ue * v
+					}
+				}
+				for j, kv := range krow {
+					dst[j] *= kv
+				}
+			}
+			row[a*n+i]++
+		}
 	}
 	if _, err := CholeskyLower(l, l, cn, JitterPolicy{MaxTries: -1}); err != nil {
 		return fmt.Errorf("%w (softmax B = I + W^½K_CW^½: %v)", ErrApproxNotPD, err)
