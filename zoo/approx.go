@@ -33,6 +33,10 @@ func buildApprox(tr *datasets.Dataset, c CustomConfig, fam gp.LikelihoodFamily, 
 		if inf != approx.Laplace {
 			return nil, fmt.Errorf("%w: --likelihood %s takes --inference laplace (multi-class EP is not implemented)", ErrBadCustom, fam.Name)
 		}
+		if cn := sl.SoftmaxClasses() * tr.N(); cn > ops.MaxSoftmaxLaplaceSize {
+			return nil, fmt.Errorf("%w: gpr with --likelihood %s on %d training rows of %d classes: the multi-class Laplace approximation's dense matrices take classes × rows ≤ %d (use svgp)",
+				ErrBadCustom, fam.Name, tr.N(), sl.SoftmaxClasses(), ops.MaxSoftmaxLaplaceSize)
+		}
 		model, err := approx.NewMulticlass(approx.MulticlassConfig{Kernel: kern, Likelihood: sl, X: tr.X, Y: tr.Y})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadCustom, err)

@@ -124,6 +124,7 @@ func TestTrainCustomRefuses(t *testing.T) {
 		{bin, zoo.CustomConfig{Family: "svgp", Inference: "laplace"}},
 		{bin, zoo.CustomConfig{Family: "gpr", Inference: "nosuch"}},
 		{toyData(50, 3), zoo.CustomConfig{Family: "gpr", Likelihood: "softmax", Inference: "ep"}}, // multi-class: Laplace only
+		{toyData(2300, 3), zoo.CustomConfig{Family: "gpr", Likelihood: "softmax"}},                // 3 × 2070 > ops.MaxSoftmaxLaplaceSize
 		{reg, zoo.CustomConfig{Family: "dgp", LayerFamily: "nosuch"}},
 		{reg, zoo.CustomConfig{Family: "decoupled", NatGrad: true}},
 		{reg, zoo.CustomConfig{TestFraction: 1}},
