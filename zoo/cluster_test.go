@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,15 +44,24 @@ func TestTrainCustomOnCluster(t *testing.T) {
 			t.Errorf("%s: test LL %v single-process, %v on 3 workers after %d updates", c.Family, single.Result.TestLL, dist.Result.TestLL, dist.Result.Iters)
 		}
 	}
-	c := zoo.CustomConfig{Family: "svgp", Inducing: 12, Iters: 300, LR: 0.05, BatchSize: 20, Cluster: &zoo.ClusterConfig{Workers: 3, Tau: 2}}
-	run, err := zoo.TrainCustom(reg, c)
-	if err != nil {
-		t.Fatal(err)
+	// Asynchronous: the result depends on the timing. Synchronous (τ = 0) training reaches 0.65 every time; with
+	// τ = 2 it was 1.0–2.7 in 10 runs on a loaded machine, and once 10.5 in a CI run of every package at once. A
+	// model that learnt nothing predicts the mean, about 15. The median of three runs must show learning.
+	var rmses []float64
+	var stats []*zoo.ClusterStats
+	for range 3 {
+		c := zoo.CustomConfig{Family: "svgp", Inducing: 12, Iters: 300, LR: 0.05, BatchSize: 20, Cluster: &zoo.ClusterConfig{Workers: 3, Tau: 2}}
+		run, err := zoo.TrainCustom(reg, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Result.TestRMSE == nil {
+			t.Fatal("no test RMSE")
+		}
+		rmses, stats = append(rmses, *run.Result.TestRMSE), append(stats, run.Result.Cluster)
 	}
-	// Asynchronous: the result depends on the timing (1.3–3.8 in 15 runs here); a model that learnt nothing
-	// predicts the mean, about 15.
-	if rmse := run.Result.TestRMSE; rmse == nil || !(*rmse < 7.5) {
-		t.Errorf("minibatches of 20 rows, τ = 2: test RMSE %s (targets' sd about 15)", fmtPtr(rmse))
+	if sorted := slices.Sorted(slices.Values(rmses)); !(sorted[1] < 7.5) {
+		t.Errorf("minibatches of 20 rows, τ = 2: test RMSEs %.3g (targets' sd about 15); cluster %+v %+v %+v", rmses, *stats[0], *stats[1], *stats[2])
 	}
 	for _, bad := range []zoo.CustomConfig{{Family: "gpr", Iters: 5}, {Family: "sgpr", Inducing: 10, Iters: 5}} {
 		bad.Cluster = &zoo.ClusterConfig{Workers: 2}
