@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -140,9 +139,3 @@ func TestTrainRows(t *testing.T) {
 	}
 }
 
-func fmtPtr(v *float64) string {
-	if v == nil {
-		return "none"
-	}
-	return strconv.FormatFloat(*v, 'g', 6, 64)
-}
