@@ -138,4 +138,3 @@ func TestTrainRows(t *testing.T) {
 		t.Errorf("without workers: %v, want ErrBadCustom", err)
 	}
 }
-
