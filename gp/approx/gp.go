@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
@@ -77,11 +76,7 @@ type GP struct {
 	laplace ops.LaplaceOptions
 	ep      ops.EPOptions
 	stats   *ops.ApproxStats
-	data    gp.TrainingSet
-
-	mu      sync.Mutex // guards the cached approximation
-	post    *ops.GaussApprox
-	postKey [][]float64 // the Params' raw values post belongs to
+	cond    conditioned[ops.GaussApprox]
 }
 
 var (
@@ -202,20 +197,12 @@ func (m *GP) Loss(x, y *graph.Node) *graph.Node {
 }
 
 // TrainingData returns the training data the model predicts from (gp.DataHolder; nil, nil when unset).
-func (m *GP) TrainingData() (x, y *mat.Dense) { return m.data.Data() }
+func (m *GP) TrainingData() (x, y *mat.Dense) { return m.cond.data.Data() }
 
 // SetTrainingData copies x [N,D] and y [N,1] into the model (gp.DataHolder; both nil unset them). Errors: as
 // gp.CheckTrainingData, and a *ops.ShapeError for more than one target column.
 func (m *GP) SetTrainingData(x, y *mat.Dense) error {
-	if y != nil {
-		if _, p := y.Dims(); p != 1 {
-			return &ops.ShapeError{Op: "approx.GP.SetTrainingData", Want: "y [N,1] (one target column)", Got: fmt.Sprintf("%d columns", p)}
-		}
-	}
-	m.mu.Lock()
-	m.post, m.postKey = nil, nil
-	m.mu.Unlock()
-	return m.data.Set("approx.GP", x, y, m.Kernel.InputDim())
+	return m.cond.set("approx.GP", x, y, m.Kernel.InputDim())
 }
 
 // InputDim returns the kernel's input dimension D.
@@ -245,37 +232,28 @@ var ErrNoData = errors.New("approx: the model holds no training data")
 // computed from a cold start (f = m, τ̃ = 0: the same answer whatever ran before) and kept until a Param or the
 // data change. Safe for concurrent use.
 func (m *GP) Approximation(o graph.Options) (*ops.GaussApprox, error) {
-	x, y := m.data.Data()
-	if x == nil {
-		return nil, gp.ErrNoTrainingData
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	key := graph.SnapshotRaw(m.Params())
-	if m.post != nil && sameRaw(key, m.postKey) {
-		return m.post, nil
-	}
-	n, _ := x.Dims()
-	k, mean, err := priorMoments(m.Kernel, m.Mean, x, o)
-	if err != nil {
-		return nil, err
-	}
-	theta := make([]float64, len(m.theta))
-	for i, p := range m.theta {
-		theta[i] = p.Value()[0]
-	}
-	yv := mat.Col(nil, 0, y)
-	var q *ops.GaussApprox
-	if m.Inference == Laplace {
-		q, err = ops.LaplaceApprox(k, mean, yv, n, m.model.(ops.LaplaceLogLik), theta, m.laplace, nil)
-	} else {
-		q, err = ops.EPApprox(k, mean, yv, n, m.model, theta, m.ep, nil, nil)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("approx: %s: %w", m.Inference, err)
-	}
-	m.post, m.postKey = q, key
-	return q, nil
+	return m.cond.approximation(m.Params(), func(x, y *mat.Dense) (*ops.GaussApprox, error) {
+		n, _ := x.Dims()
+		k, mean, err := priorMoments(m.Kernel, m.Mean, x, o)
+		if err != nil {
+			return nil, err
+		}
+		theta := make([]float64, len(m.theta))
+		for i, p := range m.theta {
+			theta[i] = p.Value()[0]
+		}
+		yv := mat.Col(nil, 0, y)
+		var q *ops.GaussApprox
+		if m.Inference == Laplace {
+			q, err = ops.LaplaceApprox(k, mean, yv, n, m.model.(ops.LaplaceLogLik), theta, m.laplace, nil)
+		} else {
+			q, err = ops.EPApprox(k, mean, yv, n, m.model, theta, m.ep, nil, nil)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("approx: %s: %w", m.Inference, err)
+		}
+		return q, nil
+	})
 }
 
 // LogMarginalValue returns the approximate log marginal likelihood at the current Params on the training data
@@ -286,18 +264,6 @@ func (m *GP) LogMarginalValue(o graph.Options) (float64, error) {
 		return 0, err
 	}
 	return q.LogZ, nil
-}
-
-func sameRaw(a, b [][]float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !slices.Equal(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // priorMoments returns the prior covariance K(x, x), symmetrised, and the prior mean m(x) (zeros for a nil

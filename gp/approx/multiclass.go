@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
@@ -49,11 +48,7 @@ type Multiclass struct {
 	classes int
 	laplace ops.LaplaceOptions
 	stats   *ops.ApproxStats
-	data    gp.TrainingSet
-
-	mu      sync.Mutex
-	post    *ops.SoftmaxApprox
-	postKey [][]float64
+	cond    conditioned[ops.SoftmaxApprox]
 }
 
 var (
@@ -111,20 +106,12 @@ func (m *Multiclass) Loss(x, y *graph.Node) *graph.Node {
 }
 
 // TrainingData returns the training data the model predicts from (nil, nil when unset).
-func (m *Multiclass) TrainingData() (x, y *mat.Dense) { return m.data.Data() }
+func (m *Multiclass) TrainingData() (x, y *mat.Dense) { return m.cond.data.Data() }
 
 // SetTrainingData copies x [N,D] and the labels y [N,1] into the model (both nil unset them). Errors: as
 // gp.CheckTrainingData, a *ops.ShapeError for more than one target column.
 func (m *Multiclass) SetTrainingData(x, y *mat.Dense) error {
-	if y != nil {
-		if _, p := y.Dims(); p != 1 {
-			return &ops.ShapeError{Op: "approx.Multiclass.SetTrainingData", Want: "y [N,1] (one label column)", Got: fmt.Sprintf("%d columns", p)}
-		}
-	}
-	m.mu.Lock()
-	m.post, m.postKey = nil, nil
-	m.mu.Unlock()
-	return m.data.Set("approx.Multiclass", x, y, m.Kernel.InputDim())
+	return m.cond.set("approx.Multiclass", x, y, m.Kernel.InputDim())
 }
 
 // InputDim returns the kernel's input dimension D.
@@ -144,27 +131,18 @@ func (m *Multiclass) PredictiveDim() int { return m.classes }
 // Approximation returns the Laplace approximation at the current Params on the training data, from a cold start,
 // kept until a Param or the data change. Safe for concurrent use.
 func (m *Multiclass) Approximation(o graph.Options) (*ops.SoftmaxApprox, error) {
-	x, y := m.data.Data()
-	if x == nil {
-		return nil, gp.ErrNoTrainingData
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	key := graph.SnapshotRaw(m.Params())
-	if m.post != nil && sameRaw(key, m.postKey) {
-		return m.post, nil
-	}
-	n, _ := x.Dims()
-	k, _, err := priorMoments(m.Kernel, nil, x, o)
-	if err != nil {
-		return nil, err
-	}
-	q, err := ops.SoftmaxLaplaceApprox(k, mat.Col(nil, 0, y), n, m.classes, m.laplace, nil)
-	if err != nil {
-		return nil, fmt.Errorf("approx: multi-class Laplace: %w", err)
-	}
-	m.post, m.postKey = q, key
-	return q, nil
+	return m.cond.approximation(m.Params(), func(x, y *mat.Dense) (*ops.SoftmaxApprox, error) {
+		n, _ := x.Dims()
+		k, _, err := priorMoments(m.Kernel, nil, x, o)
+		if err != nil {
+			return nil, err
+		}
+		q, err := ops.SoftmaxLaplaceApprox(k, mat.Col(nil, 0, y), n, m.classes, m.laplace, nil)
+		if err != nil {
+			return nil, fmt.Errorf("approx: multi-class Laplace: %w", err)
+		}
+		return q, nil
+	})
 }
 
 // Predict returns the predictive distribution at xs [Ns,D]: f*'s C means and variances per row (FMean, FVar
@@ -189,7 +167,7 @@ func (m *Multiclass) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction
 	if err != nil {
 		return nil, err
 	}
-	x, _ := m.data.Data()
+	x, _ := m.cond.data.Data()
 	ns, _ := xs.Dims()
 	c := m.classes
 	fm, fv := mat.NewDense(ns, c, nil), mat.NewDense(ns, c, nil)

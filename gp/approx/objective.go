@@ -22,7 +22,7 @@ type Objective struct {
 
 // Objective compiles m's objective on its training data. Errors: gp.ErrNoTrainingData, the graph's.
 func (m *GP) Objective(o graph.Options) (*Objective, error) {
-	x, y := m.data.Data()
+	x, y := m.cond.data.Data()
 	if x == nil {
 		return nil, gp.ErrNoTrainingData
 	}
@@ -113,7 +113,7 @@ func (m *GP) Clone() (*GP, error) {
 		}
 		dst[i].SetTrainable(p.Trainable())
 	}
-	x, y := m.data.Data()
+	x, y := m.cond.data.Data()
 	if x != nil {
 		if err := c.SetTrainingData(mat.DenseCopyOf(x), mat.DenseCopyOf(y)); err != nil {
 			return nil, err

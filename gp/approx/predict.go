@@ -27,7 +27,7 @@ func (m *GP) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error)
 	if err != nil {
 		return nil, err
 	}
-	x, _ := m.data.Data()
+	x, _ := m.cond.data.Data()
 	ns, _ := xs.Dims()
 	fm, fv := mat.NewDense(ns, 1, nil), mat.NewDense(ns, 1, nil)
 	err = marginalRuns("approx.GP", m.Kernel, m.Mean, x, xs, o, func(lo, hi, chunk int, prog *graph.Program) error {
@@ -127,7 +127,7 @@ func marginalRuns(what string, kern gp.Kernel, mf gp.MeanFunction, x, xs *mat.De
 func (m *GP) predictCov(xs *mat.Dense, q interface {
 	PredictCov(kxs, kss []float64, m int) ([]float64, error)
 }, o graph.Options) (*mat.SymDense, error) {
-	x, _ := m.data.Data()
+	x, _ := m.cond.data.Data()
 	n, d := x.Dims()
 	ns, _ := xs.Dims()
 	g := graph.New(o)
