@@ -39,12 +39,11 @@ type SoftmaxApprox struct {
 	// Iters is the number of Newton iterations it took.
 	Iters int
 
-	k    []float64 // K [N,N] (the caller's slice)
-	pi   []float64 // π̂ [N,C], row i = π_i
-	sq   []float64 // W_i^½ [N,C,C]
-	l    []float64 // chol(B) [CN,CN]
-	r    []float64 // R = S B⁻¹ S = (K_C + W⁻¹)⁻¹ [CN,CN], when computed
-	labs []int
+	k  []float64 // K [N,N] (the caller's slice)
+	pi []float64 // π̂ [N,C], row i = π_i
+	sq []float64 // W_i^½ [N,C,C]
+	l  []float64 // chol(B) [CN,CN]
+	r  []float64 // R = S B⁻¹ S = (K_C + W⁻¹)⁻¹ [CN,CN], when computed
 }
 
 // softmaxLabels returns y's labels as integers, checking each is a class 0..c−1.
@@ -63,17 +62,13 @@ func softmaxLabels(op string, y []float64, c int) ([]int, error) {
 func softmaxRows(pi, f []float64, labs []int, n, c int) float64 {
 	ll := 0.0
 	for i := 0; i < n; i++ {
-		m := math.Inf(-1)
-		for a := 0; a < c; a++ {
-			m = math.Max(m, f[a*n+i])
+		p := pi[i*c : (i+1)*c]
+		for a := range p {
+			p[a] = f[a*n+i]
 		}
-		s := 0.0
-		for a := 0; a < c; a++ {
-			s += math.Exp(f[a*n+i] - m)
-		}
-		lse := m + math.Log(s)
-		for a := 0; a < c; a++ {
-			pi[i*c+a] = math.Exp(f[a*n+i] - lse)
+		lse := LogSumExp(p)
+		for a := range p {
+			p[a] = math.Exp(p[a] - lse)
 		}
 		ll += f[labs[i]*n+i] - lse
 	}
@@ -286,7 +281,7 @@ func SoftmaxLaplaceApprox(k, y []float64, n, c int, o LaplaceOptions, start []fl
 			return nil, &ConvergenceError{Method: "Laplace (softmax)", Iters: iters + 1, Change: res / scale, Tol: tol, Reason: "the line search found no increase of ψ"}
 		}
 	}
-	psi = softmaxPsi(pi, f, a, labs, n, c)
+	softmaxRows(pi, f, labs, n, c) // π at the mode (a failed line search leaves a trial point's)
 	if err := sqrtW(sq, pi, n, c); err != nil {
 		return nil, err
 	}
@@ -297,7 +292,7 @@ func SoftmaxLaplaceApprox(k, y []float64, n, c int, o LaplaceOptions, start []fl
 	for d := 0; d < cn; d++ {
 		logDet += 2 * math.Log(l[d*cn+d])
 	}
-	q = &SoftmaxApprox{N: n, C: c, LogZ: psi - 0.5*logDet, Alpha: a, Mean: f, Iters: iters, k: k, pi: pi, sq: sq, l: l, labs: labs}
+	q = &SoftmaxApprox{N: n, C: c, LogZ: psi - 0.5*logDet, Alpha: a, Mean: f, Iters: iters, k: k, pi: pi, sq: sq, l: l}
 	if math.IsNaN(q.LogZ) || math.IsInf(q.LogZ, 0) {
 		return nil, &NonFiniteError{Where: "SoftmaxLaplaceApprox log marginal likelihood", Value: q.LogZ}
 	}
@@ -318,19 +313,24 @@ func (q *SoftmaxApprox) R() []float64 {
 			binv[j*cn+i] = binv[i*cn+j]
 		}
 	}
-	// R = S·B⁻¹·S: S acts on the class index within each point, so apply it to B⁻¹'s columns, then rows.
-	t := make([]float64, cn*cn)
-	col, out := make([]float64, cn), make([]float64, cn)
-	for j := 0; j < cn; j++ { // t = B⁻¹S (columns: B⁻¹S e_j = B⁻¹ (S's column j)); B⁻¹, S symmetric: rows of S·B⁻¹
-		copy(col, binv[j*cn:(j+1)*cn]) // row j of B⁻¹ = column j
-		applyS(out, q.sq, col, n, c)   // (S B⁻¹)[:, j]
-		for i := range out {
-			t[i*cn+j] = out[i]
-		}
+	// R = S·B⁻¹·S. S acts on the class index within each point: the rows of B⁻¹S are S applied to B⁻¹'s rows (both
+	// symmetric), and R's row (a,i) is Σ_b S_i[a,b]·(B⁻¹S)'s row (b,i).
+	row := make([]float64, cn)
+	for j := 0; j < cn; j++ {
+		applyS(row, q.sq, binv[j*cn:(j+1)*cn], n, c)
+		copy(binv[j*cn:(j+1)*cn], row)
 	}
 	r := make([]float64, cn*cn)
-	for i := 0; i < cn; i++ { // R = (S B⁻¹) S: row i of R = S (row i of S B⁻¹) (S symmetric)
-		applyS(r[i*cn:(i+1)*cn], q.sq, t[i*cn:(i+1)*cn], n, c)
+	for i := 0; i < n; i++ {
+		si := q.sq[i*c*c : (i+1)*c*c]
+		for a := 0; a < c; a++ {
+			dst := r[(a*n+i)*cn : (a*n+i+1)*cn]
+			for b, w := range si[a*c : (a+1)*c] {
+				for j, v := range binv[(b*n+i)*cn : (b*n+i+1)*cn] {
+					dst[j] += w * v
+				}
+			}
+		}
 	}
 	q.r = r
 	return r
@@ -375,30 +375,21 @@ func SoftmaxLaplaceGrad(q *SoftmaxApprox, g float64, gk []float64) error {
 			}
 		}
 	}
-	s2 := make([]float64, cn)
+	// s₂ = −½ tr(Σ_i ∂W_i/∂f_ie) = −½ π_e(Σ_i[e,e] − Σ_a Σ_i[a,a]π_a − 2(Σ_iπ)_e + 2πᵀΣ_iπ), Σ_i symmetric.
+	s2, sp := make([]float64, cn), make([]float64, c)
 	for i := 0; i < n; i++ {
-		p := q.pi[i*c : (i+1)*c]
-		si := sig[i*c*c : (i+1)*c*c]
-		for e := 0; e < c; e++ {
-			s := 0.0
-			for a := 0; a < c; a++ {
-				dae := 0.0
-				if a == e {
-					dae = 1
-				}
-				for b := 0; b < c; b++ {
-					dbe, dab := 0.0, 0.0
-					if b == e {
-						dbe = 1
-					}
-					if a == b {
-						dab = 1
-					}
-					dw := dab*p[a]*(dae-p[e]) - p[a]*(dae-p[e])*p[b] - p[a]*p[b]*(dbe-p[e])
-					s += si[a*c+b] * dw
-				}
+		p, si := q.pi[i*c:(i+1)*c], sig[i*c*c:(i+1)*c*c]
+		d, quad := 0.0, 0.0
+		for a := range p {
+			sp[a] = 0
+			for b, pb := range p {
+				sp[a] += si[a*c+b] * pb
 			}
-			s2[e*n+i] = -0.5 * s
+			d += si[a*c+a] * p[a]
+			quad += p[a] * sp[a]
+		}
+		for e, pe := range p {
+			s2[e*n+i] = -0.5 * pe * (si[e*c+e] - d - 2*sp[e] + 2*quad)
 		}
 	}
 	t := make([]float64, cn) // t = s₂ − R K_C s₂
