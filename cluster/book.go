@@ -129,10 +129,11 @@ func (b *book) ready() bool {
 }
 
 // aggregate writes Σ_k ∇G_k over the workers' newest gradients (with reuse; else those no earlier update took)
-// into grad and returns Σ_k G_k and the number of training points their shards hold. ready guarantees one at
-// least.
-func (b *book) aggregate(grad []float64) (loss float64, points int) {
+// into grad and returns Σ_k G_k, the number of training points their shards hold and the gradients' staleness
+// t − v (v: the version a gradient was computed at) averaged over those points. ready guarantees one at least.
+func (b *book) aggregate(grad []float64) (loss float64, points int, staleness float64) {
 	clear(grad)
+	lag := 0
 	for _, k := range b.live() { // in shard order, so that a synchronous run is reproducible
 		s := b.slots[k]
 		if !s.has || (s.used && !b.reuse) {
@@ -144,8 +145,9 @@ func (b *book) aggregate(grad []float64) (loss float64, points int) {
 		}
 		loss += s.loss
 		points += s.shardN
+		lag += s.shardN * (b.version - s.version)
 	}
-	return loss, points
+	return loss, points, float64(lag) / float64(points)
 }
 
 // expire drops the workers silent for longer than hb, or without a gradient for longer than stall (0: never),

@@ -7,9 +7,15 @@ import (
 
 // agg returns the book's aggregate of one-value gradients and its points.
 func agg(b *book) ([]float64, int) {
-	g := make([]float64, 1)
-	_, p := b.aggregate(g)
+	g, p, _ := aggLag(b)
 	return g, p
+}
+
+// aggLag is agg with the aggregate's staleness.
+func aggLag(b *book) ([]float64, int, float64) {
+	g := make([]float64, 1)
+	_, p, lag := b.aggregate(g)
+	return g, p, lag
 }
 
 func grad(shard, version int) *gradMsg {
@@ -164,9 +170,17 @@ func TestBookReuse(t *testing.T) {
 		if !b.ready() {
 			t.Fatalf("reuse %v: not ready with a new gradient", reuse)
 		}
-		g, p := agg(b)
-		if want := map[bool][2]float64{false: {1, 10}, true: {3, 20}}[reuse]; g[0] != want[0] || p != int(want[1]) {
-			t.Errorf("reuse %v: second update %v over %d points, want %v over %v", reuse, g, p, want[0], want[1])
+		g, p, lag := aggLag(b)
+		if want := map[bool][3]float64{false: {1, 10, 0}, true: {3, 20, 0.5}}[reuse]; g[0] != want[0] || p != int(want[1]) || lag != want[2] {
+			t.Errorf("reuse %v: second update %v over %d points, staleness %v; want %v over %v, staleness %v", reuse, g, p, lag, want[0], want[1], want[2])
+		}
+		// Update 2 takes worker 1's gradient, computed at version 0 (staleness 2), and with reuse worker 0's
+		// at version 1 (staleness 1).
+		b.version = 2
+		b.accept(grad(1, 0), now)
+		g, p, lag = aggLag(b)
+		if want := map[bool][3]float64{false: {2, 10, 2}, true: {3, 20, 1.5}}[reuse]; g[0] != want[0] || p != int(want[1]) || lag != want[2] {
+			t.Errorf("reuse %v: third update %v over %d points, staleness %v; want %v over %v, staleness %v", reuse, g, p, lag, want[0], want[1], want[2])
 		}
 	}
 }

@@ -353,3 +353,23 @@ func TestTickDoesNotReapplyGradients(t *testing.T) {
 		t.Fatalf("two runs of one worker differ by %g", d)
 	}
 }
+
+// Every run records each update's staleness: zeros when synchronous; with τ = 1 and two workers whose gradients
+// cross, some update takes a gradient one version old, and none one older than τ.
+func TestStalenessRecorded(t *testing.T) {
+	res, err := localADVGP(newTestModel(t, 10), testConfig(2, 0, 5, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Staleness) != 5 || slices.Max(res.Staleness) != 0 {
+		t.Errorf("a synchronous run's staleness %v, want 5 zeros", res.Staleness)
+	}
+	c := testConfig(2, 1, 60, 0)
+	c.Delay = map[int]time.Duration{1: 5 * time.Millisecond}
+	if res, err = localADVGP(newTestModel(t, 10), c); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Staleness) != 60 || !(slices.Max(res.Staleness) > 0) || slices.Max(res.Staleness) > 1 {
+		t.Errorf("τ = 1, one slow worker: staleness %v, want some > 0 and none > 1", res.Staleness)
+	}
+}

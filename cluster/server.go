@@ -95,9 +95,10 @@ type Result struct {
 	Recovered int
 	// Losses are the objective per training point at every update, ((n/P)·Σ_k G_k + global)/n from the
 	// gradients it used (G_k: shard k's data term over its P_k points, P = Σ_k P_k); Times the training seconds
-	// at every update.
-	Losses, Times []float64
-	Evals         []train.Eval
+	// at every update; Staleness the staleness of the gradients every update used (t − their versions,
+	// averaged over their shards' rows; 0 when synchronous).
+	Losses, Times, Staleness []float64
+	Evals                    []train.Eval
 	// StopReason says why training ended (train's reasons: iterations, converged, iteration cap, interrupted).
 	StopReason train.StopReason
 	// PerShard counts each shard's accepted gradients; DroppedShards lists the shard of every drop, in order.
@@ -565,7 +566,7 @@ func (s *server) globalTerm(t int) error {
 // then it publishes version t+1.
 func (s *server) update() error {
 	t := s.book.version
-	loss, points := s.book.aggregate(s.sum)
+	loss, points, lag := s.book.aggregate(s.sum)
 	n := float64(s.cfg.Job.NumData)
 	scale := n / float64(points)
 	if err := s.globalTerm(t); err != nil {
@@ -598,6 +599,7 @@ func (s *server) update() error {
 	s.done = s.conv != nil && s.conv.Add(total)
 	s.res.Losses = append(s.res.Losses, total/n)
 	s.res.Times = append(s.res.Times, s.clock())
+	s.res.Staleness = append(s.res.Staleness, lag)
 	s.copyCounters()
 	data, err := encode(s.paramsMsg())
 	if err != nil {

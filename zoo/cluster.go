@@ -67,7 +67,8 @@ func ClusterLoader(ref cluster.DataRef) (x, y *mat.Dense, err error) {
 // updates, the training points per second the workers' gradients covered, the messages refused (stale: a
 // gradient older than τ; invalid: undecodable, of the wrong size or not finite; unknown: a gradient from a
 // client that holds no slot in the run), the workers dropped and rejoined, those told to join again after a
-// message was lost in transit (recovered), and each shard's accepted gradients.
+// message was lost in transit (recovered), each shard's accepted gradients and the gradients' mean staleness (t − the
+// version a gradient was computed at, averaged over every update; 0 when synchronous).
 type ClusterStats struct {
 	Workers         int     `json:"workers"`
 	Tau             int     `json:"tau"`
@@ -80,11 +81,16 @@ type ClusterStats struct {
 	Dropped         int     `json:"dropped"`
 	Rejoins         int     `json:"rejoins"`
 	PerShard        []int   `json:"gradients_per_shard"`
+	MeanStaleness   float64 `json:"mean_staleness"`
 }
 
 func newClusterStats(r *cluster.Result, workers, tau int) ClusterStats {
-	return ClusterStats{Workers: workers, Tau: tau, Updates: r.Updates, PointsPerSecond: r.PointsPerSecond, Stale: r.Stale,
+	st := ClusterStats{Workers: workers, Tau: tau, Updates: r.Updates, PointsPerSecond: r.PointsPerSecond, Stale: r.Stale,
 		Invalid: r.Invalid, Unknown: r.Unknown, Recovered: r.Recovered, Dropped: r.Dropped(), Rejoins: r.Rejoins, PerShard: r.PerShard}
+	for _, l := range r.Staleness {
+		st.MeanStaleness += l / float64(len(r.Staleness))
+	}
+	return st
 }
 
 // trainCluster trains model with the configuration single-process training would use (cfg) on a cluster.

@@ -228,8 +228,8 @@ func (r *Result) Summary() string {
 		}
 	}
 	if c := r.Cluster; c != nil {
-		s += fmt.Sprintf("  cluster: %d workers, τ=%d: %d updates, %.0f points/s, gradients per shard %v, refused %d stale, %d invalid and %d from unknown clients, dropped %d, recovered %d lost messages\n",
-			c.Workers, c.Tau, c.Updates, c.PointsPerSecond, c.PerShard, c.Stale, c.Invalid, c.Unknown, c.Dropped, c.Recovered)
+		s += fmt.Sprintf("  cluster: %d workers, τ=%d: %d updates (mean staleness %.2f), %.0f points/s, gradients per shard %v, refused %d stale, %d invalid and %d from unknown clients, dropped %d, recovered %d lost messages\n",
+			c.Workers, c.Tau, c.Updates, c.MeanStaleness, c.PointsPerSecond, c.PerShard, c.Stale, c.Invalid, c.Unknown, c.Dropped, c.Recovered)
 	}
 	if a := r.ADVGP; a != nil {
 		s += fmt.Sprintf("  advgp: %d workers, τ=%d: %d updates, %.0f points/s, gradients per shard %v, stale %d, dropped %d\n",
