@@ -18,6 +18,8 @@
 //	.cg.join     request/reply: a products worker asks for the exact GP's kernel, inputs and its rows
 //	.cg.task     server → products workers: the hyperparameters, a product K·V, a gradient, done
 //	.cg.result   products worker → server: its rows' part (products.go: ServeProducts, WorkProducts)
+//	.cg.beat     products worker → server: heartbeats
+//	.cg.alive    server → products workers: heartbeats
 //
 // Faults: a worker silent for HeartbeatTimeout, or without a gradient for StallTimeout, is dropped and training
 // goes on with the others (the aggregated gradient is rescaled to the whole data set); a restarted or dropped

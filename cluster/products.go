@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpzoo/gpzoo/gp"
@@ -28,6 +29,12 @@ import (
 //	.cg.join     request/reply: worker i of k asks for the kernel's Spec, the inputs and its row blocks
 //	.cg.task     server → workers: bind the hyperparameters, a product, a gradient, done
 //	.cg.result   worker → server: its part of a task's answer
+//	.cg.beat     worker → server: heartbeats, also while it computes
+//	.cg.alive    server → workers: heartbeats, also while the server computes between tasks
+//
+// A worker silent for HeartbeatTimeout fails the task the server waits for at once (ErrProductWorker, naming
+// it) instead of at the task's Timeout; a worker that hears nothing from the server for ServerTimeout leaves
+// with ErrServerGone instead of waiting for tasks forever.
 //
 // Sums over workers are added in worker order, so a run's numbers do not depend on the order results arrive; they
 // differ from one process's (which sums each product over the upper triangle) by rounding only.
@@ -46,11 +53,15 @@ const DefaultProductTimeout = 10 * time.Minute
 // ErrProductWorker is wrapped by the errors of a products run whose worker failed, vanished or timed out.
 var ErrProductWorker = errors.New("cluster: a products worker failed")
 
-type productSubjects struct{ join, task, result string }
+// ErrServerGone is wrapped by the error of a products worker that heard nothing from its server for
+// ProductWorkerConfig.ServerTimeout.
+var ErrServerGone = errors.New("cluster: the products server is gone")
+
+type productSubjects struct{ join, task, result, beat, alive string }
 
 func productSubjectsOf(run string) productSubjects {
 	p := RunSubjects(run) + ".cg"
-	return productSubjects{join: p + ".join", task: p + ".task", result: p + ".result"}
+	return productSubjects{join: p + ".join", task: p + ".task", result: p + ".result", beat: p + ".beat", alive: p + ".alive"}
 }
 
 // productSetup is what a joining worker gets: the kernel, the inputs, the block size and its rows.
@@ -62,6 +73,7 @@ type productSetup struct {
 	X       []float64
 	Lo, Hi  int // its rows, on block boundaries
 	Workers int
+	Beat    time.Duration // how often the worker sends heartbeats
 }
 
 type productJoin struct{ Index, Of int }
@@ -81,6 +93,9 @@ type ProductsConfig struct {
 	// JoinTimeout bounds the wait for every worker to join (default DefaultJoinTimeout); Timeout the wait for
 	// every worker's part of a task (default DefaultProductTimeout).
 	JoinTimeout, Timeout time.Duration
+	// HeartbeatEvery is how often the server and the workers send heartbeats (default DefaultHeartbeatEvery);
+	// a worker silent for HeartbeatTimeout (default DefaultHeartbeatTimeout) fails the task in progress.
+	HeartbeatEvery, HeartbeatTimeout time.Duration
 }
 
 // Products is K(X, X) of a kernel over the workers of a run: an ops.KernelOperator (give it to cg.Config.Operator)
@@ -98,6 +113,9 @@ type Products struct {
 	sub     *nats.Subscription
 	results chan productResult
 	joinSub *nats.Subscription
+	beatSub *nats.Subscription
+	heard   []atomic.Int64 // each worker's last heartbeat, result or join (Unix nanoseconds)
+	quit    chan struct{}  // closed by Close: the server's heartbeats stop
 }
 
 type productResult struct {
@@ -122,6 +140,12 @@ func ServeProducts(c ProductsConfig) (*Products, error) {
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultProductTimeout
 	}
+	if c.HeartbeatEvery <= 0 {
+		c.HeartbeatEvery = DefaultHeartbeatEvery
+	}
+	if c.HeartbeatTimeout <= 0 {
+		c.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
 	desc, ok := c.Kernel.(gp.Describer)
 	if !ok {
 		return nil, fmt.Errorf("cluster: kernel %T cannot describe itself: the workers could not rebuild it", c.Kernel)
@@ -136,7 +160,7 @@ func ServeProducts(c ProductsConfig) (*Products, error) {
 	}
 	n, d := c.X.Dims()
 	p := &Products{c: c, subj: productSubjectsOf(c.Run), local: local, x: mat.DenseCopyOf(c.X).RawMatrix().Data, n: n, d: d,
-		results: make(chan productResult, 4*c.Workers)}
+		results: make(chan productResult, 4*c.Workers), heard: make([]atomic.Int64, c.Workers), quit: make(chan struct{})}
 	block := cg.DefaultBlock
 	if c.Blocks.Block > 0 {
 		block = c.Blocks.Block
@@ -156,12 +180,22 @@ func ServeProducts(c ProductsConfig) (*Products, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if p.beatSub, err = c.Conn.Subscribe(p.subj.beat, func(m *nats.Msg) {
+		if len(m.Data) == 8 {
+			if i := binary.LittleEndian.Uint64(m.Data); i < uint64(c.Workers) {
+				p.heard[i].Store(time.Now().UnixNano())
+			}
+		}
+	}); err != nil {
+		p.sub.Unsubscribe()
+		return nil, err
+	}
 	var (
 		joinMu sync.Mutex
 		seen   = map[int]bool{}
 		all    = make(chan struct{}) // closed when every worker has joined
 	)
-	setup := productSetup{Kernel: spec, Block: block, N: n, D: d, X: p.x, Workers: c.Workers}
+	setup := productSetup{Kernel: spec, Block: block, N: n, D: d, X: p.x, Workers: c.Workers, Beat: c.HeartbeatEvery}
 	if p.joinSub, err = c.Conn.Subscribe(p.subj.join, func(m *nats.Msg) {
 		var j productJoin
 		s := setup
@@ -172,6 +206,7 @@ func ServeProducts(c ProductsConfig) (*Products, error) {
 		}
 		b, err := json.Marshal(s)
 		if err == nil && m.Respond(b) == nil && s.Err == "" {
+			p.heard[j.Index].Store(time.Now().UnixNano())
 			joinMu.Lock()
 			if !seen[j.Index] {
 				seen[j.Index] = true
@@ -183,8 +218,10 @@ func ServeProducts(c ProductsConfig) (*Products, error) {
 		}
 	}); err != nil {
 		p.sub.Unsubscribe()
+		p.beatSub.Unsubscribe()
 		return nil, err
 	}
+	go p.alive()
 	select {
 	case <-all:
 	case <-time.After(c.JoinTimeout):
@@ -195,6 +232,20 @@ func ServeProducts(c ProductsConfig) (*Products, error) {
 	}
 	// A worker's first task must not overtake its subscription: the join reply is sent after it subscribed.
 	return p, nil
+}
+
+// alive sends the server's heartbeats until Close.
+func (p *Products) alive() {
+	t := time.NewTicker(p.c.HeartbeatEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.quit:
+			return
+		case <-t.C:
+			p.c.Conn.Publish(p.subj.alive, nil)
+		}
+	}
 }
 
 // Close tells the workers to leave and stops serving.
@@ -213,6 +264,8 @@ func (p *Products) Close() {
 	if p.joinSub != nil {
 		p.joinSub.Unsubscribe()
 	}
+	p.beatSub.Unsubscribe()
+	close(p.quit)
 	p.sub = nil
 }
 
@@ -234,12 +287,22 @@ func (p *Products) call(op byte, c int, parts ...[]float64) ([][]float64, error)
 	out := make([][]float64, p.c.Workers)
 	got := 0
 	timeout := time.After(p.c.Timeout)
+	check := time.NewTicker(p.c.HeartbeatEvery)
+	defer check.Stop()
 	for got < p.c.Workers {
 		select {
+		case <-check.C:
+			for i, o := range out {
+				if silent := time.Since(time.Unix(0, p.heard[i].Load())); o == nil && silent > p.c.HeartbeatTimeout {
+					return nil, fmt.Errorf("%w: worker %d has been silent for %v (no heartbeat; its process or its connection is gone) during task %d",
+						ErrProductWorker, i, silent.Round(time.Millisecond), p.seq)
+				}
+			}
 		case r := <-p.results:
 			if r.seq != p.seq || r.index < 0 || r.index >= p.c.Workers || out[r.index] != nil {
 				continue // a stale or repeated answer
 			}
+			p.heard[r.index].Store(time.Now().UnixNano())
 			if r.err != "" {
 				return nil, fmt.Errorf("%w: worker %d: %s", ErrProductWorker, r.index, r.err)
 			}
@@ -337,6 +400,9 @@ type ProductWorkerConfig struct {
 	Run         string
 	Index, Of   int
 	JoinTimeout time.Duration // default DefaultJoinTimeout
+	// ServerTimeout ends the worker with ErrServerGone when it hears nothing from the server for longer
+	// (default DefaultServerTimeout).
+	ServerTimeout time.Duration
 }
 
 // WorkProducts is a products worker: it joins, rebuilds the kernel from its Spec, and answers the server's tasks
@@ -351,6 +417,9 @@ func WorkProducts(c ProductWorkerConfig) error {
 	if c.JoinTimeout <= 0 {
 		c.JoinTimeout = DefaultJoinTimeout
 	}
+	if c.ServerTimeout <= 0 {
+		c.ServerTimeout = DefaultServerTimeout
+	}
 	subj := productSubjectsOf(c.Run)
 	tasks := make(chan *nats.Msg, 16)
 	sub, err := c.Conn.ChanSubscribe(subj.task, tasks)
@@ -358,6 +427,13 @@ func WorkProducts(c ProductWorkerConfig) error {
 		return err
 	}
 	defer sub.Unsubscribe()
+	var heard atomic.Int64 // the server's last heartbeat or task
+	heard.Store(time.Now().UnixNano())
+	alive, err := c.Conn.Subscribe(subj.alive, func(*nats.Msg) { heard.Store(time.Now().UnixNano()) })
+	if err != nil {
+		return err
+	}
+	defer alive.Unsubscribe()
 	req, _ := json.Marshal(productJoin{Index: c.Index, Of: c.Of})
 	var setup productSetup
 	deadline := time.Now().Add(c.JoinTimeout)
@@ -391,7 +467,38 @@ func WorkProducts(c ProductWorkerConfig) error {
 	}
 	sizes := b.HyperSizes()
 	bound := false
-	for m := range tasks {
+	beat := setup.Beat
+	if beat <= 0 {
+		beat = DefaultHeartbeatEvery
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // heartbeats, also while a task computes
+		t := time.NewTicker(beat)
+		defer t.Stop()
+		msg := binary.LittleEndian.AppendUint64(nil, uint64(c.Index))
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				c.Conn.Publish(subj.beat, msg)
+			}
+		}
+	}()
+	check := time.NewTicker(beat)
+	defer check.Stop()
+	for {
+		var m *nats.Msg
+		select {
+		case m = <-tasks:
+		case <-check.C:
+			if silent := time.Since(time.Unix(0, heard.Load())); silent > c.ServerTimeout {
+				return fmt.Errorf("%w: products worker %d heard nothing for %v", ErrServerGone, c.Index, silent.Round(time.Millisecond))
+			}
+			continue
+		}
+		heard.Store(time.Now().UnixNano())
 		seq, op, cols, parts, err := parseTask(m.Data)
 		if err != nil {
 			return fmt.Errorf("cluster: products worker %d: %w", c.Index, err)
@@ -442,7 +549,6 @@ func WorkProducts(c ProductWorkerConfig) error {
 			return err
 		}
 	}
-	return nil
 }
 
 // bindFlat binds the worker's blocks to the setup's inputs and the flattened hyperparameters.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,9 +97,20 @@ func TestProductsMatchOneProcess(t *testing.T) {
 	}
 	defer stopAll(procs, 10*time.Second)
 	kr := kern()
-	prod, err := ServeProducts(ProductsConfig{Conn: nc, Run: run, Workers: k, Kernel: kr, X: x})
+	prod, err := ServeProducts(ProductsConfig{Conn: nc, Run: run, Workers: k, Kernel: kr, X: x, HeartbeatEvery: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The workers' heartbeats pass their permissions: after an idle 700 ms each was heard within the last 300 ms;
+	// and they may hear the server's.
+	time.Sleep(700 * time.Millisecond)
+	for i := range k {
+		if ago := time.Since(time.Unix(0, prod.heard[i].Load())); ago > 300*time.Millisecond {
+			t.Errorf("worker %d last heard %v ago", i, ago)
+		}
+	}
+	if !slices.Contains(WorkerPermissions(run).Subscribe.Allow, productSubjectsOf(run).alive) {
+		t.Error("workers may not subscribe to the server's heartbeats")
 	}
 	gotL, gotG := cgStep(t, x, y, prod, kr, 0, false)
 	prod.Close()
@@ -267,5 +279,83 @@ func TestProductsRefusals(t *testing.T) {
 	}
 	if err := p.Mul(v, 1, out); !errors.Is(err, ErrProductWorker) {
 		t.Errorf("a product after Close: %v", err)
+	}
+}
+
+// Heartbeats both ways: a worker idle for longer than the heartbeat timeout is still alive (it sends heartbeats);
+// a worker whose process or connection is gone fails the task in progress within about the heartbeat timeout,
+// naming it (not after the task's 2-minute Timeout), and a worker that no longer hears its server leaves with
+// ErrServerGone.
+func TestProductsHeartbeats(t *testing.T) {
+	data := Synthetic{N: 600, D: 2, Noise: 0.1, Seed: 3}
+	x, _, err := data.Rows(0, data.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: data.D})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := StartEmbedded(EmbeddedConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Shutdown()
+	conn := func(name string) *nats.Conn {
+		nc, err := Connect(e.URL, name, Security{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	server := conn("server")
+	done := make([]chan error, 2)
+	conns := make([]*nats.Conn, 2)
+	for i := range done {
+		done[i] = make(chan error, 1)
+		conns[i] = conn(fmt.Sprintf("w%d", i))
+		go func() {
+			done[i] <- WorkProducts(ProductWorkerConfig{Conn: conns[i], Run: "hb", Index: i, Of: 2, JoinTimeout: 10 * time.Second,
+				ServerTimeout: time.Second})
+		}()
+	}
+	p, err := ServeProducts(ProductsConfig{Conn: server, Run: "hb", Workers: 2, Kernel: k, X: x, Blocks: cg.BlocksOptions{Block: 256},
+		Timeout: 2 * time.Minute, HeartbeatEvery: 50 * time.Millisecond, HeartbeatTimeout: 400 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hyper := make([][]float64, len(k.Params()))
+	for i, q := range k.Params() {
+		hyper[i] = q.Raw()
+	}
+	if err := p.Bind(x.RawMatrix().Data, data.N, data.D, hyper); err != nil {
+		t.Fatal(err)
+	}
+	v, out := make([]float64, data.N), make([]float64, data.N)
+	time.Sleep(time.Second) // idle for longer than the heartbeat timeout
+	if err := p.Mul(v, 1, out); err != nil {
+		t.Fatalf("a product after an idle second: %v", err)
+	}
+	conns[1].Close() // worker 1's connection is gone
+	t0 := time.Now()
+	err = p.Mul(v, 1, out)
+	if !errors.Is(err, ErrProductWorker) || !strings.Contains(err.Error(), "worker 1 has been silent") {
+		t.Errorf("a product with worker 1 gone: %v, want ErrProductWorker naming worker 1", err)
+	}
+	if el := time.Since(t0); el > 10*time.Second {
+		t.Errorf("worker 1's loss took %v to notice", el)
+	}
+	if err := <-done[1]; !errors.Is(err, ErrServerGone) {
+		t.Errorf("worker 1 without its connection: %v, want ErrServerGone", err)
+	}
+	server.Close() // the server is gone without saying goodbye
+	select {
+	case err := <-done[0]:
+		if !errors.Is(err, ErrServerGone) {
+			t.Errorf("worker 0 without its server: %v, want ErrServerGone", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("worker 0 still waits for a server gone 20 s ago")
 	}
 }

@@ -310,14 +310,14 @@ func (ids *Identities) NkeyUsers() []*natsserver.NkeyUser {
 var ErrIdentityExists = errors.New("cluster: identity file exists (never overwritten)")
 
 // WorkerPermissions are the NATS permissions of a worker of run: it may publish only its join requests,
-// gradients and heartbeats (and, for the exact GP's kernel products, its products join requests and results),
-// and subscribe only to the run's parameters, control messages, products tasks and its replies
+// gradients and heartbeats (and, for the exact GP's kernel products, its products join requests, results and
+// heartbeats), and subscribe only to the run's parameters, control messages, products tasks and heartbeats and its replies
 // (InboxPrefix(run)); nothing of another run, and not the other workers' gradients.
 func WorkerPermissions(run string) *natsserver.Permissions {
 	s, p := subjectsOf(run), productSubjectsOf(run)
 	return &natsserver.Permissions{
-		Publish:   &natsserver.SubjectPermission{Allow: []string{s.join, s.grad, s.hb, p.join, p.result}},
-		Subscribe: &natsserver.SubjectPermission{Allow: []string{s.params, s.ctl + ">", p.task, InboxPrefix(run) + ".>"}},
+		Publish:   &natsserver.SubjectPermission{Allow: []string{s.join, s.grad, s.hb, p.join, p.result, p.beat}},
+		Subscribe: &natsserver.SubjectPermission{Allow: []string{s.params, s.ctl + ">", p.task, p.alive, InboxPrefix(run) + ".>"}},
 	}
 }
 
