@@ -25,8 +25,9 @@ const clusterUsage = `gpzoo %[1]s: distributed training over NATS of every model
 (svgp and its layer families decoupled, hybrid, orth, orthnat; dgp; ADVGP, Peng et al. 2017): a parameter server
 holds the model given by its Spec and applies the same optimiser, natural-gradient or proximal steps and
 stopping rule as single-process training; k workers each own one shard of the rows and push the gradients of
-their data term. gpr and sgpr take the whole data set in one process and refuse it. (gpzoo advgp is the same
-command under its former name.)
+their data term. The exact GP (gpr, Gaussian likelihood) trains by conjugate gradients on one server whose K
+workers compute its kernel products, each its row blocks of every product (Wang et al. 2019); sgpr takes the
+whole data set in one process and refuses it. (gpzoo advgp is the same command under its former name.)
 
   gpzoo run ENTRY --workers K [--tau T]          (= gpzoo %[1]s local ENTRY --workers K)
   gpzoo train --csv FILE ... --workers K [--tau T]
@@ -56,6 +57,10 @@ command under its former name.)
       one worker: joins run NAME, loads shard i of k of the training rows (an entry's split from DIR; or its
       shard of the row file, FILE being this host's copy) and pushes gradients until the server is done; a
       restarted worker joins again
+  gpzoo %[1]s work --url URL --run NAME --shard i/k --products [security flags]
+      one products worker of a gpr run (the command serve prints for --model gpr): gets the kernel and the
+      inputs from the server and computes row blocks i of k of its kernel products until the server is done;
+      server and workers exchange heartbeats, and a lost worker ends the run with an error
 
 Security flags (every connection; beyond loopback a connection is always TLS):
   --nkey FILE      NKey seed file (a worker's: from serve --identities)
@@ -318,6 +323,10 @@ func clusterServe(name string, args []string, stdout, stderr io.Writer) error {
 				return nil, err
 			}
 			cc.URL, cc.Security, cc.Spawn, cc.DataDir = n.url, n.serverSec, external, f.dataOut
+			if c.Family == "gpr" { // products workers: the server sends them the inputs
+				f.workerCommand(stdout, n, cc.Run, cc.Workers, "--products")
+				return n.shutdown, nil
+			}
 			cc.OnData = func(path string) { // the row file the workers read: --rows FILE, or --csv's rows written out
 				f.workerCommand(stdout, n, cc.Run, cc.Workers, "--data-file "+path)
 				fmt.Fprintf(stdout, "  (each worker reads only its shard of %s: give workers on other hosts a copy at the path of their --data-file)\n", path)
@@ -413,6 +422,11 @@ func clusterWork(name string, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer nc.Close()
+	if a.Products { // the exact GP's kernel products: the server sends the inputs with the kernel
+		err := cluster.WorkProducts(cluster.ProductWorkerConfig{Conn: nc, Run: a.Run, Index: a.Shard, Of: a.Of, Stop: stop})
+		fmt.Fprintf(stderr, "%s products worker %d/%d: peak RSS %s\n", name, a.Shard, a.Of, rssString(peakRSS(os.Getpid())))
+		return err
+	}
 	cfg := cluster.WorkerConfig{Conn: nc, Run: a.Run, Shard: a.Shard, Of: a.Of, Delay: a.Delay, Stop: stop, DataFile: *dataFile,
 		Loader: func(ref cluster.DataRef) (x, y *mat.Dense, err error) {
 			if *data != "" { // this machine's data directory, when it has one

@@ -132,7 +132,8 @@ func TestClusterCommandErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"train", "--csv", csv, "--target", "y", "--model", "gpr", "--workers", "2"}, "sum over rows"},
+		{[]string{"train", "--csv", csv, "--target", "y", "--model", "sgpr", "--workers", "2"}, "sum over rows"},
+		{[]string{"train", "--csv", csv, "--target", "y", "--model", "gpr", "--solver", "cholesky", "--workers", "2"}, "not with the Cholesky solver"},
 		{[]string{"train", "--csv", csv, "--target", "y", "--tau", "2"}, "add --workers"},
 		{[]string{"train", "--csv", csv, "--target", "y", "--workers", "0"}, "want K ≥ 1"},
 		{[]string{"cluster", "serve", "--csv", csv, "--target", "y", "--run", "r"}, "add --workers K"},
@@ -176,5 +177,55 @@ func TestClusterServeRows(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in:\n%s", want, out.String())
 		}
+	}
+}
+
+// gpzoo train --model gpr --workers K trains the exact GP by conjugate gradients, its kernel products computed by
+// K worker processes (this test binary as gpzoo cluster work --products); gpzoo cluster serve --csv --model gpr
+// prints the products workers' command, and workers started from it serve the run. Both fits are the
+// single-process fit (package zoo's TestExactGPOnCluster compares them).
+func TestExactGPOnWorkers(t *testing.T) {
+	csv := writeToyCSV(t, 1200) // 1080 training rows: 3 row blocks of 512 for 2 workers
+	dir := t.TempDir()
+	t.Setenv(envCLIMain, "1") // the spawned workers are this test binary running Main
+	var out bytes.Buffer
+	local := filepath.Join(dir, "local.gpz")
+	if err := Main([]string{"train", "--csv", csv, "--target", "y", "--model", "gpr", "--workers", "2", "--iters", "3",
+		"--subset", "100", "--save", local, "--quiet"}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatalf("train on 2 workers: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "kernel products by 2 workers") {
+		t.Errorf("the summary does not say the workers computed the products:\n%s", out.String())
+	}
+	model := filepath.Join(dir, "served.gpz")
+	args := []string{"cluster", "serve", "--csv", csv, "--target", "y", "--model", "gpr", "--run", "gprrun", "--workers", "2",
+		"--iters", "3", "--subset", "100", "--listen", "127.0.0.1:0", "--save", model, "--quiet"}
+	sout := &syncBuffer{}
+	served := make(chan error, 1)
+	go func() { served <- Main(args, sout, &bytes.Buffer{}) }()
+	m := waitFor(t, sout, served, regexp.MustCompile(`gpzoo cluster work (.*)\n`), 1)
+	if !strings.Contains(m[0][1], "--products") {
+		t.Fatalf("the workers' command is not a products worker's: %q", m[0][1])
+	}
+	var cmds [][]string
+	for i := range 2 {
+		c := strings.Replace(m[0][1], "--shard i/2", fmt.Sprintf("--shard %d/2", i), 1)
+		cmds = append(cmds, append([]string{"cluster", "work"}, strings.Fields(c)...))
+	}
+	workToEnd(t, sout, served, cmds)
+	if !strings.Contains(sout.String(), "saved the model to "+model) {
+		t.Errorf("the served run saved no model:\n%s", sout.String())
+	}
+	var a, b bytes.Buffer
+	for _, p := range []struct {
+		model string
+		out   *bytes.Buffer
+	}{{local, &a}, {model, &b}} {
+		if err := Main([]string{"predict", "--model", p.model, "--input", csv}, p.out, &bytes.Buffer{}); err != nil {
+			t.Fatalf("predicting with %s: %v", p.model, err)
+		}
+	}
+	if a.Len() == 0 || a.String() != b.String() {
+		t.Errorf("the two fits on workers predict differently:\n%.300s\n%.300s", a.String(), b.String())
 	}
 }

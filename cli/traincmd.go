@@ -124,7 +124,8 @@ Flags:
                       --resume continues from it and ends exactly as an uninterrupted run would
   --quiet             no progress output
   --workers K         train on a parameter server and K worker processes over NATS (the families that are sums
-                      over rows; gpzoo cluster help): each worker takes --batch B rows of its shard per gradient
+                      over rows; gpzoo cluster help): each worker takes --batch B rows of its shard per gradient;
+                      gpr trains by conjugate gradients, the K workers computing its kernel products
   --tau T             with --workers: delay bound τ (default 0: synchronous)
   --nats URL          with --workers: an external NATS server (default: an embedded one on loopback), reached
                       with the security flags of gpzoo cluster (--creds, --nkey, --token-file, --tls-ca, --tls-cert,
@@ -278,7 +279,7 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 	if set["workers"] && (*workers < 1 || *tau < 0) {
 		return fmt.Errorf("train: --workers %d --tau %d: want K ≥ 1 workers and τ ≥ 0", *workers, *tau)
 	}
-	if set["workers"] && !zoo.ClusterFamily(*family) {
+	if set["workers"] && !zoo.ClusterFamily(*family) && *family != "gpr" { // gpr: its kernel products, by CG
 		return fmt.Errorf("train: --workers: %w (--model %s)", zoo.ErrNotRowSum, *family)
 	}
 	*lik = strings.ToLower(strings.TrimSpace(*lik))

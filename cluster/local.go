@@ -182,6 +182,9 @@ type WorkerArgs struct {
 	Security  Security
 	Shard, Of int
 	Delay     time.Duration
+	// Products makes the worker a products worker of the exact GP by conjugate gradients (WorkProducts: shard
+	// i of k computes its row blocks of the kernel products) instead of a row-sum model's (Work).
+	Products bool
 }
 
 // Proc is a started worker.
@@ -222,34 +225,12 @@ func Local(model gp.RowSum, c LocalConfig) (*Result, error) {
 	if cfg.Job.Run == "" {
 		cfg.Job.Run = nuid.Next()
 	}
-	ids := c.Identities
-	if ids != nil && (ids.Run != cfg.Job.Run || len(ids.Workers) < cfg.Job.Workers) {
-		return nil, fmt.Errorf("cluster: identities of run %q for %d workers, want run %q and %d workers", ids.Run, len(ids.Workers), cfg.Job.Run, cfg.Job.Workers)
-	}
-	url := c.URL
-	if url == "" {
-		ec := c.Embedded
-		if ids != nil && ec.Users == nil {
-			ec.Users = ids.NkeyUsers()
-		}
-		e, err := StartEmbedded(ec)
-		if err != nil {
-			return nil, err
-		}
-		defer e.Shutdown()
-		url = e.URL
-	}
-	sec := c.Security
-	sec.InboxPrefix = InboxPrefix(cfg.Job.Run)
-	if ids != nil {
-		sec.NKeyFile, sec.CredsFile, sec.Token = ids.Server.SeedFile, "", ""
-	}
-	nc, err := Connect(url, "gpzoo-cluster-server", sec)
+	r, err := startLocal(cfg.Job.Run, cfg.Job.Workers, c.URL, c.Security, c.Embedded, c.Identities, "gpzoo-cluster-server")
 	if err != nil {
 		return nil, err
 	}
-	defer nc.Close()
-	cfg.Conn = nc
+	defer r.close()
+	cfg.Conn = r.nc
 	s, err := newServer(model, cfg)
 	if err != nil {
 		return nil, err
@@ -259,20 +240,9 @@ func Local(model gp.RowSum, c LocalConfig) (*Result, error) {
 	if spawn == nil {
 		spawn = InProcess(c.Loader)
 	}
-	k := cfg.Job.Workers
-	procs := make([]Proc, 0, k)
-	for i := range k {
-		ws := c.Security
-		ws.InboxPrefix = InboxPrefix(cfg.Job.Run)
-		if ids != nil {
-			ws.NKeyFile, ws.CredsFile, ws.Token = ids.Workers[i].SeedFile, "", ""
-		}
-		p, err := spawn(WorkerArgs{URL: url, Security: ws, Run: cfg.Job.Run, Shard: i, Of: k, Delay: c.Delay[i]})
-		if err != nil {
-			stopAll(procs, 0)
-			return nil, fmt.Errorf("cluster: starting worker %d/%d: %w", i, k, err)
-		}
-		procs = append(procs, p)
+	procs, err := r.spawnAll(spawn, false, c.Delay)
+	if err != nil {
+		return nil, err
 	}
 	res, err := s.run()
 	grace := 10 * time.Second // the server said "done": the workers leave on their own
@@ -281,6 +251,78 @@ func Local(model gp.RowSum, c LocalConfig) (*Result, error) {
 	}
 	stopAll(procs, grace)
 	return res, err
+}
+
+// localRun is a run's NATS side on one machine: the server's connection to the embedded NATS server (or to the
+// one at a URL) and what its workers present.
+type localRun struct {
+	url, run string
+	k        int
+	nc       *nats.Conn
+	sec      Security // the workers' (before their identities)
+	ids      *Identities
+	embedded *Embedded
+}
+
+// startLocal starts the embedded NATS server unless url is set (taking the run's identities as its users) and
+// connects the run's server to it as name, with its identity when ids is set.
+func startLocal(run string, k int, url string, sec Security, ec EmbeddedConfig, ids *Identities, name string) (*localRun, error) {
+	if ids != nil && (ids.Run != run || len(ids.Workers) < k) {
+		return nil, fmt.Errorf("cluster: identities of run %q for %d workers, want run %q and %d workers", ids.Run, len(ids.Workers), run, k)
+	}
+	r := &localRun{url: url, run: run, k: k, sec: sec, ids: ids}
+	if url == "" {
+		if ids != nil && ec.Users == nil {
+			ec.Users = ids.NkeyUsers()
+		}
+		e, err := StartEmbedded(ec)
+		if err != nil {
+			return nil, err
+		}
+		r.embedded, r.url = e, e.URL
+	}
+	ss := sec
+	ss.InboxPrefix = InboxPrefix(run)
+	if ids != nil {
+		ss.NKeyFile, ss.CredsFile, ss.Token = ids.Server.SeedFile, "", ""
+	}
+	nc, err := Connect(r.url, name, ss)
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	r.nc = nc
+	return r, nil
+}
+
+// spawnAll starts the run's k workers (products workers when products is set); on an error it stops those it
+// started.
+func (r *localRun) spawnAll(spawn Spawner, products bool, delay map[int]time.Duration) ([]Proc, error) {
+	procs := make([]Proc, 0, r.k)
+	for i := range r.k {
+		ws := r.sec
+		ws.InboxPrefix = InboxPrefix(r.run)
+		if r.ids != nil {
+			ws.NKeyFile, ws.CredsFile, ws.Token = r.ids.Workers[i].SeedFile, "", ""
+		}
+		p, err := spawn(WorkerArgs{URL: r.url, Security: ws, Run: r.run, Shard: i, Of: r.k, Delay: delay[i], Products: products})
+		if err != nil {
+			stopAll(procs, 0)
+			return nil, fmt.Errorf("cluster: starting worker %d/%d: %w", i, r.k, err)
+		}
+		procs = append(procs, p)
+	}
+	return procs, nil
+}
+
+// close closes the server's connection and shuts the embedded NATS server down.
+func (r *localRun) close() {
+	if r.nc != nil {
+		r.nc.Close()
+	}
+	if r.embedded != nil {
+		r.embedded.Shutdown()
+	}
 }
 
 // stopAll waits up to grace for the workers to end, then kills the rest.
@@ -314,6 +356,10 @@ func InProcess(load Loader) Spawner {
 		go func() {
 			defer close(p.done)
 			defer nc.Close()
+			if a.Products {
+				p.err = WorkProducts(ProductWorkerConfig{Conn: nc, Run: a.Run, Index: a.Shard, Of: a.Of, Stop: p.stop})
+				return
+			}
 			_, p.err = Work(WorkerConfig{Conn: nc, Run: a.Run, Shard: a.Shard, Of: a.Of, Loader: load, Delay: a.Delay, Stop: p.stop})
 		}()
 		return p, nil
@@ -346,6 +392,9 @@ func Command(name string, args ...string) Spawner {
 		if a.Delay > 0 {
 			full = append(full, "--delay", a.Delay.String())
 		}
+		if a.Products {
+			full = append(full, "--products")
+		}
 		cmd := exec.Command(name, full...)
 		cmd.Stderr = os.Stderr
 		if a.Security.Token != "" {
@@ -372,8 +421,9 @@ func WorkerFlags(fs *flag.FlagSet) func() (WorkerArgs, error) {
 	run := fs.String("run", "default", "training run name (the server's --run)")
 	shard := fs.String("shard", "", "this worker's shard `i/k` (0-based i)")
 	delay := fs.Duration("delay", 0, "artificial pause before every gradient (slow-worker studies)")
+	products := fs.Bool("products", false, "a products worker of the exact GP by conjugate gradients (gpzoo train --model gpr --workers K)")
 	return func() (WorkerArgs, error) {
-		a := WorkerArgs{URL: *url, Run: *run, Delay: *delay}
+		a := WorkerArgs{URL: *url, Run: *run, Delay: *delay, Products: *products}
 		if err := CheckRunName(a.Run); err != nil {
 			return a, err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/gpzoo/gpzoo/gp/cg"
 	"github.com/gpzoo/gpzoo/ops"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -318,6 +319,11 @@ func (p *Products) call(op byte, c int, parts ...[]float64) ([][]float64, error)
 	return out, nil
 }
 
+// String says where the products run (cg.GPR's Describe shows it).
+func (p *Products) String() string {
+	return fmt.Sprintf("kernel products by %d workers over NATS, each its row blocks recomputed at every product", p.c.Workers)
+}
+
 // HyperSizes returns the kernel's hyperparameter sizes.
 func (p *Products) HyperSizes() []int { return p.local.HyperSizes() }
 
@@ -403,6 +409,8 @@ type ProductWorkerConfig struct {
 	// ServerTimeout ends the worker with ErrServerGone when it hears nothing from the server for longer
 	// (default DefaultServerTimeout).
 	ServerTimeout time.Duration
+	// Stop, when closed, ends the worker (nil error) between tasks.
+	Stop <-chan struct{}
 }
 
 // WorkProducts is a products worker: it joins, rebuilds the kernel from its Spec, and answers the server's tasks
@@ -491,6 +499,8 @@ func WorkProducts(c ProductWorkerConfig) error {
 	for {
 		var m *nats.Msg
 		select {
+		case <-c.Stop:
+			return nil
 		case m = <-tasks:
 		case <-check.C:
 			if silent := time.Since(time.Unix(0, heard.Load())); silent > c.ServerTimeout {
@@ -626,4 +636,77 @@ func (r *productResult) unmarshal(data []byte) error {
 	w := wireReader{b: data[18+n:]}
 	r.data = w.floats()
 	return w.end()
+}
+
+// LocalProductsConfig configures LocalProducts.
+type LocalProductsConfig struct {
+	// Products configures the products server (its Conn is set by LocalProducts; Run "": a fresh name).
+	Products ProductsConfig
+	// URL, Security, Embedded, Identities and Spawn are as LocalConfig's: an external NATS server ("": an
+	// embedded one on loopback), what the connections present, the run's identities and how the workers start
+	// (nil: goroutines in this process).
+	URL        string
+	Security   Security
+	Embedded   EmbeddedConfig
+	Identities *Identities
+	Spawn      Spawner
+}
+
+// LocalProducts starts a products run on one machine: the embedded NATS server (unless URL is set), the
+// Products.Workers products workers (Spawn, with WorkerArgs.Products) and the products server, once every worker
+// has joined. stop closes the run: it tells the workers to leave, waits for them (killing those still there
+// after a grace period) and returns the first worker's error.
+func LocalProducts(c LocalProductsConfig) (p *Products, stop func() error, err error) {
+	pc := c.Products
+	if pc.Run == "" {
+		pc.Run = nuid.Next()
+	}
+	if err := CheckRunName(pc.Run); err != nil {
+		return nil, nil, err
+	}
+	r, err := startLocal(pc.Run, pc.Workers, c.URL, c.Security, c.Embedded, c.Identities, "gpzoo-products-server")
+	if err != nil {
+		return nil, nil, err
+	}
+	spawn := c.Spawn
+	if spawn == nil {
+		spawn = InProcess(nil)
+	}
+	procs, err := r.spawnAll(spawn, true, nil)
+	if err != nil {
+		r.close()
+		return nil, nil, err
+	}
+	pc.Conn = r.nc
+	if p, err = ServeProducts(pc); err != nil {
+		stopAll(procs, 0)
+		r.close()
+		return nil, nil, err
+	}
+	return p, func() error {
+		p.Close()
+		errs := make([]error, len(procs))
+		done := make(chan struct{})
+		go func() {
+			for i, q := range procs {
+				errs[i] = q.Wait()
+			}
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			for _, q := range procs {
+				_ = q.Kill()
+			}
+			<-done
+		}
+		r.close()
+		for i, e := range errs {
+			if e != nil {
+				return fmt.Errorf("%w: worker %d: %w", ErrProductWorker, i, e)
+			}
+		}
+		return nil
+	}, nil
 }

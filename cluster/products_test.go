@@ -359,3 +359,56 @@ func TestProductsHeartbeats(t *testing.T) {
 		t.Error("worker 0 still waits for a server gone 20 s ago")
 	}
 }
+
+// LocalProducts starts the NATS server, the workers and the products server on one machine; its products are the
+// single process's, and stop ends the workers cleanly.
+func TestLocalProducts(t *testing.T) {
+	data := Synthetic{N: 700, D: 3, Noise: 0.1, Seed: 4}
+	x, _, err := data.Rows(0, data.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: data.D})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := cg.BlocksOptions{Block: 256}
+	p, stop, err := LocalProducts(LocalProductsConfig{Products: ProductsConfig{Workers: 2, Kernel: k, X: x, Blocks: blocks}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hyper := make([][]float64, len(k.Params()))
+	for i, q := range k.Params() {
+		hyper[i] = q.Raw()
+	}
+	local, err := cg.NewBlocks(k, blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, got, want := make([]float64, 2*data.N), make([]float64, 2*data.N), make([]float64, 2*data.N)
+	for i := range v {
+		v[i] = math.Cos(float64(i))
+	}
+	for _, b := range []ops.KernelOperator{p, local} {
+		if err := b.Bind(x.RawMatrix().Data, data.N, data.D, hyper); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Mul(v, 2, got); err != nil {
+		t.Fatal(err)
+	}
+	if err := local.Mul(v, 2, want); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+			t.Fatalf("entry %d: the workers' K·V %.15g, one process %.15g", i, got[i], want[i])
+		}
+	}
+	if err := stop(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	if err := p.Mul(v, 2, got); !errors.Is(err, ErrProductWorker) {
+		t.Errorf("a product after stop: %v, want ErrProductWorker", err)
+	}
+}

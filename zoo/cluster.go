@@ -47,7 +47,7 @@ type ClusterConfig struct {
 func ClusterFamily(family string) bool { return family != "gpr" && family != "sgpr" }
 
 // ErrNotRowSum is returned for a cluster run of a family that is not a sum over rows.
-var ErrNotRowSum = errors.New("zoo: only the families whose objective is a sum over rows (svgp, decoupled, hybrid, orth, orthnat, dgp) train on a cluster; gpr and sgpr take the whole data set in one process")
+var ErrNotRowSum = errors.New("zoo: only the families whose objective is a sum over rows (svgp, decoupled, hybrid, orth, orthnat, dgp) train on a cluster, and gpr by conjugate gradients, its workers computing the kernel products; sgpr takes the whole data set in one process")
 
 // ClusterLoader is the cluster.Loader of zoo data sets: the standardised training part of ref's data set and
 // split, as a configured entry or an ADVGP entry trains on it (what `gpzoo cluster work --data DIR` loads).

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
@@ -245,6 +246,14 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	if err != nil {
 		return nil, err
 	}
+	if c.Cluster != nil && c.Family == "gpr" && b.stopWorkers == nil {
+		return nil, fmt.Errorf("%w: gpr trains on workers with the Gaussian likelihood, by conjugate gradients (not likelihood %s, inference %s)", ErrNotRowSum, c.Likelihood, c.Inference)
+	}
+	stopWorkers := func() error { return nil }
+	if b.stopWorkers != nil { // once, after the prediction cache (finishExact), or on an error
+		stopWorkers = sync.OnceValue(b.stopWorkers)
+		defer stopWorkers()
+	}
 	res.Optimizer = b.describe
 	assigned, err := gp.AssignPriors(b.model.Params(), c.Priors)
 	if err != nil {
@@ -260,7 +269,9 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	}
 	var tres *train.Result
 	ytr := trainTargets(tr) // [y | mask] with missing targets
-	if c.Cluster != nil && (c.Optimizer == "lbfgs" || !ClusterFamily(c.Family)) {
+	// On a cluster: the families that are sums over rows, trained by Adam; gpr by CG, its workers computing the
+	// kernel products (resolveExact, buildExact).
+	if c.Cluster != nil && c.Family != "gpr" && (c.Optimizer == "lbfgs" || !ClusterFamily(c.Family)) {
 		return nil, fmt.Errorf("%w (family %s, optimizer %s)", ErrNotRowSum, c.Family, c.Optimizer)
 	}
 	_, gpmc := b.model.(gp.LatentHolder)
@@ -316,7 +327,7 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 				}
 			}
 		}
-		if c.Cluster != nil {
+		if c.Cluster != nil && c.Family != "gpr" { // gpr's workers compute its kernel products (buildExact)
 			tres, err = trainCluster(b.model, tr.X, ytr, c, cfg, res)
 		} else {
 			tres, err = train.Train(b.model, tr.X, ytr, rng, cfg)
@@ -331,6 +342,9 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	if b.exact != nil {
 		if err := finishExact(b, c.Stop); err != nil {
 			return nil, err
+		}
+		if err := stopWorkers(); err != nil {
+			return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
 		}
 		res.Exact = b.exact
 	}
@@ -603,6 +617,9 @@ type customBuild struct {
 	// statistics (gpr).
 	pretrain func() error
 	exact    *ExactStats
+	// stopWorkers, when set, ends the workers of the build's kernel products (a CG exact GP on a cluster) and
+	// returns their first error.
+	stopWorkers func() error
 	// diagnose, when set (a deep GP), returns the per-layer diagnostics at (up to DiagnoseRows of) the training
 	// rows (dgp.Diagnose).
 	diagnose func() ([]dgp.LayerDiagnostics, error)

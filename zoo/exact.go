@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpzoo/gpzoo/cluster"
 	"github.com/gpzoo/gpzoo/datasets"
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/cg"
@@ -90,9 +91,21 @@ func (o ExactOptions) check() error {
 // by L-BFGS (200 iterations) unless asked for Adam, as before; CG fits take DefaultCGIters Adam steps at
 // DefaultCGLR (L-BFGS is refused: its line search needs an exact objective).
 func (c CustomConfig) resolveExact(n int) (CustomConfig, error) {
-	solver, reason, err := cg.ChooseSolver(strings.ToLower(c.Exact.Solver), n, c.Exact.Memory)
+	asked := strings.ToLower(c.Exact.Solver)
+	if c.Cluster != nil { // on workers, the exact GP runs by CG, the workers computing its kernel products
+		switch asked {
+		case "", cg.SolverAuto:
+			asked = cg.SolverCG
+		case cg.SolverCholesky:
+			return c, fmt.Errorf("%w: gpr on %d workers trains by conjugate gradients (their kernel products are what the workers share): not with the Cholesky solver", ErrBadCustom, c.Cluster.Workers)
+		}
+	}
+	solver, reason, err := cg.ChooseSolver(asked, n, c.Exact.Memory)
 	if err != nil {
 		return c, fmt.Errorf("%w: %w", ErrBadCustom, err)
+	}
+	if c.Cluster != nil {
+		reason = fmt.Sprintf("its kernel products on %d workers", c.Cluster.Workers)
 	}
 	c.Exact.solver, c.Exact.reason = solver, reason
 	switch solver {
@@ -160,21 +173,44 @@ func buildExact(tr *datasets.Dataset, c CustomConfig, kern gp.Kernel) (*customBu
 		return &customBuild{model: model, describe: fullBatch(c, "exact GP by Cholesky"), exact: &ExactStats{Solver: cg.SolverCholesky, Reason: c.Exact.reason}}, nil
 	}
 	e := c.Exact
-	model, err := cg.NewGPR(cg.Config{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y, LOVERank: e.LOVERank,
+	var (
+		prod        *cluster.Products
+		stopWorkers func() error
+	)
+	if cc := c.Cluster; cc != nil {
+		var err error
+		prod, stopWorkers, err = cluster.LocalProducts(cluster.LocalProductsConfig{
+			Products: cluster.ProductsConfig{Run: cc.Run, Workers: cc.Workers, Kernel: kern, X: tr.X, Blocks: cg.BlocksOptions{Memory: -1}},
+			URL:      cc.URL, Security: cc.Security, Embedded: cc.Embedded, Identities: cc.Identities, Spawn: cc.Spawn})
+		if err != nil {
+			return nil, fmt.Errorf("zoo: the exact GP's products workers: %w", err)
+		}
+	}
+	cfg := cg.Config{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y, LOVERank: e.LOVERank,
 		Solver: ops.CGConfig{Tol: e.CGTol, Probes: e.Probes, PrecondRank: e.PrecondRank, Seed: c.Seed},
-		Blocks: cg.BlocksOptions{Memory: e.Memory}})
+		Blocks: cg.BlocksOptions{Memory: e.Memory}}
+	if prod != nil { // the workers compute the products; the model's own blocks, only predictions' cross-covariances
+		cfg.Operator, cfg.Blocks.Memory = prod, -1
+	}
+	model, err := cg.NewGPR(cfg)
 	if err != nil {
+		if stopWorkers != nil {
+			stopWorkers()
+		}
 		return nil, fmt.Errorf("%w: %w", ErrBadCustom, err)
 	}
 	n := tr.N()
 	stats := &ExactStats{Solver: cg.SolverCG, Reason: e.reason}
-	if model.Config().Blocks.Keeps(n) {
+	switch {
+	case prod != nil:
+		stats.Products = prod.String()
+	case model.Config().Blocks.Keeps(n):
 		stats.Products = fmt.Sprintf("kernel matrix kept (%.0f MiB)", float64(n)*float64(n)*8/(1<<20))
-	} else {
+	default:
 		stats.Products = fmt.Sprintf("kernel recomputed by %d-row blocks at every product (K would take %.0f MiB)", model.Config().Blocks.Block, float64(n)*float64(n)*8/(1<<20))
 	}
 	b := &customBuild{model: model, exact: stats, describe: fmt.Sprintf("adam(%g), full batch, exact GP by conjugate gradients (%s)", c.LR, model.Describe()),
-		hooks: []train.Hook{warmStart{model.Solver()}}}
+		hooks: []train.Hook{warmStart{model.Solver()}}, stopWorkers: stopWorkers}
 	subset := e.Subset
 	if subset == 0 {
 		subset = DefaultSubset

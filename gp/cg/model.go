@@ -238,7 +238,13 @@ func (m *GPR) Describe() string {
 		pre = fmt.Sprintf("pivoted-Cholesky preconditioner of rank %d", c.PrecondRank)
 	}
 	kept := "kernel matrix kept"
-	if !m.cfg.Blocks.Keeps(n) {
+	switch op := m.cfg.Operator; {
+	case op != nil: // the operator's own words, when it has some
+		kept = "kernel products by its operator"
+		if s, ok := op.(fmt.Stringer); ok {
+			kept = s.String()
+		}
+	case !m.cfg.Blocks.Keeps(n):
 		kept = fmt.Sprintf("kernel recomputed by %d-row blocks", m.cfg.Blocks.Block)
 	}
 	return fmt.Sprintf("CG tolerance %g (≤ %d iterations), %d %s probes, %d Lanczos steps, %s, %s", c.Tol, c.MaxIters, c.Probes, c.Probe, c.Lanczos, pre, kept)
