@@ -35,7 +35,10 @@ import (
 //
 // A worker silent for HeartbeatTimeout fails the task the server waits for at once (ErrProductWorker, naming
 // it) instead of at the task's Timeout; a worker that hears nothing from the server for ServerTimeout leaves
-// with ErrServerGone instead of waiting for tasks forever.
+// with ErrServerGone instead of waiting for tasks forever. A worker's heartbeat also says which task it last
+// answered and whether it is computing one: a worker idle without having answered the task the server waits
+// for lost the task or its answer in transit (NATS delivers at most once; a reconnect may drop messages), and
+// the server sends the task again; the worker computes it, or sends the answer it keeps again.
 //
 // Sums over workers are added in worker order, so a run's numbers do not depend on the order results arrive; they
 // differ from one process's (which sums each product over the upper triangle) by rounding only.
@@ -116,7 +119,11 @@ type Products struct {
 	joinSub *nats.Subscription
 	beatSub *nats.Subscription
 	heard   []atomic.Int64 // each worker's last heartbeat, result or join (Unix nanoseconds)
-	quit    chan struct{}  // closed by Close: the server's heartbeats stop
+	// answered and busy are each worker's last answered task and whether it computes one, by its heartbeats.
+	answered []atomic.Uint64
+	busy     []atomic.Bool
+	resent   atomic.Int64
+	quit     chan struct{} // closed by Close: the server's heartbeats stop
 }
 
 type productResult struct {
@@ -161,7 +168,8 @@ func ServeProducts(c ProductsConfig) (*Products, error) {
 	}
 	n, d := c.X.Dims()
 	p := &Products{c: c, subj: productSubjectsOf(c.Run), local: local, x: mat.DenseCopyOf(c.X).RawMatrix().Data, n: n, d: d,
-		results: make(chan productResult, 4*c.Workers), heard: make([]atomic.Int64, c.Workers), quit: make(chan struct{})}
+		results: make(chan productResult, 4*c.Workers), heard: make([]atomic.Int64, c.Workers),
+		answered: make([]atomic.Uint64, c.Workers), busy: make([]atomic.Bool, c.Workers), quit: make(chan struct{})}
 	block := cg.DefaultBlock
 	if c.Blocks.Block > 0 {
 		block = c.Blocks.Block
@@ -182,10 +190,10 @@ func ServeProducts(c ProductsConfig) (*Products, error) {
 		return nil, err
 	}
 	if p.beatSub, err = c.Conn.Subscribe(p.subj.beat, func(m *nats.Msg) {
-		if len(m.Data) == 8 {
-			if i := binary.LittleEndian.Uint64(m.Data); i < uint64(c.Workers) {
-				p.heard[i].Store(time.Now().UnixNano())
-			}
+		if i, answered, busy, ok := parseBeat(m.Data); ok && i < uint64(c.Workers) {
+			p.answered[i].Store(answered)
+			p.busy[i].Store(busy)
+			p.heard[i].Store(time.Now().UnixNano())
 		}
 	}); err != nil {
 		p.sub.Unsubscribe()
@@ -290,14 +298,28 @@ func (p *Products) call(op byte, c int, parts ...[]float64) ([][]float64, error)
 	timeout := time.After(p.c.Timeout)
 	check := time.NewTicker(p.c.HeartbeatEvery)
 	defer check.Stop()
+	sent := time.Now()
 	for got < p.c.Workers {
 		select {
 		case <-check.C:
+			lost := false
 			for i, o := range out {
-				if silent := time.Since(time.Unix(0, p.heard[i].Load())); o == nil && silent > p.c.HeartbeatTimeout {
+				if o != nil {
+					continue
+				}
+				if silent := time.Since(time.Unix(0, p.heard[i].Load())); silent > p.c.HeartbeatTimeout {
 					return nil, fmt.Errorf("%w: worker %d has been silent for %v (no heartbeat; its process or its connection is gone) during task %d",
 						ErrProductWorker, i, silent.Round(time.Millisecond), p.seq)
 				}
+				// Idle without this task's answer, by a heartbeat sent well after the task: it was lost.
+				lost = lost || (!p.busy[i].Load() && time.Since(sent) > 4*p.c.HeartbeatEvery && time.Unix(0, p.heard[i].Load()).After(sent.Add(2*p.c.HeartbeatEvery)))
+			}
+			if lost {
+				if err := p.c.Conn.Publish(p.subj.task, b); err != nil {
+					return nil, fmt.Errorf("cluster: publishing a products task again: %w", err)
+				}
+				sent = time.Now()
+				p.resent.Add(1)
 			}
 		case r := <-p.results:
 			if r.seq != p.seq || r.index < 0 || r.index >= p.c.Workers || out[r.index] != nil {
@@ -318,6 +340,9 @@ func (p *Products) call(op byte, c int, parts ...[]float64) ([][]float64, error)
 	}
 	return out, nil
 }
+
+// Resent returns the number of times a task was sent again because a worker lost it or its answer.
+func (p *Products) Resent() int { return int(p.resent.Load()) }
 
 // String says where the products run (cg.GPR's Describe shows it).
 func (p *Products) String() string {
@@ -411,6 +436,9 @@ type ProductWorkerConfig struct {
 	ServerTimeout time.Duration
 	// Stop, when closed, ends the worker (nil error) between tasks.
 	Stop <-chan struct{}
+	// lose, when set (tests), drops a task on arrival (what "task") or the answer to it ("result") when it
+	// returns true: the messages NATS may lose in transit.
+	lose func(what string, seq uint64) bool
 }
 
 // WorkProducts is a products worker: it joins, rebuilds the kernel from its Spec, and answers the server's tasks
@@ -479,21 +507,26 @@ func WorkProducts(c ProductWorkerConfig) error {
 	if beat <= 0 {
 		beat = DefaultHeartbeatEvery
 	}
+	var (
+		answered atomic.Uint64 // the last task answered
+		busy     atomic.Bool   // computing a task
+		last     []byte        // the last answer, sent again when its task comes again
+	)
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() { // heartbeats, also while a task computes
 		t := time.NewTicker(beat)
 		defer t.Stop()
-		msg := binary.LittleEndian.AppendUint64(nil, uint64(c.Index))
 		for {
 			select {
 			case <-stop:
 				return
 			case <-t.C:
-				c.Conn.Publish(subj.beat, msg)
+				c.Conn.Publish(subj.beat, beatBytes(uint64(c.Index), answered.Load(), busy.Load()))
 			}
 		}
 	}()
+	lose := func(what string, seq uint64) bool { return c.lose != nil && c.lose(what, seq) }
 	check := time.NewTicker(beat)
 	defer check.Stop()
 	for {
@@ -516,6 +549,18 @@ func WorkProducts(c ProductWorkerConfig) error {
 		if op == opDone {
 			return nil
 		}
+		if done := answered.Load(); seq <= done { // sent again: its answer was lost (or this is a late copy)
+			if seq == done && last != nil {
+				if err := c.Conn.Publish(subj.result, last); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if lose("task", seq) {
+			continue
+		}
+		busy.Store(true)
 		var data []float64
 		switch op {
 		case opBind:
@@ -555,10 +600,35 @@ func WorkProducts(c ProductWorkerConfig) error {
 		if err != nil {
 			r.err = err.Error()
 		}
-		if err := c.Conn.Publish(subj.result, r.marshal()); err != nil {
+		last = r.marshal()
+		answered.Store(seq)
+		busy.Store(false)
+		if lose("result", seq) {
+			continue
+		}
+		if err := c.Conn.Publish(subj.result, last); err != nil {
 			return err
 		}
 	}
+}
+
+// beatBytes encodes a products worker's heartbeat: its index, the last task it answered and whether it is
+// computing one.
+func beatBytes(index, answered uint64, busy bool) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, index)
+	b = binary.LittleEndian.AppendUint64(b, answered)
+	if busy {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+// parseBeat decodes beatBytes.
+func parseBeat(data []byte) (index, answered uint64, busy, ok bool) {
+	if len(data) != 17 || data[16] > 1 {
+		return 0, 0, false, false
+	}
+	return binary.LittleEndian.Uint64(data), binary.LittleEndian.Uint64(data[8:]), data[16] == 1, true
 }
 
 // bindFlat binds the worker's blocks to the setup's inputs and the flattened hyperparameters.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -163,6 +164,18 @@ func TestProductMessages(t *testing.T) {
 	}
 	if err := back.unmarshal(r.marshal()[:10]); err == nil {
 		t.Error("a truncated result was accepted")
+	}
+	for _, busy := range []bool{false, true} {
+		if i, a, bz, ok := parseBeat(beatBytes(3, 41, busy)); !ok || i != 3 || a != 41 || bz != busy {
+			t.Errorf("heartbeat (busy %v): %d %d %v %v", busy, i, a, bz, ok)
+		}
+	}
+	bad := beatBytes(3, 41, true)
+	bad[16] = 7
+	for _, m := range [][]byte{nil, beatBytes(1, 2, false)[:8], bad, append(beatBytes(1, 2, false), 0)} {
+		if _, _, _, ok := parseBeat(m); ok {
+			t.Errorf("a malformed heartbeat %v was accepted", m)
+		}
 	}
 }
 
@@ -410,5 +423,93 @@ func TestLocalProducts(t *testing.T) {
 	}
 	if err := p.Mul(v, 2, got); !errors.Is(err, ErrProductWorker) {
 		t.Errorf("a product after stop: %v, want ErrProductWorker", err)
+	}
+}
+
+// A task or an answer lost in transit is sent again: worker 0 drops the first product task on arrival, worker 1
+// the answer to the second; each product still completes with the right values, the server having sent each
+// task again once (it notices from the workers' heartbeats: idle, without the task's answer).
+func TestProductsLostMessages(t *testing.T) {
+	data := Synthetic{N: 600, D: 2, Noise: 0.1, Seed: 3}
+	x, _, err := data.Rows(0, data.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: data.D})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := StartEmbedded(EmbeddedConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Shutdown()
+	conn := func(name string) *nats.Conn {
+		nc, err := Connect(e.URL, name, Security{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	server := conn("server")
+	// Task 1 binds; tasks 2 and 3 are the products. Each is lost once.
+	var lost [2]atomic.Bool
+	lose := []func(string, uint64) bool{
+		func(what string, seq uint64) bool { return what == "task" && seq == 2 && !lost[0].Swap(true) },
+		func(what string, seq uint64) bool { return what == "result" && seq == 3 && !lost[1].Swap(true) },
+	}
+	done := make([]chan error, 2)
+	for i := range done {
+		done[i] = make(chan error, 1)
+		nc := conn(fmt.Sprintf("w%d", i))
+		go func() {
+			done[i] <- WorkProducts(ProductWorkerConfig{Conn: nc, Run: "lost", Index: i, Of: 2, JoinTimeout: 10 * time.Second, lose: lose[i]})
+		}()
+	}
+	blocks := cg.BlocksOptions{Block: 256}
+	p, err := ServeProducts(ProductsConfig{Conn: server, Run: "lost", Workers: 2, Kernel: k, X: x, Blocks: blocks,
+		Timeout: time.Minute, HeartbeatEvery: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hyper := make([][]float64, len(k.Params()))
+	for i, q := range k.Params() {
+		hyper[i] = q.Raw()
+	}
+	local, err := cg.NewBlocks(k, blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []ops.KernelOperator{p, local} {
+		if err := b.Bind(x.RawMatrix().Data, data.N, data.D, hyper); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 2 {
+		v, got, want := make([]float64, data.N), make([]float64, data.N), make([]float64, data.N)
+		for i := range v {
+			v[i] = math.Sin(float64(i + round))
+		}
+		if err := p.Mul(v, 1, got); err != nil {
+			t.Fatalf("product %d: %v", round, err)
+		}
+		if err := local.Mul(v, 1, want); err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+				t.Fatalf("product %d, row %d: %.15g, want %.15g", round, i, got[i], want[i])
+			}
+		}
+	}
+	if r := p.Resent(); r != 2 {
+		t.Errorf("tasks sent again %d times, want 2", r)
+	}
+	p.Close()
+	for i, d := range done {
+		if err := <-d; err != nil {
+			t.Errorf("worker %d: %v", i, err)
+		}
 	}
 }
