@@ -133,6 +133,7 @@ func TestNetnsCluster(t *testing.T) {
 	t.Run("listen-refused", c.testListenRefused)
 	t.Run("latency-and-cuts", c.testLatencyAndCuts)
 	t.Run("kills", c.testKills)
+	t.Run("products", c.testProducts)
 	t.Logf("proxy: %d connections, %d cut, %d upstream dials refused; whole test %.1fs", c.proxy.accepted.Load(),
 		c.proxy.cut.Load(), c.proxy.dialFailed.Load(), time.Since(t0).Seconds())
 }
@@ -521,5 +522,119 @@ func (c *netnsCluster) plaintextRefused(t *testing.T, run string) {
 		if strings.HasPrefix(line, "+OK") || strings.HasPrefix(line, "PONG") {
 			t.Fatalf("a client talking in clear was answered %q", line)
 		}
+	}
+}
+
+// The exact GP's kernel products across hosts: gpzoo cluster serve --csv --model gpr prints the products
+// workers' command; workers in the other namespaces, each with its own NKey identity, reach the server through
+// the lossy proxy (latency; every connection cut once while the products run: a task or an answer lost in the
+// cut is sent again) and the fit completes, its model file predicting. A second run, one of whose workers is SIGKILLed once the products have
+// begun, ends with the typed error naming that worker within the heartbeat timeout, and its other worker leaves.
+func (c *netnsCluster) testProducts(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "cg.csv")
+	rng := rand.New(rand.NewPCG(5, 5))
+	var b strings.Builder
+	b.WriteString("a,b,y\n")
+	for range 1200 { // 1080 training rows: 3 row blocks for 2 workers
+		x0, x1 := 4*rng.Float64()-2, 4*rng.Float64()-2
+		fmt.Fprintf(&b, "%g,%g,%g\n", x0, x1, math.Sin(2*x0)+0.3*x1+0.1*rng.NormFloat64())
+	}
+	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, kill := range []bool{false, true} {
+		run, iters := "netns-cg", "20"
+		if kill {
+			run, iters = "netns-cg-kill", "200"
+		}
+		rdir := filepath.Join(dir, run)
+		if err := os.Mkdir(rdir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		auth := netnsAuth{identities: filepath.Join(rdir, "identities")}
+		t0 := time.Now()
+		srv := c.lab.start(c.ctx, c.srvNS, "products server "+run, []string{"GOMAXPROCS=1", EnvToken + "="}, c.bin,
+			"cluster", "serve", "--csv", csv, "--target", "y", "--model", "gpr", "--run", run, "--listen", c.listen,
+			"--tls-cert", c.pki.Cert, "--tls-key", c.pki.Key, "--tls-ca", c.pki.CA, "--identities", auth.identities,
+			"--workers", "2", "--iters", iters, "--subset", "200", "--out", filepath.Join(rdir, "result.json"),
+			"--save", filepath.Join(rdir, "model.gpz"))
+		// The workers' command goes to standard output; their identities exist once the server starts.
+		for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+			if _, err := os.Stat(c.workerSeed(auth, run, 1)); err == nil {
+				break
+			}
+			if time.Since(start) > time.Minute {
+				t.Fatalf("%s: no identities after a minute (%v)\n%s", run, srv.wait(time.Second), srv.output(20))
+			}
+		}
+		var ws []*nsProc
+		for i := range 2 {
+			ws = append(ws, c.lab.start(c.ctx, c.workerNS[i], fmt.Sprintf("products worker %d of %s", i, run), []string{"GOMAXPROCS=1", EnvToken + "="},
+				c.bin, "cluster", "work", "--url", c.workerURL[i], "--run", run, "--shard", fmt.Sprintf("%d/2", i), "--products",
+				"--tls-ca", c.pki.CA, "--nkey", c.workerSeed(auth, run, i)))
+		}
+		if !srv.await(time.Minute, func(s string) bool { return strings.Contains(s, "L-BFGS done") }) {
+			t.Fatalf("%s: no subset start\n%s", run, srv.output(20))
+		}
+		time.Sleep(time.Second) // the products have begun
+		if !kill {
+			cut := c.proxy.cutAll() // every connection at once, with whatever is in flight
+			if err := srv.wait(2 * time.Minute); err != nil {
+				t.Fatalf("%s: %v\n%s\n%s\n%s", run, err, srv.output(30), ws[0].output(10), ws[1].output(10))
+			}
+			srv.mu.Lock()
+			printed := srv.stdout.String()
+			srv.mu.Unlock()
+			if !strings.Contains(printed, "--products") {
+				t.Errorf("%s: the server printed no products workers' command:\n%s", run, printed)
+			}
+			for _, w := range ws {
+				if err := w.wait(30 * time.Second); err != nil {
+					t.Errorf("%v\n%s", err, w.output(10))
+				}
+			}
+			raw, err := os.ReadFile(filepath.Join(rdir, "result.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r struct {
+				TestRMSE *float64 `json:"test_rmse"`
+				Exact    *struct {
+					Products string `json:"products"`
+					Resent   int    `json:"products_resent"`
+				} `json:"exact"`
+			}
+			if err := json.Unmarshal(raw, &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.TestRMSE == nil || !(*r.TestRMSE < 1) || r.Exact == nil || !strings.Contains(r.Exact.Products, "2 workers") {
+				t.Errorf("%s: test RMSE %v, exact %+v: want a fit whose products 2 workers computed", run, r.TestRMSE, r.Exact)
+			}
+			f, err := modelfile.LoadFile(filepath.Join(rdir, "model.gpz"), gp.BuildOptions{})
+			if err != nil {
+				t.Fatalf("the model file: %v", err)
+			}
+			if p, err := f.Predict(mat.NewDense(2, 2, []float64{0, 0, 1, -1}), modelfile.PredictOptions{}); err != nil || math.IsNaN(p.Mean.At(1, 0)) {
+				t.Errorf("the saved model predicts %v, %v", p, err)
+			}
+			t.Logf("%s: %s steps through the proxy in %.1fs, %d connections cut mid-run, %d tasks sent again; test RMSE %.4f", run, iters,
+				time.Since(t0).Seconds(), cut, r.Exact.Resent, *r.TestRMSE)
+			continue
+		}
+		ws[1].kill()
+		killed := time.Now()
+		err := srv.wait(time.Minute)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() == 0 || !strings.Contains(srv.output(5), "worker 1 has been silent") {
+			t.Fatalf("%s: the server after worker 1's SIGKILL: %v, want a failure naming worker 1\n%s", run, err, srv.output(10))
+		}
+		if d := time.Since(killed); d > 30*time.Second {
+			t.Errorf("%s: the server took %v to give up on worker 1", run, d)
+		}
+		if err := ws[0].wait(30 * time.Second); err != nil {
+			t.Errorf("%s: worker 0 after the run failed: %v\n%s", run, err, ws[0].output(10))
+		}
+		t.Logf("%s: worker 1 killed; the server gave up after %.1fs", run, time.Since(killed).Seconds())
 	}
 }

@@ -66,6 +66,8 @@ type ExactStats struct {
 	CGIters        int     `json:"cg_iters,omitempty"`
 	CGResidual     float64 `json:"cg_residual,omitempty"`
 	CGNotConverged int     `json:"cg_not_converged,omitempty"`
+	// ProductsResent counts the products tasks sent to the workers again (a task or its answer lost in transit).
+	ProductsResent int `json:"products_resent,omitempty"`
 	// The prediction cache: α's solve (iterations, relative residual), the LOVE rank, the seconds they took and
 	// the prediction solves stopped by their cap.
 	CacheIters      int     `json:"cache_iters,omitempty"`
@@ -93,6 +95,9 @@ func (o ExactOptions) check() error {
 func (c CustomConfig) resolveExact(n int) (CustomConfig, error) {
 	asked := strings.ToLower(c.Exact.Solver)
 	if c.Cluster != nil { // on workers, the exact GP runs by CG, the workers computing its kernel products
+		if c.Cluster.Tau != 0 {
+			return c, fmt.Errorf("%w: gpr on workers: τ = %d is for the asynchronous gradients of the families that are sums over rows; the kernel products are synchronous", ErrBadCustom, c.Cluster.Tau)
+		}
 		switch asked {
 		case "", cg.SolverAuto:
 			asked = cg.SolverCG
@@ -173,6 +178,7 @@ func buildExact(tr *datasets.Dataset, c CustomConfig, kern gp.Kernel) (*customBu
 		return &customBuild{model: model, describe: fullBatch(c, "exact GP by Cholesky"), exact: &ExactStats{Solver: cg.SolverCholesky, Reason: c.Exact.reason}}, nil
 	}
 	e := c.Exact
+	stats := &ExactStats{Solver: cg.SolverCG, Reason: e.reason}
 	var (
 		prod        *cluster.Products
 		stopWorkers func() error
@@ -185,6 +191,8 @@ func buildExact(tr *datasets.Dataset, c CustomConfig, kern gp.Kernel) (*customBu
 		if err != nil {
 			return nil, fmt.Errorf("zoo: the exact GP's products workers: %w", err)
 		}
+		stopAll := stopWorkers
+		stopWorkers = func() error { stats.ProductsResent = prod.Resent(); return stopAll() }
 	}
 	cfg := cg.Config{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y, LOVERank: e.LOVERank,
 		Solver: ops.CGConfig{Tol: e.CGTol, Probes: e.Probes, PrecondRank: e.PrecondRank, Seed: c.Seed},
@@ -200,7 +208,6 @@ func buildExact(tr *datasets.Dataset, c CustomConfig, kern gp.Kernel) (*customBu
 		return nil, fmt.Errorf("%w: %w", ErrBadCustom, err)
 	}
 	n := tr.N()
-	stats := &ExactStats{Solver: cg.SolverCG, Reason: e.reason}
 	switch {
 	case prod != nil:
 		stats.Products = prod.String()
@@ -314,6 +321,9 @@ func (e *ExactStats) summary() string {
 		return s + "\n"
 	}
 	s += fmt.Sprintf("\n    %s", e.Products)
+	if e.ProductsResent > 0 {
+		s += fmt.Sprintf(" (%d tasks sent again: they or their answers were lost in transit)", e.ProductsResent)
+	}
 	if e.SubsetRows > 0 {
 		s += fmt.Sprintf("; subset start: %d L-BFGS iterations on %d rows in %.1fs", e.SubsetIters, e.SubsetRows, e.SubsetSeconds)
 	}
