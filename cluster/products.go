@@ -230,7 +230,7 @@ func ServeProducts(c ProductsConfig) (*Products, error) {
 		p.beatSub.Unsubscribe()
 		return nil, err
 	}
-	go p.alive()
+	go every(c.HeartbeatEvery, p.quit, func() { c.Conn.Publish(p.subj.alive, nil) }) // the server's heartbeats
 	select {
 	case <-all:
 	case <-time.After(c.JoinTimeout):
@@ -243,16 +243,26 @@ func ServeProducts(c ProductsConfig) (*Products, error) {
 	return p, nil
 }
 
-// alive sends the server's heartbeats until Close.
-func (p *Products) alive() {
-	t := time.NewTicker(p.c.HeartbeatEvery)
+// publish publishes data on subj. A write that fails while the connection reconnects (a cut connection, a large
+// message flushed at once) loses the message, as a cut would: the heartbeats then show the task unanswered, and
+// the server sends it again. Only a closed connection is an error.
+func publish(nc *nats.Conn, subj string, data []byte) error {
+	if err := nc.Publish(subj, data); err != nil && nc.IsClosed() {
+		return err
+	}
+	return nil
+}
+
+// every calls f every d until stop is closed.
+func every(d time.Duration, stop <-chan struct{}, f func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
-		case <-p.quit:
+		case <-stop:
 			return
 		case <-t.C:
-			p.c.Conn.Publish(p.subj.alive, nil)
+			f()
 		}
 	}
 }
@@ -290,7 +300,7 @@ func (p *Products) call(op byte, c int, parts ...[]float64) ([][]float64, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.c.Conn.Publish(p.subj.task, b); err != nil {
+	if err := publish(p.c.Conn, p.subj.task, b); err != nil {
 		return nil, fmt.Errorf("cluster: publishing a products task: %w", err)
 	}
 	out := make([][]float64, p.c.Workers)
@@ -315,7 +325,7 @@ func (p *Products) call(op byte, c int, parts ...[]float64) ([][]float64, error)
 				lost = lost || (!p.busy[i].Load() && time.Since(sent) > 4*p.c.HeartbeatEvery && time.Unix(0, p.heard[i].Load()).After(sent.Add(2*p.c.HeartbeatEvery)))
 			}
 			if lost {
-				if err := p.c.Conn.Publish(p.subj.task, b); err != nil {
+				if err := publish(p.c.Conn, p.subj.task, b); err != nil {
 					return nil, fmt.Errorf("cluster: publishing a products task again: %w", err)
 				}
 				sent = time.Now()
@@ -514,18 +524,9 @@ func WorkProducts(c ProductWorkerConfig) error {
 	)
 	stop := make(chan struct{})
 	defer close(stop)
-	go func() { // heartbeats, also while a task computes
-		t := time.NewTicker(beat)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				c.Conn.Publish(subj.beat, beatBytes(uint64(c.Index), answered.Load(), busy.Load()))
-			}
-		}
-	}()
+	go every(beat, stop, func() { // heartbeats, also while a task computes
+		c.Conn.Publish(subj.beat, beatBytes(uint64(c.Index), answered.Load(), busy.Load()))
+	})
 	lose := func(what string, seq uint64) bool { return c.lose != nil && c.lose(what, seq) }
 	check := time.NewTicker(beat)
 	defer check.Stop()
@@ -551,7 +552,7 @@ func WorkProducts(c ProductWorkerConfig) error {
 		}
 		if done := answered.Load(); seq <= done { // sent again: its answer was lost (or this is a late copy)
 			if seq == done && last != nil {
-				if err := c.Conn.Publish(subj.result, last); err != nil {
+				if err := publish(c.Conn, subj.result, last); err != nil {
 					return err
 				}
 			}
@@ -606,7 +607,7 @@ func WorkProducts(c ProductWorkerConfig) error {
 		if lose("result", seq) {
 			continue
 		}
-		if err := c.Conn.Publish(subj.result, last); err != nil {
+		if err := publish(c.Conn, subj.result, last); err != nil {
 			return err
 		}
 	}

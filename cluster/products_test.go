@@ -183,28 +183,7 @@ func TestProductMessages(t *testing.T) {
 // another worker count, workers that never join, tasks before the hyperparameters (the workers' own error,
 // passed on), inputs other than the run's, and a task after Close.
 func TestProductsRefusals(t *testing.T) {
-	data := Synthetic{N: 600, D: 2, Noise: 0.1, Seed: 3}
-	x, _, err := data.Rows(0, data.N)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: data.D})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := StartEmbedded(EmbeddedConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Shutdown()
-	conn := func(name string) *nats.Conn {
-		nc, err := Connect(e.URL, name, Security{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		return nc
-	}
+	data, x, k, conn := productsLab(t)
 	server := conn("server")
 	blocks := cg.BlocksOptions{Block: 256} // 3 row blocks
 	if _, err := ServeProducts(ProductsConfig{Conn: server, Run: "r", Workers: 4, Kernel: k, X: x, Blocks: blocks}); err == nil || !strings.Contains(err.Error(), "at most 3") {
@@ -300,28 +279,7 @@ func TestProductsRefusals(t *testing.T) {
 // naming it (not after the task's 2-minute Timeout), and a worker that no longer hears its server leaves with
 // ErrServerGone.
 func TestProductsHeartbeats(t *testing.T) {
-	data := Synthetic{N: 600, D: 2, Noise: 0.1, Seed: 3}
-	x, _, err := data.Rows(0, data.N)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: data.D})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := StartEmbedded(EmbeddedConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Shutdown()
-	conn := func(name string) *nats.Conn {
-		nc, err := Connect(e.URL, name, Security{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		return nc
-	}
+	data, x, k, conn := productsLab(t)
 	server := conn("server")
 	done := make([]chan error, 2)
 	conns := make([]*nats.Conn, 2)
@@ -430,28 +388,7 @@ func TestLocalProducts(t *testing.T) {
 // the answer to the second; each product still completes with the right values, the server having sent each
 // task again once (it notices from the workers' heartbeats: idle, without the task's answer).
 func TestProductsLostMessages(t *testing.T) {
-	data := Synthetic{N: 600, D: 2, Noise: 0.1, Seed: 3}
-	x, _, err := data.Rows(0, data.N)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: data.D})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := StartEmbedded(EmbeddedConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Shutdown()
-	conn := func(name string) *nats.Conn {
-		nc, err := Connect(e.URL, name, Security{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		return nc
-	}
+	data, x, k, conn := productsLab(t)
 	server := conn("server")
 	// Task 1 binds; tasks 2 and 3 are the products. Each is lost once.
 	var lost [2]atomic.Bool
@@ -511,5 +448,32 @@ func TestProductsLostMessages(t *testing.T) {
 		if err := <-d; err != nil {
 			t.Errorf("worker %d: %v", i, err)
 		}
+	}
+}
+
+// productsLab is the setup of the products tests: 600 synthetic rows of 2 inputs, an SE kernel, an embedded
+// NATS server (shut down with the test) and conn, a connection to it (closed with the test).
+func productsLab(t *testing.T) (data Synthetic, x *mat.Dense, k gp.Kernel, conn func(name string) *nats.Conn) {
+	t.Helper()
+	data = Synthetic{N: 600, D: 2, Noise: 0.1, Seed: 3}
+	x, _, err := data.Rows(0, data.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, err = gp.NewSquaredExp(gp.KernelConfig{InputDim: data.D}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := StartEmbedded(EmbeddedConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Shutdown)
+	return data, x, k, func(name string) *nats.Conn {
+		nc, err := Connect(e.URL, name, Security{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
 	}
 }

@@ -409,22 +409,15 @@ func (w *worker) await(v int) (*paramsMsg, error) {
 
 // heartbeats publishes a heartbeat every Job.HeartbeatEvery until stop is closed.
 func (w *worker) heartbeats(stop <-chan struct{}) {
-	t := time.NewTicker(w.job.HeartbeatEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			hb := heartbeat{ID: w.cfg.ID, Shard: w.cfg.Shard}
-			if v := w.waitAt.Load(); v >= 0 {
-				hb.Waiting, hb.Pushed, hb.Waited = true, int(v), time.Since(time.Unix(0, w.waitT0.Load()))
-			}
-			if data, err := encode(hb); err == nil {
-				_ = w.cfg.Conn.Publish(w.subj.hb, data)
-			}
+	every(w.job.HeartbeatEvery, stop, func() {
+		hb := heartbeat{ID: w.cfg.ID, Shard: w.cfg.Shard}
+		if v := w.waitAt.Load(); v >= 0 {
+			hb.Waiting, hb.Pushed, hb.Waited = true, int(v), time.Since(time.Unix(0, w.waitT0.Load()))
 		}
-	}
+		if data, err := encode(hb); err == nil {
+			_ = w.cfg.Conn.Publish(w.subj.hb, data)
+		}
+	})
 }
 
 // bye tells the server the worker saw its "done" (a heartbeat with Bye), so that it stops republishing it.
