@@ -1,7 +1,6 @@
 package zoo_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/gpzoo/gpzoo/zoo"
@@ -36,8 +35,8 @@ func BenchmarkClusterStaleSteps(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					b.Log(fmt.Sprintf("seed %d: test LL %.4f, RMSE %.4f, mean staleness %.2f", seed+1, run.Result.TestLL, *run.Result.TestRMSE,
-						run.Result.Cluster.MeanStaleness))
+					b.Logf("seed %d: test LL %.4f, RMSE %.4f, mean staleness %.2f", seed+1, run.Result.TestLL, *run.Result.TestRMSE,
+						run.Result.Cluster.MeanStaleness)
 					ll += run.Result.TestLL / seeds
 					rmse += *run.Result.TestRMSE / seeds
 					lag += run.Result.Cluster.MeanStaleness / seeds
