@@ -71,8 +71,8 @@ Security flags (every connection; beyond loopback a connection is always TLS):
   --tls-cert FILE, --tls-key FILE
                    this client's certificate and key (serve with the embedded server: the server's own)
 
-ENTRY is an entry of a family that is a sum over rows or an ADVGP entry (protein/advgp, kin40k/advgp,
-keggdirected/advgp, synthetic10m/advgp; gpzoo list). Run flags are those of gpzoo run (train flags those of
+ENTRY is an entry of a family that is a sum over rows, of the exact GP (kin40k/gpr: its kernel products on the
+workers) or an ADVGP entry (protein/advgp, kin40k/advgp, keggdirected/advgp, synthetic10m/advgp; gpzoo list). Run flags are those of gpzoo run (train flags those of
 gpzoo train) plus --workers K (ADVGP default 4), --tau T (delay bound; ADVGP default 4, others 0 =
 synchronous) and, for serve, --run NAME. --checkpoint DIR makes the server checkpoint its parameters and
 optimiser state; --resume restarts from them. Each worker takes a minibatch of B rows of its shard (--batch B;
@@ -350,7 +350,11 @@ func clusterServe(name string, args []string, stdout, stderr io.Writer) error {
 			return nil, err
 		}
 		o.NATSURL, o.NATSSecurity, o.Spawn = n.url, n.serverSec, external
-		f.workerCommand(stdout, n, o.NATSRun, w, "--data "+data)
+		if e.Config != nil && e.Config.Family == "gpr" { // products workers: the server sends them the inputs
+			f.workerCommand(stdout, n, o.NATSRun, w, "--products")
+		} else {
+			f.workerCommand(stdout, n, o.NATSRun, w, "--data "+data)
+		}
 		return n.shutdown, nil
 	}, stdout, stderr)
 }

@@ -76,8 +76,8 @@ Flags of run:
   --eval-every K   score the test split every K training steps (SVGP-model and deep-GP entries; not counted
                    as training time); with --plots and no --eval-every: every iters/20 steps
   --workers K      train on a parameter server and K worker processes over NATS (entries of the families that
-                   are sums over rows: svgp and its layer families, dgp; ADVGP entries, default 4; gpzoo
-                   cluster help)
+                   are sums over rows: svgp and its layer families, dgp; ADVGP entries, default 4; gpr entries,
+                   by conjugate gradients with the kernel products on the workers; gpzoo cluster help)
   --tau T          with --workers: delay bound τ (default 0 = synchronous; ADVGP entries 4)
   --nats URL       with --workers: an external NATS server (default: an embedded one on loopback), reached
                    with the security flags of gpzoo cluster (--creds, --nkey, --token-file, --tls-ca, --tls-cert,

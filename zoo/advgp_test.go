@@ -74,12 +74,12 @@ func TestADVGPEntry(t *testing.T) {
 }
 
 func TestADVGPOptionsRefused(t *testing.T) {
-	e, err := zoo.Lookup("airfoil/gpr")
+	e, err := zoo.Lookup("boston-bb/sgpr")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Run(zoo.Options{Workers: 2}); !errors.Is(err, zoo.ErrNotRowSum) {
-		t.Fatalf("the exact GP on workers: %v, want ErrNotRowSum", err)
+		t.Fatalf("SGPR on workers: %v, want ErrNotRowSum", err)
 	}
 	a, err := zoo.Lookup("kin40k/advgp")
 	if err != nil {

@@ -108,6 +108,18 @@ func TestExactGPOnCluster(t *testing.T) {
 	if !strings.Contains(r.Summary(), "2 workers") {
 		t.Errorf("the summary does not say where the products ran:\n%s", r.Summary())
 	}
+	// An entry of the exact GP the same way (gpzoo run airfoil/gpr --workers 2).
+	e, err := zoo.Lookup("airfoil/gpr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(zoo.Options{Workers: 2, Iters: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Exact == nil || !strings.Contains(res.Exact.Products, "2 workers") || res.Iters != 3 || res.TestRMSE == nil {
+		t.Errorf("airfoil/gpr on 2 workers: %+v, %d steps", res.Exact, res.Iters)
+	}
 }
 
 // An entry of a family that is a sum over rows trains on workers (Options.Workers; in-process here).
