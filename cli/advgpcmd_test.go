@@ -19,7 +19,7 @@ func TestADVGPCommandErrors(t *testing.T) {
 		{"advgp", "serve", "kin40k/advgp", "--data", data},                         // no --run
 		{"advgp", "work", "--shard", "4/4"},                                        // shard out of range
 		{"advgp", "work", "--shard", "x"},                                          // not i/k
-		{"run", "airfoil/gpr", "--workers", "2", "--iters", "1"},                   // not a sum over rows
+		{"run", "boston-bb/sgpr", "--workers", "2", "--iters", "1"},                // not a sum over rows
 		{"advgp", "local", "kin40k/advgp", "--data", data, "--tau", "-1"},          // negative τ
 		{"advgp", "serve", "kin40k/advgp", "--data", data, "--run", "r", "--port"}, // --port without a value
 	} {
