@@ -323,7 +323,7 @@ func clusterServe(name string, args []string, stdout, stderr io.Writer) error {
 				return nil, err
 			}
 			cc.URL, cc.Security, cc.Spawn, cc.DataDir = n.url, n.serverSec, external, f.dataOut
-			if c.Family == "gpr" { // products workers: the server sends them the inputs
+			if zoo.ClusterProducts(c.Family) { // products workers: the server sends them the inputs
 				f.workerCommand(stdout, n, cc.Run, cc.Workers, "--products")
 				return n.shutdown, nil
 			}
@@ -350,7 +350,7 @@ func clusterServe(name string, args []string, stdout, stderr io.Writer) error {
 			return nil, err
 		}
 		o.NATSURL, o.NATSSecurity, o.Spawn = n.url, n.serverSec, external
-		if e.Config != nil && e.Config.Family == "gpr" { // products workers: the server sends them the inputs
+		if e.Config != nil && zoo.ClusterProducts(e.Config.Family) { // products workers: the server sends them the inputs
 			f.workerCommand(stdout, n, o.NATSRun, w, "--products")
 		} else {
 			f.workerCommand(stdout, n, o.NATSRun, w, "--data "+data)

@@ -279,7 +279,7 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 	if set["workers"] && (*workers < 1 || *tau < 0) {
 		return fmt.Errorf("train: --workers %d --tau %d: want K ≥ 1 workers and τ ≥ 0", *workers, *tau)
 	}
-	if set["workers"] && !zoo.ClusterFamily(*family) && *family != "gpr" { // gpr: its kernel products, by CG
+	if set["workers"] && !zoo.Clusterable(*family) {
 		return fmt.Errorf("train: --workers: %w (--model %s)", zoo.ErrNotRowSum, *family)
 	}
 	*lik = strings.ToLower(strings.TrimSpace(*lik))

@@ -249,7 +249,7 @@ func Local(model gp.RowSum, c LocalConfig) (*Result, error) {
 	if err != nil {
 		grace = 0
 	}
-	stopAll(procs, grace)
+	_ = stopAll(procs, grace) // the run's result is the server's
 	return res, err
 }
 
@@ -307,7 +307,7 @@ func (r *localRun) spawnAll(spawn Spawner, products bool, delay map[int]time.Dur
 		}
 		p, err := spawn(WorkerArgs{URL: r.url, Security: ws, Run: r.run, Shard: i, Of: r.k, Delay: delay[i], Products: products})
 		if err != nil {
-			stopAll(procs, 0)
+			_ = stopAll(procs, 0)
 			return nil, fmt.Errorf("cluster: starting worker %d/%d: %w", i, r.k, err)
 		}
 		procs = append(procs, p)
@@ -325,24 +325,31 @@ func (r *localRun) close() {
 	}
 }
 
-// stopAll waits up to grace for the workers to end, then kills the rest.
-func stopAll(procs []Proc, grace time.Duration) {
+// stopAll waits up to grace for the workers to end, then kills the rest; it returns the first worker's error (by
+// index; a killed worker's is its kill).
+func stopAll(procs []Proc, grace time.Duration) error {
+	errs := make([]error, len(procs))
 	done := make(chan struct{})
 	go func() {
-		for _, p := range procs {
-			_ = p.Wait()
+		for i, p := range procs {
+			errs[i] = p.Wait()
 		}
 		close(done)
 	}()
 	select {
 	case <-done:
-		return
 	case <-time.After(grace):
+		for _, p := range procs {
+			_ = p.Kill()
+		}
+		<-done
 	}
-	for _, p := range procs {
-		_ = p.Kill()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("worker %d: %w", i, err)
+		}
 	}
-	<-done
+	return nil
 }
 
 // InProcess returns the Spawner of goroutine workers (each with its own NATS connection).

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // subjects are the NATS subjects of one run.
@@ -255,4 +257,28 @@ func (g *gradMsg) UnmarshalBinary(data []byte) error {
 	g.Points, g.ShardN = r.int(), r.int()
 	g.Grad = r.floats()
 	return r.end()
+}
+
+// publish publishes data on subj. A write that fails while the connection reconnects (a cut connection, a large
+// message flushed at once) loses the message, as a cut would: a products run's heartbeats then show the task
+// unanswered, and the server sends it again. Only a closed connection is an error.
+func publish(nc *nats.Conn, subj string, data []byte) error {
+	if err := nc.Publish(subj, data); err != nil && nc.IsClosed() {
+		return err
+	}
+	return nil
+}
+
+// every calls f every d until stop is closed.
+func every(d time.Duration, stop <-chan struct{}, f func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			f()
+		}
+	}
 }

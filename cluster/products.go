@@ -35,9 +35,9 @@ import (
 //
 // A worker silent for HeartbeatTimeout fails the task the server waits for at once (ErrProductWorker, naming
 // it) instead of at the task's Timeout; a worker that hears nothing from the server for ServerTimeout leaves
-// with ErrServerGone instead of waiting for tasks forever. A worker's heartbeat also says which task it last
-// answered and whether it is computing one: a worker idle without having answered the task the server waits
-// for lost the task or its answer in transit (NATS delivers at most once; a reconnect may drop messages), and
+// with ErrServerGone instead of waiting for tasks forever. A worker's heartbeat also says whether it is computing
+// a task: a worker idle without having answered the task the server waits for lost the task or its answer in
+// transit (NATS delivers at most once; a reconnect may drop messages), and
 // the server sends the task again; the worker computes it, or sends the answer it keeps again.
 //
 // Sums over workers are added in worker order, so a run's numbers do not depend on the order results arrive; they
@@ -118,13 +118,25 @@ type Products struct {
 	results chan productResult
 	joinSub *nats.Subscription
 	beatSub *nats.Subscription
-	heard   []atomic.Int64 // each worker's last heartbeat, result or join (Unix nanoseconds)
-	// answered and busy are each worker's last answered task and whether it computes one, by its heartbeats.
-	answered []atomic.Uint64
-	busy     []atomic.Bool
-	resent   atomic.Int64
-	quit     chan struct{} // closed by Close: the server's heartbeats stop
+	peers   []productPeer
+	resent  atomic.Int64
+	quit    chan struct{} // closed by Close: the server's heartbeats stop
 }
+
+// productPeer is what the server last heard of a worker: when (its heartbeat, result or join; Unix nanoseconds)
+// and, by its heartbeat, whether it is computing a task.
+type productPeer struct {
+	heard atomic.Int64
+	busy  atomic.Bool
+}
+
+func (q *productPeer) hear(busy bool) {
+	q.busy.Store(busy)
+	q.heard.Store(time.Now().UnixNano())
+}
+
+// silent returns how long the worker has been silent.
+func (q *productPeer) silent() time.Duration { return time.Since(time.Unix(0, q.heard.Load())) }
 
 type productResult struct {
 	seq   uint64
@@ -168,8 +180,7 @@ func ServeProducts(c ProductsConfig) (*Products, error) {
 	}
 	n, d := c.X.Dims()
 	p := &Products{c: c, subj: productSubjectsOf(c.Run), local: local, x: mat.DenseCopyOf(c.X).RawMatrix().Data, n: n, d: d,
-		results: make(chan productResult, 4*c.Workers), heard: make([]atomic.Int64, c.Workers),
-		answered: make([]atomic.Uint64, c.Workers), busy: make([]atomic.Bool, c.Workers), quit: make(chan struct{})}
+		results: make(chan productResult, 4*c.Workers), peers: make([]productPeer, c.Workers), quit: make(chan struct{})}
 	block := cg.DefaultBlock
 	if c.Blocks.Block > 0 {
 		block = c.Blocks.Block
@@ -190,10 +201,8 @@ func ServeProducts(c ProductsConfig) (*Products, error) {
 		return nil, err
 	}
 	if p.beatSub, err = c.Conn.Subscribe(p.subj.beat, func(m *nats.Msg) {
-		if i, answered, busy, ok := parseBeat(m.Data); ok && i < uint64(c.Workers) {
-			p.answered[i].Store(answered)
-			p.busy[i].Store(busy)
-			p.heard[i].Store(time.Now().UnixNano())
+		if i, busy, ok := parseBeat(m.Data); ok && i < uint64(c.Workers) {
+			p.peers[i].hear(busy)
 		}
 	}); err != nil {
 		p.sub.Unsubscribe()
@@ -215,7 +224,7 @@ func ServeProducts(c ProductsConfig) (*Products, error) {
 		}
 		b, err := json.Marshal(s)
 		if err == nil && m.Respond(b) == nil && s.Err == "" {
-			p.heard[j.Index].Store(time.Now().UnixNano())
+			p.peers[j.Index].hear(false)
 			joinMu.Lock()
 			if !seen[j.Index] {
 				seen[j.Index] = true
@@ -241,30 +250,6 @@ func ServeProducts(c ProductsConfig) (*Products, error) {
 	}
 	// A worker's first task must not overtake its subscription: the join reply is sent after it subscribed.
 	return p, nil
-}
-
-// publish publishes data on subj. A write that fails while the connection reconnects (a cut connection, a large
-// message flushed at once) loses the message, as a cut would: the heartbeats then show the task unanswered, and
-// the server sends it again. Only a closed connection is an error.
-func publish(nc *nats.Conn, subj string, data []byte) error {
-	if err := nc.Publish(subj, data); err != nil && nc.IsClosed() {
-		return err
-	}
-	return nil
-}
-
-// every calls f every d until stop is closed.
-func every(d time.Duration, stop <-chan struct{}, f func()) {
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			f()
-		}
-	}
 }
 
 // Close tells the workers to leave and stops serving.
@@ -317,12 +302,14 @@ func (p *Products) call(op byte, c int, parts ...[]float64) ([][]float64, error)
 				if o != nil {
 					continue
 				}
-				if silent := time.Since(time.Unix(0, p.heard[i].Load())); silent > p.c.HeartbeatTimeout {
+				q := &p.peers[i]
+				silent := q.silent()
+				if silent > p.c.HeartbeatTimeout {
 					return nil, fmt.Errorf("%w: worker %d has been silent for %v (no heartbeat; its process or its connection is gone) during task %d",
 						ErrProductWorker, i, silent.Round(time.Millisecond), p.seq)
 				}
 				// Idle without this task's answer, by a heartbeat sent well after the task: it was lost.
-				lost = lost || (!p.busy[i].Load() && time.Since(sent) > 4*p.c.HeartbeatEvery && time.Unix(0, p.heard[i].Load()).After(sent.Add(2*p.c.HeartbeatEvery)))
+				lost = lost || (!q.busy.Load() && time.Since(sent) > 4*p.c.HeartbeatEvery && time.Since(sent)-silent > 2*p.c.HeartbeatEvery)
 			}
 			if lost {
 				if err := publish(p.c.Conn, p.subj.task, b); err != nil {
@@ -335,7 +322,7 @@ func (p *Products) call(op byte, c int, parts ...[]float64) ([][]float64, error)
 			if r.seq != p.seq || r.index < 0 || r.index >= p.c.Workers || out[r.index] != nil {
 				continue // a stale or repeated answer
 			}
-			p.heard[r.index].Store(time.Now().UnixNano())
+			p.peers[r.index].hear(false)
 			if r.err != "" {
 				return nil, fmt.Errorf("%w: worker %d: %s", ErrProductWorker, r.index, r.err)
 			}
@@ -518,14 +505,14 @@ func WorkProducts(c ProductWorkerConfig) error {
 		beat = DefaultHeartbeatEvery
 	}
 	var (
-		answered atomic.Uint64 // the last task answered
-		busy     atomic.Bool   // computing a task
-		last     []byte        // the last answer, sent again when its task comes again
+		answered uint64      // the last task answered
+		busy     atomic.Bool // computing a task (the heartbeats read it)
+		last     []byte      // the last answer, sent again when its task comes again
 	)
 	stop := make(chan struct{})
 	defer close(stop)
 	go every(beat, stop, func() { // heartbeats, also while a task computes
-		c.Conn.Publish(subj.beat, beatBytes(uint64(c.Index), answered.Load(), busy.Load()))
+		c.Conn.Publish(subj.beat, beatBytes(uint64(c.Index), busy.Load()))
 	})
 	lose := func(what string, seq uint64) bool { return c.lose != nil && c.lose(what, seq) }
 	check := time.NewTicker(beat)
@@ -550,8 +537,8 @@ func WorkProducts(c ProductWorkerConfig) error {
 		if op == opDone {
 			return nil
 		}
-		if done := answered.Load(); seq <= done { // sent again: its answer was lost (or this is a late copy)
-			if seq == done && last != nil {
+		if seq <= answered { // sent again: its answer was lost (or this is a late copy)
+			if seq == answered && last != nil {
 				if err := publish(c.Conn, subj.result, last); err != nil {
 					return err
 				}
@@ -602,7 +589,7 @@ func WorkProducts(c ProductWorkerConfig) error {
 			r.err = err.Error()
 		}
 		last = r.marshal()
-		answered.Store(seq)
+		answered = seq
 		busy.Store(false)
 		if lose("result", seq) {
 			continue
@@ -613,11 +600,9 @@ func WorkProducts(c ProductWorkerConfig) error {
 	}
 }
 
-// beatBytes encodes a products worker's heartbeat: its index, the last task it answered and whether it is
-// computing one.
-func beatBytes(index, answered uint64, busy bool) []byte {
+// beatBytes encodes a products worker's heartbeat: its index and whether it is computing a task.
+func beatBytes(index uint64, busy bool) []byte {
 	b := binary.LittleEndian.AppendUint64(nil, index)
-	b = binary.LittleEndian.AppendUint64(b, answered)
 	if busy {
 		return append(b, 1)
 	}
@@ -625,11 +610,11 @@ func beatBytes(index, answered uint64, busy bool) []byte {
 }
 
 // parseBeat decodes beatBytes.
-func parseBeat(data []byte) (index, answered uint64, busy, ok bool) {
-	if len(data) != 17 || data[16] > 1 {
-		return 0, 0, false, false
+func parseBeat(data []byte) (index uint64, busy, ok bool) {
+	if len(data) != 9 || data[8] > 1 {
+		return 0, false, false
 	}
-	return binary.LittleEndian.Uint64(data), binary.LittleEndian.Uint64(data[8:]), data[16] == 1, true
+	return binary.LittleEndian.Uint64(data), data[8] == 1, true
 }
 
 // bindFlat binds the worker's blocks to the setup's inputs and the flattened hyperparameters.
@@ -750,33 +735,16 @@ func LocalProducts(c LocalProductsConfig) (p *Products, stop func() error, err e
 	}
 	pc.Conn = r.nc
 	if p, err = ServeProducts(pc); err != nil {
-		stopAll(procs, 0)
+		_ = stopAll(procs, 0)
 		r.close()
 		return nil, nil, err
 	}
 	return p, func() error {
 		p.Close()
-		errs := make([]error, len(procs))
-		done := make(chan struct{})
-		go func() {
-			for i, q := range procs {
-				errs[i] = q.Wait()
-			}
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			for _, q := range procs {
-				_ = q.Kill()
-			}
-			<-done
-		}
+		err := stopAll(procs, 10*time.Second) // told "done", the workers leave on their own
 		r.close()
-		for i, e := range errs {
-			if e != nil {
-				return fmt.Errorf("%w: worker %d: %w", ErrProductWorker, i, e)
-			}
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrProductWorker, err)
 		}
 		return nil
 	}, nil

@@ -106,7 +106,7 @@ func TestProductsMatchOneProcess(t *testing.T) {
 	// and they may hear the server's.
 	time.Sleep(700 * time.Millisecond)
 	for i := range k {
-		if ago := time.Since(time.Unix(0, prod.heard[i].Load())); ago > 300*time.Millisecond {
+		if ago := prod.peers[i].silent(); ago > 300*time.Millisecond {
 			t.Errorf("worker %d last heard %v ago", i, ago)
 		}
 	}
@@ -166,14 +166,14 @@ func TestProductMessages(t *testing.T) {
 		t.Error("a truncated result was accepted")
 	}
 	for _, busy := range []bool{false, true} {
-		if i, a, bz, ok := parseBeat(beatBytes(3, 41, busy)); !ok || i != 3 || a != 41 || bz != busy {
-			t.Errorf("heartbeat (busy %v): %d %d %v %v", busy, i, a, bz, ok)
+		if i, bz, ok := parseBeat(beatBytes(3, busy)); !ok || i != 3 || bz != busy {
+			t.Errorf("heartbeat (busy %v): %d %v %v", busy, i, bz, ok)
 		}
 	}
-	bad := beatBytes(3, 41, true)
-	bad[16] = 7
-	for _, m := range [][]byte{nil, beatBytes(1, 2, false)[:8], bad, append(beatBytes(1, 2, false), 0)} {
-		if _, _, _, ok := parseBeat(m); ok {
+	bad := beatBytes(3, true)
+	bad[8] = 7
+	for _, m := range [][]byte{nil, beatBytes(1, false)[:8], bad, append(beatBytes(1, false), 0)} {
+		if _, _, ok := parseBeat(m); ok {
 			t.Errorf("a malformed heartbeat %v was accepted", m)
 		}
 	}
@@ -348,14 +348,7 @@ func TestLocalProducts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hyper := make([][]float64, len(k.Params()))
-	for i, q := range k.Params() {
-		hyper[i] = q.Raw()
-	}
-	local, err := cg.NewBlocks(k, blocks)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hyper, local := localBlocks(t, k, blocks)
 	v, got, want := make([]float64, 2*data.N), make([]float64, 2*data.N), make([]float64, 2*data.N)
 	for i := range v {
 		v[i] = math.Cos(float64(i))
@@ -410,14 +403,7 @@ func TestProductsLostMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hyper := make([][]float64, len(k.Params()))
-	for i, q := range k.Params() {
-		hyper[i] = q.Raw()
-	}
-	local, err := cg.NewBlocks(k, blocks)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hyper, local := localBlocks(t, k, blocks)
 	for _, b := range []ops.KernelOperator{p, local} {
 		if err := b.Bind(x.RawMatrix().Data, data.N, data.D, hyper); err != nil {
 			t.Fatal(err)
@@ -476,4 +462,19 @@ func productsLab(t *testing.T) (data Synthetic, x *mat.Dense, k gp.Kernel, conn 
 		t.Cleanup(nc.Close)
 		return nc
 	}
+}
+
+// localBlocks returns k's raw hyperparameters and one process's blocks of k: what a products run's answers are
+// checked against.
+func localBlocks(t *testing.T, k gp.Kernel, o cg.BlocksOptions) ([][]float64, *cg.Blocks) {
+	t.Helper()
+	hyper := make([][]float64, len(k.Params()))
+	for i, q := range k.Params() {
+		hyper[i] = q.Raw()
+	}
+	b, err := cg.NewBlocks(k, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hyper, b
 }

@@ -43,8 +43,17 @@ type ClusterConfig struct {
 	OnData func(path string)
 }
 
-// ClusterFamily reports whether family trains as a sum over rows (ClusterConfig).
+// ClusterFamily reports whether family trains as a sum over rows (ClusterConfig): the workers push their shards'
+// gradients.
 func ClusterFamily(family string) bool { return family != "gpr" && family != "sgpr" }
+
+// ClusterProducts reports whether family trains on a cluster by its kernel products: gpr, by conjugate gradients
+// on the server, the workers computing each product's row blocks (cluster.Products; products workers, `gpzoo
+// cluster work --products`).
+func ClusterProducts(family string) bool { return family == "gpr" }
+
+// Clusterable reports whether family trains on a cluster at all (ClusterConfig), one way or the other.
+func Clusterable(family string) bool { return ClusterFamily(family) || ClusterProducts(family) }
 
 // ErrNotRowSum is returned for a cluster run of a family that is not a sum over rows.
 var ErrNotRowSum = errors.New("zoo: only the families whose objective is a sum over rows (svgp, decoupled, hybrid, orth, orthnat, dgp) train on a cluster, and gpr by conjugate gradients, its workers computing the kernel products; sgpr takes the whole data set in one process")

@@ -246,7 +246,7 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	if err != nil {
 		return nil, err
 	}
-	if c.Cluster != nil && c.Family == "gpr" && b.stopWorkers == nil {
+	if c.Cluster != nil && ClusterProducts(c.Family) && b.stopWorkers == nil {
 		return nil, fmt.Errorf("%w: gpr trains on workers with the Gaussian likelihood, by conjugate gradients (not likelihood %s, inference %s)", ErrNotRowSum, c.Likelihood, c.Inference)
 	}
 	stopWorkers := func() error { return nil }
@@ -271,7 +271,7 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	ytr := trainTargets(tr) // [y | mask] with missing targets
 	// On a cluster: the families that are sums over rows, trained by Adam; gpr by CG, its workers computing the
 	// kernel products (resolveExact, buildExact).
-	if c.Cluster != nil && c.Family != "gpr" && (c.Optimizer == "lbfgs" || !ClusterFamily(c.Family)) {
+	if c.Cluster != nil && !ClusterProducts(c.Family) && (c.Optimizer == "lbfgs" || !ClusterFamily(c.Family)) {
 		return nil, fmt.Errorf("%w (family %s, optimizer %s)", ErrNotRowSum, c.Family, c.Optimizer)
 	}
 	_, gpmc := b.model.(gp.LatentHolder)
@@ -327,7 +327,7 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 				}
 			}
 		}
-		if c.Cluster != nil && c.Family != "gpr" { // gpr's workers compute its kernel products (buildExact)
+		if c.Cluster != nil && ClusterFamily(c.Family) { // ClusterProducts: the workers compute the products (buildExact)
 			tres, err = trainCluster(b.model, tr.X, ytr, c, cfg, res)
 		} else {
 			tres, err = train.Train(b.model, tr.X, ytr, rng, cfg)

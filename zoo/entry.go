@@ -121,7 +121,7 @@ func (e *Entry) Run(o Options) (*Result, error) {
 		return nil, fmt.Errorf("zoo: %s: resuming needs the checkpoint directory", e.Name)
 	}
 	clustered := o.Workers != 0 || o.Tau != nil || o.NATSURL != "" || o.NATSSecurity != (cluster.Security{}) || o.Spawn != nil || o.NATSRun != ""
-	if clustered && e.Model != "advgp" && (e.Config == nil || !(ClusterFamily(e.Config.Family) || e.Config.Family == "gpr")) {
+	if clustered && e.Model != "advgp" && (e.Config == nil || !Clusterable(e.Config.Family)) {
 		return nil, fmt.Errorf("zoo: %s: workers, τ and NATS settings are for ADVGP entries, entries of the families that are sums over rows (svgp, decoupled, hybrid, orth, orthnat, dgp) and gpr entries (by conjugate gradients, the workers computing the kernel products): %w", e.Name, ErrNotRowSum)
 	}
 	if clustered && e.Model != "advgp" && o.Workers < 1 {
