@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -79,9 +80,18 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	good := graph.SnapshotRaw(params)
 	var runErr error
 	evals := 0
+	// gonum asks for the objective and its gradient at a point by two calls (Func, then Grad); one run of the
+	// program gives both, so eval runs it only when v differs from the point last run.
+	var last []float64
+	lastOK := false
 	eval := func(v []float64) bool {
+		if last != nil && slices.EqualFunc(v, last, sameBits) {
+			return lastOK
+		}
+		last = append(last[:0], v...)
 		evals++
 		unflattenRaw(params, v)
+		lastOK = false
 		if err := prog.Run(); err != nil {
 			runErr = err
 			return false
@@ -90,6 +100,7 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 			runErr = err
 			return false
 		}
+		lastOK = true
 		return true
 	}
 	problem := optimize.Problem{
@@ -145,7 +156,7 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 		settings.GradientThreshold = 1e-6
 	}
 	out, err := optimize.Minimize(problem, x0, settings, &optimize.LBFGS{Store: cfg.Memory})
-	res.Seconds = time.Since(start).Seconds()
+	res.Seconds, res.Evaluations = time.Since(start).Seconds(), evals
 	if cfg.Progress != nil && res.Steps > 0 {
 		draw(res.Losses[len(res.Losses)-1], true)
 		fmt.Fprintln(cfg.Progress)
@@ -235,3 +246,6 @@ func unflattenRaw(ps []*graph.Param, v []float64) {
 		k += copy(q.Raw(), v[k:])
 	}
 }
+
+// sameBits reports whether a and b are the same float64, bit for bit.
+func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }

@@ -170,6 +170,9 @@ type Result struct {
 	SecondsPerIter float64
 	Evals          []Eval
 	Cholesky       ops.CholeskyStatsSnapshot
+	// Evaluations counts TrainLBFGS's runs of the objective and its gradient (one per point the line searches
+	// try; 0 for Train, whose steps are one run each).
+	Evaluations int
 	// StopReason says why training ended: StopIterations (Iters steps, no criterion), StopConverged,
 	// StopIterationCap (Iters steps with Converge), StopInterrupted or StopError (TrainLBFGS: StopConverged,
 	// StopIterationCap, StopNoProgress or StopError).

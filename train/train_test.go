@@ -97,8 +97,14 @@ func TestTrainLBFGSReachesMinimum(t *testing.T) {
 	t.Parallel()
 	x, y := linearData(50, []float64{0.3, 0.7}, rand.New(rand.NewPCG(2, 2)))
 	m := newQuad(t, 2, 50)
-	if _, err := train.TrainLBFGS(m, x, y, train.LBFGSConfig{Iters: 50}); err != nil {
+	res, err := train.TrainLBFGS(m, x, y, train.LBFGSConfig{Iters: 50})
+	if err != nil {
 		t.Fatal(err)
+	}
+	// gonum asks for the objective and the gradient at a point by two calls: one run of the program must serve
+	// both (the start and every iteration's point at least; twice as many runs before it did).
+	if res.Steps == 0 || res.Evaluations < res.Steps+1 || res.Evaluations >= 2*(res.Steps+1) {
+		t.Errorf("%d evaluations for %d iterations: want one per point tried, fewer than 2 per iteration", res.Evaluations, res.Steps)
 	}
 	// Closed form: (XᵀX + λI) w = Xᵀy.
 	var a, b mat.Dense
