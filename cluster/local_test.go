@@ -2,13 +2,17 @@ package cluster
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/gpzoo/gpzoo/gp/advgp"
 )
@@ -372,4 +376,69 @@ func TestStalenessRecorded(t *testing.T) {
 	if len(res.Staleness) != 60 || !(slices.Max(res.Staleness) > 0) || slices.Max(res.Staleness) > 1 {
 		t.Errorf("τ = 1, one slow worker: staleness %v, want some > 0 and none > 1", res.Staleness)
 	}
+}
+
+// A gradient and a version lost in transit are recovered through the heartbeats (book.lost): the workers
+// waiting for them are told to join again, and the synchronous run ends where a run without losses ends.
+func TestLostGradientsAndVersionsRecovered(t *testing.T) {
+	run := func(name string, loseGrad, loseVersion func(int) bool) (*advgp.Model, *Result) {
+		e, err := StartEmbedded(EmbeddedConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Shutdown()
+		conn := func(who string) *nats.Conn {
+			nc, err := Connect(e.URL, who, Security{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(nc.Close)
+			return nc
+		}
+		model := newTestModel(t, 8)
+		c := testConfig(2, 0, 12, 0).Server
+		c.Conn, c.Job.Run, c.lose = conn("server"), name, loseVersion
+		c.Job.HeartbeatEvery = 20 * time.Millisecond
+		s, err := newServer(model.SVGP, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 2)
+		for shard := range 2 {
+			w := WorkerConfig{Conn: conn(fmt.Sprintf("w%d", shard)), Run: name, Shard: shard, Of: 2}
+			if shard == 0 {
+				w.lose = loseGrad
+			}
+			go func() {
+				_, err := Work(w)
+				done <- err
+			}()
+		}
+		res, err := s.run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := <-done; err != nil {
+				t.Errorf("%s: worker: %v", name, err)
+			}
+		}
+		return model, res
+	}
+	clean, cleanRes := run("clean", nil, nil)
+	var lostGrad, lostVersion atomic.Bool
+	lossy, res := run("lossy",
+		func(v int) bool { return v == 3 && !lostGrad.Swap(true) },
+		func(v int) bool { return v == 6 && !lostVersion.Swap(true) })
+	if !lostGrad.Load() || !lostVersion.Load() {
+		t.Fatal("the run lost no message: the hooks did not fire")
+	}
+	if cleanRes.Recovered != 0 || res.Recovered < 2 || res.Updates != 12 {
+		t.Fatalf("recovered %d without losses and %d with (want 0 and ≥ 2: a gradient, a version for both workers), %d updates (want 12)",
+			cleanRes.Recovered, res.Recovered, res.Updates)
+	}
+	if d := maxRelDiff(rawParams(lossy), rawParams(clean)); d > 1e-9 {
+		t.Fatalf("the run with lost messages differs from the run without by %g (relative)", d)
+	}
+	t.Logf("recovered %d, rejoins %d, %.2f s against %.2f s", res.Recovered, res.Rejoins, res.Seconds, cleanRes.Seconds)
 }

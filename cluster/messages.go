@@ -260,8 +260,9 @@ func (g *gradMsg) UnmarshalBinary(data []byte) error {
 }
 
 // publish publishes data on subj. A write that fails while the connection reconnects (a cut connection, a large
-// message flushed at once) loses the message, as a cut would: a products run's heartbeats then show the task
-// unanswered, and the server sends it again. Only a closed connection is an error.
+// message flushed at once) loses the message, as a cut would, and the heartbeats recover it: a products run's
+// show the task unanswered and the server sends it again; a row-sum worker's show it waiting for a gradient or
+// version that never came and the server tells it to join again. Only a closed connection is an error.
 func publish(nc *nats.Conn, subj string, data []byte) error {
 	if err := nc.Publish(subj, data); err != nil && nc.IsClosed() {
 		return err

@@ -74,6 +74,9 @@ type ServerConfig struct {
 	Progress io.Writer
 	// Stop, when closed, makes Serve checkpoint (if configured), tell the workers to stop and return ErrInterrupted.
 	Stop <-chan struct{}
+	// lose, when set (tests), drops the publication of a version when it returns true: a message NATS may lose
+	// in transit.
+	lose func(version int) bool
 }
 
 // Result summarises a Serve run.
@@ -605,8 +608,12 @@ func (s *server) update() error {
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Conn.Publish(s.subj.params, data); err != nil {
-		return fmt.Errorf("cluster: publishing version %d: %w", s.book.version, err)
+	// A version lost in transit leaves its workers waiting: their heartbeats say so, and book.lost brings
+	// them the current one.
+	if s.cfg.lose == nil || !s.cfg.lose(s.book.version) {
+		if err := publish(s.cfg.Conn, s.subj.params, data); err != nil {
+			return fmt.Errorf("cluster: publishing version %d: %w", s.book.version, err)
+		}
 	}
 	if !s.done && s.book.version < s.cfg.Iters {
 		// The client's flusher sends the version at once; the workers compute at it while this runs.

@@ -52,6 +52,9 @@ type WorkerConfig struct {
 	Logger *slog.Logger
 	// Stop, when closed, ends the worker after its current gradient.
 	Stop <-chan struct{}
+	// lose, when set (tests), drops the gradient computed at a version when it returns true: a message NATS
+	// may lose in transit.
+	lose func(version int) bool
 }
 
 // WorkerResult summarises a worker's run.
@@ -364,8 +367,12 @@ func (w *worker) push(p *paramsMsg) error {
 	if err != nil {
 		return err
 	}
-	if err := w.cfg.Conn.Publish(w.subj.grad, data); err != nil {
-		return fmt.Errorf("cluster: pushing a gradient: %w", err)
+	// A gradient lost in transit (or in a write that failed while the connection reconnects) leaves the
+	// worker waiting at p.Version: its heartbeats say so, and the server tells it to join again (book.lost).
+	if w.cfg.lose == nil || !w.cfg.lose(p.Version) {
+		if err := publish(w.cfg.Conn, w.subj.grad, data); err != nil {
+			return fmt.Errorf("cluster: pushing a gradient: %w", err)
+		}
 	}
 	w.res.Gradients++
 	w.res.Points += int64(len(w.idx))
