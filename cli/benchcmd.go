@@ -182,8 +182,7 @@ type benchModelTime struct {
 }
 
 func benchCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("bench", stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, benchUsage)
 		fs.PrintDefaults()

@@ -97,7 +97,7 @@ func clusterCmd(name string) func(args []string, stdout, stderr io.Writer) error
 		case "identities":
 			return clusterIdentities(name, args[1:], stdout, stderr)
 		}
-		return fmt.Errorf("%s: unknown subcommand %q (local, serve, work or identities; gpzoo %s help)", name, args[0], name)
+		return fmt.Errorf("%w: %s: unknown subcommand %q (local, serve, work or identities; gpzoo %s help)", ErrUsage, name, args[0], name)
 	}
 }
 
@@ -143,7 +143,7 @@ func clusterLocal(name string, args []string, stdout, stderr io.Writer) error {
 			return func() {}, nil
 		}, stdout, stderr)
 	}
-	return runEntryWith(args, func(e *zoo.Entry, o *zoo.Options, data string) (func(), error) {
+	return runEntryWith(name+" local", args, func(e *zoo.Entry, o *zoo.Options, data string) (func(), error) {
 		if o.Workers == 0 && e.Model != "advgp" {
 			return nil, fmt.Errorf("%s local: --workers K is required", name)
 		}
@@ -282,8 +282,7 @@ func (f *serveFlags) workerCommand(stdout io.Writer, n *serveNATS, run string, w
 func clusterServe(name string, args []string, stdout, stderr io.Writer) error {
 	// --listen, --port, --identities, --data-out and the security flags are serve's own flags; the rest go to
 	// gpzoo run (an entry) or gpzoo train (--csv).
-	fs := flag.NewFlagSet(name+" serve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlagSet(name+" serve", io.Discard)
 	f := &serveFlags{name: name, set: map[string]bool{}}
 	listen := fs.String("listen", "127.0.0.1:4222", "HOST:PORT of the embedded NATS server")
 	port := fs.Int("port", 0, "port of the embedded NATS server on loopback")
@@ -337,7 +336,7 @@ func clusterServe(name string, args []string, stdout, stderr io.Writer) error {
 	if f.dataOut != "" {
 		return fmt.Errorf("%s serve: --data-out is for --csv runs (an entry's workers load their split from their --data)", name)
 	}
-	return runEntryWith(rest, func(e *zoo.Entry, o *zoo.Options, data string) (func(), error) {
+	return runEntryWith(name+" serve", rest, func(e *zoo.Entry, o *zoo.Options, data string) (func(), error) {
 		w := o.Workers
 		if w == 0 {
 			if e.Model != "advgp" {
@@ -361,8 +360,7 @@ func clusterServe(name string, args []string, stdout, stderr io.Writer) error {
 
 // clusterIdentities issues a run's identities for an external NATS server.
 func clusterIdentities(name string, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet(name+" identities", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet(name+" identities", stderr)
 	run := fs.String("run", "", "run name (the server's and the workers' --run)")
 	workers := fs.Int("workers", 0, "number of workers")
 	out := fs.String("out", "", "folder to write the identities in")
@@ -402,8 +400,7 @@ func (externalProc) Kill() error { return nil }
 
 // clusterWork runs one worker.
 func clusterWork(name string, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet(name+" work", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet(name+" work", stderr)
 	get := cluster.WorkerFlags(fs)
 	data := fs.String("data", datasets.DefaultDir(), "benchmark data directory (an entry's workers)")
 	dataFile := fs.String("data-file", "", "this host's copy of the run's row file (a --csv run's workers; default: the server's path)")

@@ -46,8 +46,7 @@ func dataCmd(args []string, stdout, stderr io.Writer) error {
 	if sub == "stats" || sub == "shard-stats" {
 		return dataShardCmd(sub, args[1:], stdout, stderr)
 	}
-	fs := flag.NewFlagSet("data "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("data "+sub, stderr)
 	fs.Usage = func() {} // -h prints dataUsage instead
 	dir := fs.String("data", datasets.DefaultDir(), "data directory")
 	var mirror *string

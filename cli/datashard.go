@@ -57,8 +57,7 @@ type fileStats struct {
 
 // dataShardCmd runs `gpzoo data stats` and `gpzoo data shard-stats`.
 func dataShardCmd(sub string, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("data "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("data "+sub, stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, dataShardUsage) }
 	shard := fs.String("shard", "", "i/k")
 	frac := fs.Float64("test-frac", 0.1, "test fraction")

@@ -156,6 +156,14 @@ func ExitCode(err error) int {
 // flagErrors are the beginnings of the flag package's parse errors (its messages are stable since Go 1).
 var flagErrors = []string{"flag provided but not defined", "flag needs an argument", "bad flag syntax", "invalid value ", "invalid boolean value ", "invalid boolean flag "}
 
+// newFlagSet returns the flag set of `gpzoo command`, reporting its parse errors and usage on stderr: every
+// command's usage then begins "Usage of gpzoo command:".
+func newFlagSet(command string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("gpzoo "+command, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
 // usageError wraps err with ErrUsage when it is one of the flag package's parse errors.
 func usageError(err error) error {
 	if err == nil || errors.Is(err, ErrUsage) || errors.Is(err, flag.ErrHelp) {
@@ -223,8 +231,7 @@ const listWidth = 100
 // list prints one line per entry, its name and summary aligned; with --long the whole summary, then the
 // published numbers and the reference on indented lines.
 func list(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("list", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("list", stderr)
 	long := fs.Bool("long", false, "full summaries, published numbers and references")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -282,16 +289,15 @@ func isBoolFlag(a string) bool {
 }
 
 func runEntry(args []string, stdout, stderr io.Writer) error {
-	return runEntryWith(args, nil, stdout, stderr)
+	return runEntryWith("run", args, nil, stdout, stderr)
 }
 
 // runEntryWith is `gpzoo run`; onCluster (non-nil for `gpzoo cluster local|serve`) completes the options of a
 // cluster run: how its workers start and where its NATS server is. Without it, --workers K starts K worker
 // processes of this program (`gpzoo cluster work`; an ADVGP entry's run in this process) on the embedded NATS server.
-func runEntryWith(args []string, onCluster func(e *zoo.Entry, o *zoo.Options, data string) (cleanup func(), err error), stdout, stderr io.Writer) error {
+func runEntryWith(command string, args []string, onCluster func(e *zoo.Entry, o *zoo.Options, data string) (cleanup func(), err error), stdout, stderr io.Writer) error {
 	pos, flags := splitArgs(args)
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet(command, stderr)
 	data := fs.String("data", datasets.DefaultDir(), "benchmark data directory")
 	split := fs.Int("split", 0, "split")
 	splits := fs.String("splits", "", "splits to run, e.g. 0-4 or 0,2,5")
@@ -473,8 +479,7 @@ func runSplits(e *zoo.Entry, o zoo.Options, splits []int, showcase bool, out str
 // report reads JSON results and writes their Markdown table (gpzoo report [--out FILE.md] RESULT.json...).
 func report(args []string, stdout, stderr io.Writer) error {
 	files, flags := splitArgs(args)
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("report", stderr)
 	out := fs.String("out", "", "Markdown file (default: standard output)")
 	if err := fs.Parse(flags); err != nil {
 		return err

@@ -229,7 +229,7 @@ func TestRunIllustrationCurves(t *testing.T) {
 }
 
 // TestHelpAndUsageExits: every command's --help succeeds and prints its usage to standard output (nothing to
-// standard error), and an unknown command or flag is a usage error (ErrUsage: exit status 2), a failed run is not.
+// standard error), and an unknown command, subcommand or flag is a usage error (ErrUsage: exit status 2), a failed run is not.
 func TestHelpAndUsageExits(t *testing.T) {
 	for _, c := range commands {
 		if c.run == nil {
@@ -246,7 +246,8 @@ func TestHelpAndUsageExits(t *testing.T) {
 			}
 		}
 	}
-	for _, args := range [][]string{{"bogus"}, {"train", "--bogus"}, {"run", "--iters", "x"}, {"predict", "--model"}, {"list", "-x"}} {
+	for _, args := range [][]string{{"bogus"}, {"train", "--bogus"}, {"run", "--iters", "x"}, {"predict", "--model"}, {"list", "-x"},
+		{"cluster", "bogus"}, {"cluster", "work", "--bogus"}, {"table", "bogus"}, {"table", "run", "--bogus"}, {"data", "fetch", "--bogus"}} {
 		var out, errb bytes.Buffer
 		err := Main(args, &out, &errb)
 		if !errors.Is(err, ErrUsage) || ExitCode(err) != 2 {

@@ -6,7 +6,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -56,8 +55,7 @@ Flags:
 `
 
 func predictCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("predict", stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, predictUsage) }
 	model := fs.String("model", "", "model file")
 	url := fs.String("url", "", "served model URL")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -73,8 +72,7 @@ type serveBenchReport struct {
 }
 
 func serveBenchCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve-bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve-bench", stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, serveBenchUsage) }
 	var models modelFlags
 	fs.Var(&models, "model", "NAME=FILE.gpz")

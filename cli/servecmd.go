@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"github.com/gpzoo/gpzoo/internal/access"
 	"io"
@@ -64,8 +63,7 @@ func (m *modelFlags) String() string     { return strings.Join(*m, ",") }
 func (m *modelFlags) Set(v string) error { *m = append(*m, v); return nil }
 
 func serveCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, serveUsage) }
 	var models modelFlags
 	fs.Var(&models, "model", "NAME[@VERSION]=FILE.gpz")

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/csv"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -38,8 +37,7 @@ Flags:
 
 // synthCmd runs `gpzoo synth`: datasets.Synthetic written by datasets.WriteTable to a new file.
 func synthCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("synth", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("synth", stderr)
 	fs.Usage = func() { fmt.Fprintf(stderr, synthUsage, datasets.DefaultSynthNoise) }
 	rows := fs.Int("rows", 0, "rows")
 	inputs := fs.Int("inputs", 0, "input columns")

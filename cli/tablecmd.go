@@ -82,7 +82,7 @@ func tableCmd(args []string, stdout, stderr io.Writer) error {
 	case "reproduction":
 		return tableReproduction(args[1:], stdout, stderr)
 	}
-	return fmt.Errorf("table: unknown subcommand %q (list, show, run, work, report or reproduction; gpzoo table help)", args[0])
+	return fmt.Errorf("%w: table: unknown subcommand %q (list, show, run, work, report or reproduction; gpzoo table help)", ErrUsage, args[0])
 }
 
 // parseTableFlags parses a table subcommand's flags (before or after its positional arguments).
@@ -105,8 +105,7 @@ func oneTable(cmd string, pos []string) (*zoo.Table, error) {
 }
 
 func tableList(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("list", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("table list", stderr)
 	results := fs.String("results", zoo.DefaultResultsDir, "results folder")
 	pos, err := parseTableFlags(fs, args)
 	if err != nil {
@@ -135,8 +134,7 @@ func tableList(args []string, stdout, stderr io.Writer) error {
 }
 
 func tableShow(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("show", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("table show", stderr)
 	pos, err := parseTableFlags(fs, args)
 	if err != nil {
 		return err
@@ -256,8 +254,7 @@ func (f *tableRunFlags) options(stdout, stderr io.Writer) (zoo.TableOptions, con
 }
 
 func tableRun(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("table run", stderr)
 	f := newTableRunFlags(fs)
 	pos, err := parseTableFlags(fs, args)
 	if err != nil {
@@ -385,8 +382,7 @@ func hostName() string {
 }
 
 func tableWork(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("work", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("table work", stderr)
 	f := newTableRunFlags(fs)
 	pos, err := parseTableFlags(fs, args)
 	if err != nil {
@@ -420,8 +416,7 @@ func tableWork(args []string, stdout, stderr io.Writer) error {
 }
 
 func tableReport(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("table report", stderr)
 	results := fs.String("results", zoo.DefaultResultsDir, "results folder")
 	all := fs.Bool("all", false, "every table")
 	md := fs.String("markdown", "", "Markdown file")
@@ -502,8 +497,7 @@ func writeReportsJSON(w io.Writer, reps []*zoo.TableReport) error {
 var ErrReproductionStale = errors.New("REPRODUCTION.md is not what gpzoo table reproduction writes")
 
 func tableReproduction(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("reproduction", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("table reproduction", stderr)
 	results := fs.String("results", zoo.DefaultResultsDir, "results folder")
 	out := fs.String("out", "REPRODUCTION.md", "the file")
 	check := fs.Bool("check", false, "compare only")

@@ -168,8 +168,7 @@ func trainCmd(args []string, stdout, stderr io.Writer) error {
 // run's configuration: how its workers start and where its NATS server is. Without it, --workers K starts K
 // worker processes of this program (`gpzoo cluster work`) on the embedded NATS server.
 func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup func(), err error), stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("train", stderr)
 	fs.Usage = func() {
 		cc := train.DefaultConverge
 		fmt.Fprintf(stderr, trainUsage, strings.Join(zoo.Families, ", "), kernelHelp(), likelihoodHelp(),

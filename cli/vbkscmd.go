@@ -38,8 +38,7 @@ Flags:
 `
 
 func vbksCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("vbks", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("vbks", stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, vbksUsage)
 		fs.PrintDefaults()
