@@ -122,11 +122,14 @@ func (s *SGPR) Jitter() float64 { return s.jitter }
 // NoiseVariance returns the current σ².
 func (s *SGPR) NoiseVariance() float64 { return s.Noise.Value()[0] }
 
-// sgprParts are the shared pieces of the bound and the predictions.
+// sgprParts are the shared pieces of the bound and the predictions: with A = L_u⁻¹K_uf/σ [M,N], L_B = chol(I +
+// AAᵀ), c = L_B⁻¹A r/σ [M,P] and trAAt = tr(AAᵀ).
 type sgprParts struct {
-	lu, lb, a, c, r, sigma *graph.Node
+	lu, lb, c, r, trAAt *graph.Node
 }
 
+// parts builds them with σ applied to the M×M and M×P products, never to an M×N matrix: B = L_u⁻¹K_uf, AAᵀ =
+// BBᵀ/σ², c = L_B⁻¹B r/σ² (an elementwise pass over B and its gradient would cost as much as the kernel).
 func (s *SGPR) parts(x, y *graph.Node) sgprParts {
 	g := x.Graph()
 	z := g.Param(s.Z)
@@ -135,11 +138,13 @@ func (s *SGPR) parts(x, y *graph.Node) sgprParts {
 	if s.Mean != nil {
 		p.r = g.Sub(y, s.Mean.Mean(x))
 	}
-	p.sigma = g.Sqrt(g.Param(s.Noise))
+	noise := g.Param(s.Noise)
 	p.lu = gp.CholKuu(g, s.Kernel.K(z, z), s.jitter, "sgpr.jitter")
-	p.a = g.Div(g.TriSolve(p.lu, s.Kernel.K(z, x), false, false), p.sigma)                 // A = L_u⁻¹K_uf/σ [M,N]
-	p.lb = g.Cholesky(g.AddDiag(g.MatMul(p.a, p.a, false, true), g.Scalar("sgpr.one", 1))) // chol(I + AAᵀ)
-	p.c = g.Div(g.TriSolve(p.lb, g.MatMul(p.a, p.r, false, false), false, false), p.sigma) // L_B⁻¹A r/σ [M,P]
+	b := g.TriSolve(p.lu, s.Kernel.K(z, x), false, false)                              // B = L_u⁻¹K_uf [M,N]
+	aat := g.Div(g.MatMul(b, b, false, true), noise)                                   // AAᵀ = BBᵀ/σ² [M,M]
+	p.lb = g.Cholesky(g.AddDiag(aat, g.Scalar("sgpr.one", 1)))                         // chol(I + AAᵀ)
+	p.c = g.Div(g.TriSolve(p.lb, g.MatMul(b, p.r, false, false), false, false), noise) // L_B⁻¹B r/σ² [M,P]
+	p.trAAt = g.Sum(g.DiagPart(aat))
 	return p
 }
 
@@ -159,7 +164,7 @@ func (s *SGPR) ELBO(x, y *graph.Node) *graph.Node {
 	bound = g.Sub(bound, g.Div(g.Scale(g.Dot(pt.r, pt.r), 0.5), noise))
 	bound = g.Add(bound, g.Scale(g.Dot(pt.c, pt.c), 0.5))
 	bound = g.Sub(bound, g.Div(g.Scale(g.Sum(s.Kernel.KDiag(x)), 0.5*pp), noise))
-	bound = g.Add(bound, g.Scale(g.Dot(pt.a, pt.a), 0.5*pp))
+	bound = g.Add(bound, g.Scale(pt.trAAt, 0.5*pp))
 	return g.AddConst(bound, -0.5*n*pp*math.Log(2*math.Pi))
 }
 
