@@ -35,6 +35,7 @@ whole data set in one process and refuses it. (gpzoo advgp is the same command u
       binary's "%[1]s work"); prints the result and saves the model as without --workers
   gpzoo %[1]s serve (ENTRY | --csv FILE | --rows FILE [train flags]) --run NAME --workers K [--tau T]
                   [--nats URL | --listen HOST:PORT] [security flags] [--identities DIR] [--data-out DIR]
+                  [--rejoin-wait D]
       the parameter server only, on an external NATS server (--nats) or an embedded one listening on
       HOST:PORT (default 127.0.0.1:4222: this machine only; --port P is --listen 127.0.0.1:P). Workers must
       reach that address: with the default, only workers on this machine can. To take workers from other
@@ -47,7 +48,9 @@ whole data set in one process and refuses it. (gpzoo advgp is the same command u
       their split from their own --data DIR; with --csv the server writes the standardised training rows to a
       row file (.gpzr) in --data-out DIR (default: a temporary folder) that each worker reads its shard of:
       copy it to the workers' hosts; with --rows FILE (a row file or CSV too large for memory: gpzoo train
-      --help) the workers read their shards of FILE itself, --data-file naming their host's copy
+      --help) the workers read their shards of FILE itself, --data-file naming their host's copy. A gpr run's
+      products need every worker: a silent one ends the run after 5 s, unless --rejoin-wait D (e.g. 2m) gives
+      the same worker's command, started again (by hand or by a supervisor), D to join and take over its rows
   gpzoo %[1]s identities --run NAME --workers K --out DIR
       writes run NAME's identities for an external NATS server (--nats): DIR/NAME-server.nk (the server's
       --nkey), DIR/NAME-worker-I.nk (worker I's --nkey; seeds, mode 0600, never overwritten) and
@@ -60,7 +63,8 @@ whole data set in one process and refuses it. (gpzoo advgp is the same command u
   gpzoo %[1]s work --url URL --run NAME --shard i/k --products [security flags]
       one products worker of a gpr run (the command serve prints for --model gpr): gets the kernel and the
       inputs from the server and computes row blocks i of k of its kernel products until the server is done;
-      server and workers exchange heartbeats, and a lost worker ends the run with an error
+      server and workers exchange heartbeats, and a lost worker ends the run with an error unless it is
+      started again within serve's --rejoin-wait
 
 Security flags (every connection; beyond loopback a connection is always TLS):
   --nkey FILE      NKey seed file (a worker's: from serve --identities)
@@ -288,6 +292,7 @@ func clusterServe(name string, args []string, stdout, stderr io.Writer) error {
 	port := fs.Int("port", 0, "port of the embedded NATS server on loopback")
 	idDir := fs.String("identities", "", "folder to write one NKey identity per worker (and the server's) in")
 	dataOut := fs.String("data-out", "", "folder for the row file of a --csv run's workers")
+	rejoin := fs.Duration("rejoin-wait", 0, "how long a gpr run waits for a silent products worker started again")
 	security := cluster.SecurityFlags(fs)
 	rest, err := ownFlags(name+" serve", fs, args)
 	if err != nil {
@@ -311,12 +316,25 @@ func clusterServe(name string, args []string, stdout, stderr io.Writer) error {
 		f.sec.Token = "" // from the environment: the identities replace it
 	}
 	external := func(cluster.WorkerArgs) (cluster.Proc, error) { return externalProc{}, nil }
+	if *rejoin < 0 {
+		return fmt.Errorf("%w: %s serve: --rejoin-wait %v is negative", ErrUsage, name, *rejoin)
+	}
+	rejoinFor := func(family string) error {
+		if f.set["rejoin-wait"] && !zoo.ClusterProducts(family) {
+			return fmt.Errorf("%s serve: --rejoin-wait is for gpr's products workers (a %s run's workers rejoin at any time)", name, family)
+		}
+		return nil
+	}
 	if hasFlag(rest, "rows") || hasFlag(rest, "csv") {
 		return trainCmdWith(rest, func(c *zoo.CustomConfig) (func(), error) {
 			cc := c.Cluster
 			if cc == nil {
 				return nil, fmt.Errorf("%s serve: --workers K is required", name)
 			}
+			if err := rejoinFor(c.Family); err != nil {
+				return nil, err
+			}
+			cc.RejoinWait = *rejoin
 			n, err := f.start(cc.URL, cc.Run, cc.Workers, stdout)
 			if err != nil {
 				return nil, err
@@ -344,6 +362,14 @@ func clusterServe(name string, args []string, stdout, stderr io.Writer) error {
 			}
 			w = zoo.ADVGPWorkers
 		}
+		family := e.Model
+		if e.Config != nil {
+			family = e.Config.Family
+		}
+		if err := rejoinFor(family); err != nil {
+			return nil, err
+		}
+		o.RejoinWait = *rejoin
 		n, err := f.start(o.NATSURL, o.NATSRun, w, stdout)
 		if err != nil {
 			return nil, err

@@ -141,6 +141,8 @@ func TestClusterCommandErrors(t *testing.T) {
 		{[]string{"cluster", "serve", "--csv", csv, "--target", "y", "--workers", "2", "--run", "a.b"}, "run name"},
 		{[]string{"cluster", "serve", "airfoil/svgp", "--run", "r", "--data-out", "x"}, "--data-out is for --csv"},
 		{[]string{"cluster", "frobnicate"}, "unknown subcommand"},
+		{[]string{"cluster", "serve", "--csv", csv, "--target", "y", "--workers", "2", "--run", "r", "--rejoin-wait", "1m"}, "--rejoin-wait is for gpr"},
+		{[]string{"cluster", "serve", "--csv", csv, "--target", "y", "--model", "gpr", "--workers", "2", "--run", "r", "--rejoin-wait", "-1s"}, "negative"},
 	} {
 		err := Main(c.args, &bytes.Buffer{}, &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -199,7 +201,7 @@ func TestExactGPOnWorkers(t *testing.T) {
 	}
 	model := filepath.Join(dir, "served.gpz")
 	args := []string{"cluster", "serve", "--csv", csv, "--target", "y", "--model", "gpr", "--run", "gprrun", "--workers", "2",
-		"--iters", "3", "--subset", "100", "--listen", "127.0.0.1:0", "--save", model, "--quiet"}
+		"--iters", "3", "--subset", "100", "--listen", "127.0.0.1:0", "--save", model, "--quiet", "--rejoin-wait", "1m"}
 	sout := &syncBuffer{}
 	served := make(chan error, 1)
 	go func() { served <- Main(args, sout, &bytes.Buffer{}) }()

@@ -530,6 +530,8 @@ func (c *netnsCluster) plaintextRefused(t *testing.T, run string) {
 // the lossy proxy (latency; every connection cut once while the products run: a task or an answer lost in the
 // cut is sent again) and the fit completes, its model file predicting. A second run, one of whose workers is SIGKILLed once the products have
 // begun, ends with the typed error naming that worker within the heartbeat timeout, and its other worker leaves.
+// A third, served with --rejoin-wait, survives that SIGKILL: the worker's command, started again after the
+// heartbeat timeout, joins and takes over its rows, and the fit completes.
 func (c *netnsCluster) testProducts(t *testing.T) {
 	dir := t.TempDir()
 	csv := filepath.Join(dir, "cg.csv")
@@ -543,10 +545,13 @@ func (c *netnsCluster) testProducts(t *testing.T) {
 	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, kill := range []bool{false, true} {
-		run, iters := "netns-cg", "20"
-		if kill {
+	for _, mode := range []string{"cut", "kill", "rejoin"} {
+		run, iters, extra := "netns-cg", "20", []string(nil)
+		switch mode {
+		case "kill":
 			run, iters = "netns-cg-kill", "200"
+		case "rejoin":
+			run, iters, extra = "netns-cg-rejoin", "30", []string{"--rejoin-wait", "1m"}
 		}
 		rdir := filepath.Join(dir, run)
 		if err := os.Mkdir(rdir, 0o755); err != nil {
@@ -554,11 +559,11 @@ func (c *netnsCluster) testProducts(t *testing.T) {
 		}
 		auth := netnsAuth{identities: filepath.Join(rdir, "identities")}
 		t0 := time.Now()
-		srv := c.lab.start(c.ctx, c.srvNS, "products server "+run, []string{"GOMAXPROCS=1", EnvToken + "="}, c.bin,
-			"cluster", "serve", "--csv", csv, "--target", "y", "--model", "gpr", "--run", run, "--listen", c.listen,
+		args := append([]string{"cluster", "serve", "--csv", csv, "--target", "y", "--model", "gpr", "--run", run, "--listen", c.listen,
 			"--tls-cert", c.pki.Cert, "--tls-key", c.pki.Key, "--tls-ca", c.pki.CA, "--identities", auth.identities,
 			"--workers", "2", "--iters", iters, "--subset", "200", "--out", filepath.Join(rdir, "result.json"),
-			"--save", filepath.Join(rdir, "model.gpz"))
+			"--save", filepath.Join(rdir, "model.gpz")}, extra...)
+		srv := c.lab.start(c.ctx, c.srvNS, "products server "+run, []string{"GOMAXPROCS=1", EnvToken + "="}, c.bin, args...)
 		// The workers' command goes to standard output; their identities exist once the server starts.
 		for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
 			if _, err := os.Stat(c.workerSeed(auth, run, 1)); err == nil {
@@ -568,18 +573,29 @@ func (c *netnsCluster) testProducts(t *testing.T) {
 				t.Fatalf("%s: no identities after a minute (%v)\n%s", run, srv.wait(time.Second), srv.output(20))
 			}
 		}
+		worker := func(i int, name string) *nsProc {
+			return c.lab.start(c.ctx, c.workerNS[i], fmt.Sprintf("products %s %d of %s", name, i, run), []string{"GOMAXPROCS=1", EnvToken + "="},
+				c.bin, "cluster", "work", "--url", c.workerURL[i], "--run", run, "--shard", fmt.Sprintf("%d/2", i), "--products",
+				"--tls-ca", c.pki.CA, "--nkey", c.workerSeed(auth, run, i))
+		}
 		var ws []*nsProc
 		for i := range 2 {
-			ws = append(ws, c.lab.start(c.ctx, c.workerNS[i], fmt.Sprintf("products worker %d of %s", i, run), []string{"GOMAXPROCS=1", EnvToken + "="},
-				c.bin, "cluster", "work", "--url", c.workerURL[i], "--run", run, "--shard", fmt.Sprintf("%d/2", i), "--products",
-				"--tls-ca", c.pki.CA, "--nkey", c.workerSeed(auth, run, i)))
+			ws = append(ws, worker(i, "worker"))
 		}
 		if !srv.await(time.Minute, func(s string) bool { return strings.Contains(s, "L-BFGS done") }) {
 			t.Fatalf("%s: no subset start\n%s", run, srv.output(20))
 		}
 		time.Sleep(time.Second) // the products have begun
-		if !kill {
-			cut := c.proxy.cutAll() // every connection at once, with whatever is in flight
+		cut := 0
+		switch mode {
+		case "cut":
+			cut = c.proxy.cutAll() // every connection at once, with whatever is in flight
+		case "rejoin":
+			ws[1].kill()
+			time.Sleep(6 * time.Second) // past the heartbeat timeout: without --rejoin-wait the run would end
+			ws[1] = worker(1, "worker started again")
+		}
+		if mode != "kill" {
 			if err := srv.wait(2 * time.Minute); err != nil {
 				t.Fatalf("%s: %v\n%s\n%s\n%s", run, err, srv.output(30), ws[0].output(10), ws[1].output(10))
 			}
@@ -603,13 +619,17 @@ func (c *netnsCluster) testProducts(t *testing.T) {
 				Exact    *struct {
 					Products string `json:"products"`
 					Resent   int    `json:"products_resent"`
+					Rejoined int    `json:"products_rejoined"`
 				} `json:"exact"`
 			}
 			if err := json.Unmarshal(raw, &r); err != nil {
 				t.Fatal(err)
 			}
 			if r.TestRMSE == nil || !(*r.TestRMSE < 1) || r.Exact == nil || !strings.Contains(r.Exact.Products, "2 workers") {
-				t.Errorf("%s: test RMSE %v, exact %+v: want a fit whose products 2 workers computed", run, r.TestRMSE, r.Exact)
+				t.Fatalf("%s: test RMSE %v, exact %+v: want a fit whose products 2 workers computed", run, r.TestRMSE, r.Exact)
+			}
+			if rejoined := r.Exact.Rejoined; (mode == "rejoin") != (rejoined > 0) {
+				t.Errorf("%s: %d workers rejoined", run, rejoined)
 			}
 			f, err := modelfile.LoadFile(filepath.Join(rdir, "model.gpz"), gp.BuildOptions{})
 			if err != nil {
@@ -618,8 +638,8 @@ func (c *netnsCluster) testProducts(t *testing.T) {
 			if p, err := f.Predict(mat.NewDense(2, 2, []float64{0, 0, 1, -1}), modelfile.PredictOptions{}); err != nil || math.IsNaN(p.Mean.At(1, 0)) {
 				t.Errorf("the saved model predicts %v, %v", p, err)
 			}
-			t.Logf("%s: %s steps through the proxy in %.1fs, %d connections cut mid-run, %d tasks sent again; test RMSE %.4f", run, iters,
-				time.Since(t0).Seconds(), cut, r.Exact.Resent, *r.TestRMSE)
+			t.Logf("%s: %s steps through the proxy in %.1fs, %d connections cut mid-run, %d tasks sent again, %d workers rejoined; test RMSE %.4f", run, iters,
+				time.Since(t0).Seconds(), cut, r.Exact.Resent, r.Exact.Rejoined, *r.TestRMSE)
 			continue
 		}
 		ws[1].kill()

@@ -68,7 +68,9 @@ func productSubjectsOf(run string) productSubjects {
 	return productSubjects{join: p + ".join", task: p + ".task", result: p + ".result", beat: p + ".beat", alive: p + ".alive"}
 }
 
-// productSetup is what a joining worker gets: the kernel, the inputs, the block size and its rows.
+// productSetup is what a joining worker gets: the kernel, the inputs, the block size and its rows, and the
+// hyperparameters bound last (none before the first Bind), so that a worker replacing one that left computes
+// with them at once.
 type productSetup struct {
 	Err     string
 	Kernel  gp.Spec
@@ -78,6 +80,7 @@ type productSetup struct {
 	Lo, Hi  int // its rows, on block boundaries
 	Workers int
 	Beat    time.Duration // how often the worker sends heartbeats
+	Hyper   []float64     // flattened, as a bind task carries them
 }
 
 type productJoin struct{ Index, Of int }
@@ -98,8 +101,14 @@ type ProductsConfig struct {
 	// every worker's part of a task (default DefaultProductTimeout).
 	JoinTimeout, Timeout time.Duration
 	// HeartbeatEvery is how often the server and the workers send heartbeats (default DefaultHeartbeatEvery);
-	// a worker silent for HeartbeatTimeout (default DefaultHeartbeatTimeout) fails the task in progress.
+	// a worker silent for HeartbeatTimeout (default DefaultHeartbeatTimeout) plus RejoinWait fails the task in
+	// progress.
 	HeartbeatEvery, HeartbeatTimeout time.Duration
+	// RejoinWait is how long a task waits, beyond HeartbeatTimeout, for a silent worker to come back: a worker
+	// process started again with its index (by hand or by a supervisor) joins, receives the hyperparameters
+	// bound last and the task in progress, and the run goes on (Rejoined counts them). 0: the task fails at
+	// once.
+	RejoinWait time.Duration
 }
 
 // Products is K(X, X) of a kernel over the workers of a run: an ops.KernelOperator (give it to cg.Config.Operator)
@@ -120,7 +129,9 @@ type Products struct {
 	beatSub *nats.Subscription
 	peers   []productPeer
 	resent  atomic.Int64
-	quit    chan struct{} // closed by Close: the server's heartbeats stop
+	rejoins atomic.Int64
+	hyper   atomic.Pointer[[]float64] // the hyperparameters bound last, flattened (a joining worker's)
+	quit    chan struct{}             // closed by Close: the server's heartbeats stop
 }
 
 // productPeer is what the server last heard of a worker: when (its heartbeat, result or join; Unix nanoseconds)
@@ -221,6 +232,9 @@ func ServeProducts(c ProductsConfig) (*Products, error) {
 			s = productSetup{Err: fmt.Sprintf("a join as worker %d of %d; the run has %d workers", j.Index, j.Of, c.Workers)}
 		} else {
 			s.Lo, s.Hi = p.ranges[j.Index][0], p.ranges[j.Index][1]
+			if h := p.hyper.Load(); h != nil {
+				s.Hyper = *h
+			}
 		}
 		b, err := json.Marshal(s)
 		if err == nil && m.Respond(b) == nil && s.Err == "" {
@@ -231,6 +245,8 @@ func ServeProducts(c ProductsConfig) (*Products, error) {
 				if len(seen) == c.Workers {
 					close(all)
 				}
+			} else {
+				p.rejoins.Add(1) // a worker started again (or one whose join reply was lost)
 			}
 			joinMu.Unlock()
 		}
@@ -304,9 +320,9 @@ func (p *Products) call(op byte, c int, parts ...[]float64) ([][]float64, error)
 				}
 				q := &p.peers[i]
 				silent := q.silent()
-				if silent > p.c.HeartbeatTimeout {
-					return nil, fmt.Errorf("%w: worker %d has been silent for %v (no heartbeat; its process or its connection is gone) during task %d",
-						ErrProductWorker, i, silent.Round(time.Millisecond), p.seq)
+				if silent > p.c.HeartbeatTimeout+p.c.RejoinWait {
+					return nil, fmt.Errorf("%w: worker %d has been silent for %v (no heartbeat; its process or its connection is gone, and no worker %d joined again) during task %d",
+						ErrProductWorker, i, silent.Round(time.Millisecond), i, p.seq)
 				}
 				// Idle without this task's answer, by a heartbeat sent well after the task: it was lost.
 				lost = lost || (!q.busy.Load() && time.Since(sent) > 4*p.c.HeartbeatEvery && time.Since(sent)-silent > 2*p.c.HeartbeatEvery)
@@ -338,8 +354,12 @@ func (p *Products) call(op byte, c int, parts ...[]float64) ([][]float64, error)
 	return out, nil
 }
 
-// Resent returns the number of times a task was sent again because a worker lost it or its answer.
+// Resent returns the number of times a task was sent again because a worker lost it or its answer (or a
+// worker joined again while it was in progress).
 func (p *Products) Resent() int { return int(p.resent.Load()) }
+
+// Rejoined returns the number of joins by a worker index that had joined before: workers started again.
+func (p *Products) Rejoined() int { return int(p.rejoins.Load()) }
 
 // String says where the products run (cg.GPR's Describe shows it).
 func (p *Products) String() string {
@@ -362,6 +382,7 @@ func (p *Products) Bind(x []float64, n, d int, hyper [][]float64) error {
 	for _, h := range hyper {
 		flat = append(flat, h...)
 	}
+	p.hyper.Store(&flat) // before the task: a worker joining meanwhile binds them, then gets the task again
 	_, err := p.call(opBind, 0, flat)
 	return err
 }
@@ -500,6 +521,12 @@ func WorkProducts(c ProductWorkerConfig) error {
 	}
 	sizes := b.HyperSizes()
 	bound := false
+	if setup.Hyper != nil { // joining a run in progress: the hyperparameters bound last
+		if err := bindFlat(b, setup, sizes, [][]float64{setup.Hyper}); err != nil {
+			return fmt.Errorf("%w: binding the run's hyperparameters: %w", ErrJoin, err)
+		}
+		bound = true
+	}
 	beat := setup.Beat
 	if beat <= 0 {
 		beat = DefaultHeartbeatEvery

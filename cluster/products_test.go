@@ -331,6 +331,80 @@ func TestProductsHeartbeats(t *testing.T) {
 	}
 }
 
+// A worker that leaves mid-run and is started again with its index takes over within RejoinWait: it joins,
+// binds the hyperparameters bound last, receives the product in progress again, and the products stay the
+// single process's.
+func TestProductsWorkerRejoins(t *testing.T) {
+	data, x, k, conn := productsLab(t)
+	server := conn("server")
+	work := func(i int, stop <-chan struct{}) chan error {
+		done := make(chan error, 1)
+		nc := conn(fmt.Sprintf("w%d-%d", i, time.Now().UnixNano()))
+		go func() {
+			done <- WorkProducts(ProductWorkerConfig{Conn: nc, Run: "rejoin", Index: i, Of: 2, JoinTimeout: 10 * time.Second, Stop: stop})
+		}()
+		return done
+	}
+	stop1 := make(chan struct{})
+	done := []chan error{work(0, nil), work(1, stop1)}
+	blocks := cg.BlocksOptions{Block: 256}
+	p, err := ServeProducts(ProductsConfig{Conn: server, Run: "rejoin", Workers: 2, Kernel: k, X: x, Blocks: blocks,
+		Timeout: time.Minute, HeartbeatEvery: 50 * time.Millisecond, HeartbeatTimeout: 300 * time.Millisecond, RejoinWait: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hyper, local := localBlocks(t, k, blocks)
+	hyper[0][0] += 0.3 // not the kernel's defaults: the replacement must receive them
+	for _, b := range []ops.KernelOperator{p, local} {
+		if err := b.Bind(x.RawMatrix().Data, data.N, data.D, hyper); err != nil {
+			t.Fatal(err)
+		}
+	}
+	product := func(round int) {
+		v, got, want := make([]float64, data.N), make([]float64, data.N), make([]float64, data.N)
+		for i := range v {
+			v[i] = math.Cos(float64(i * (round + 1)))
+		}
+		if err := p.Mul(v, 1, got); err != nil {
+			t.Fatalf("product %d: %v", round, err)
+		}
+		if err := local.Mul(v, 1, want); err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+				t.Fatalf("product %d, row %d: %.15g, want %.15g", round, i, got[i], want[i])
+			}
+		}
+	}
+	product(0)
+	close(stop1) // worker 1 leaves between tasks
+	if err := <-done[1]; err != nil {
+		t.Fatalf("worker 1 told to stop: %v", err)
+	}
+	replaced := make(chan chan error, 1)
+	go func() {
+		time.Sleep(time.Second) // well past the heartbeat timeout: without RejoinWait the product would fail
+		replaced <- work(1, nil)
+	}()
+	t0 := time.Now()
+	product(1)
+	if el := time.Since(t0); el < time.Second {
+		t.Errorf("the product took %v: it cannot have waited for the replacement", el)
+	}
+	if r := p.Rejoined(); r != 1 {
+		t.Errorf("%d rejoins, want 1", r)
+	}
+	product(2)
+	done[1] = <-replaced
+	p.Close()
+	for i, d := range done {
+		if err := <-d; err != nil {
+			t.Errorf("worker %d: %v", i, err)
+		}
+	}
+}
+
 // LocalProducts starts the NATS server, the workers and the products server on one machine; its products are the
 // single process's, and stop ends the workers cleanly.
 func TestLocalProducts(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/gpzoo/gpzoo/cluster"
 	"github.com/gpzoo/gpzoo/datasets"
@@ -41,6 +42,10 @@ type ClusterConfig struct {
 	// OnData, if set, is told the row file the workers read, before training: the one written for them, or
 	// TrainRows' file (the CLI prints the workers' command).
 	OnData func(path string)
+	// RejoinWait is how long gpr's products run waits, beyond the heartbeat timeout, for a silent worker to be
+	// started again with its index (cluster.ProductsConfig.RejoinWait; 0: the run fails at once). The row-sum
+	// models' workers may rejoin at any time.
+	RejoinWait time.Duration
 }
 
 // ClusterFamily reports whether family trains as a sum over rows (ClusterConfig): the workers push their shards'

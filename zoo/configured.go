@@ -42,7 +42,8 @@ func runConfigured(e *Entry, o Options) (*Result, error) {
 	c.CheckpointDir, c.CheckpointEvery, c.Resume, c.Stop = o.CheckpointDir, o.CheckpointEvery, o.Resume, o.Stop
 	c.Logger, c.Progress, c.EvalEvery = o.Logger, o.Progress, o.EvalEvery
 	if o.Workers > 0 {
-		c.Cluster = &ClusterConfig{Workers: o.Workers, URL: o.NATSURL, Security: o.NATSSecurity, Spawn: o.Spawn, Run: o.NATSRun}
+		c.Cluster = &ClusterConfig{Workers: o.Workers, URL: o.NATSURL, Security: o.NATSSecurity, Spawn: o.Spawn, Run: o.NATSRun,
+			RejoinWait: o.RejoinWait}
 		if o.Tau != nil {
 			c.Cluster.Tau = *o.Tau
 		}

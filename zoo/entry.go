@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gpzoo/gpzoo/cluster"
 	"github.com/gpzoo/gpzoo/gp/modelfile"
@@ -78,6 +79,9 @@ type Options struct {
 	Spawn        cluster.Spawner
 	// NATSRun names the ADVGP run on the NATS server ("" = a fresh unique name); external workers join it.
 	NATSRun string
+	// RejoinWait is ClusterConfig.RejoinWait: how long a gpr entry's products run waits for a silent worker
+	// started again.
+	RejoinWait time.Duration
 	// Logger receives structured progress (nil: silent).
 	Logger *slog.Logger
 	// Progress receives a redrawn progress line (for terminals; nil: none).

@@ -68,6 +68,8 @@ type ExactStats struct {
 	CGNotConverged int     `json:"cg_not_converged,omitempty"`
 	// ProductsResent counts the products tasks sent to the workers again (a task or its answer lost in transit).
 	ProductsResent int `json:"products_resent,omitempty"`
+	// ProductsRejoined counts the products workers started again that took over their rows (RejoinWait).
+	ProductsRejoined int `json:"products_rejoined,omitempty"`
 	// The prediction cache: α's solve (iterations, relative residual), the LOVE rank, the seconds they took and
 	// the prediction solves stopped by their cap.
 	CacheIters      int     `json:"cache_iters,omitempty"`
@@ -186,13 +188,17 @@ func buildExact(tr *datasets.Dataset, c CustomConfig, kern gp.Kernel) (*customBu
 	if cc := c.Cluster; cc != nil {
 		var err error
 		prod, stopWorkers, err = cluster.LocalProducts(cluster.LocalProductsConfig{
-			Products: cluster.ProductsConfig{Run: cc.Run, Workers: cc.Workers, Kernel: kern, X: tr.X, Blocks: cg.BlocksOptions{Memory: -1}},
-			URL:      cc.URL, Security: cc.Security, Embedded: cc.Embedded, Identities: cc.Identities, Spawn: cc.Spawn})
+			Products: cluster.ProductsConfig{Run: cc.Run, Workers: cc.Workers, Kernel: kern, X: tr.X, Blocks: cg.BlocksOptions{Memory: -1},
+				RejoinWait: cc.RejoinWait},
+			URL: cc.URL, Security: cc.Security, Embedded: cc.Embedded, Identities: cc.Identities, Spawn: cc.Spawn})
 		if err != nil {
 			return nil, fmt.Errorf("zoo: the exact GP's products workers: %w", err)
 		}
 		stopAll := stopWorkers
-		stopWorkers = func() error { stats.ProductsResent = prod.Resent(); return stopAll() }
+		stopWorkers = func() error {
+			stats.ProductsResent, stats.ProductsRejoined = prod.Resent(), prod.Rejoined()
+			return stopAll()
+		}
 	}
 	cfg := cg.Config{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y, LOVERank: e.LOVERank,
 		Solver: ops.CGConfig{Tol: e.CGTol, Probes: e.Probes, PrecondRank: e.PrecondRank, Seed: c.Seed},
@@ -323,6 +329,9 @@ func (e *ExactStats) summary() string {
 	s += fmt.Sprintf("\n    %s", e.Products)
 	if e.ProductsResent > 0 {
 		s += fmt.Sprintf(" (%d tasks sent again: they or their answers were lost in transit)", e.ProductsResent)
+	}
+	if e.ProductsRejoined > 0 {
+		s += fmt.Sprintf(" (%d workers started again took over their rows)", e.ProductsRejoined)
 	}
 	if e.SubsetRows > 0 {
 		s += fmt.Sprintf("; subset start: %d L-BFGS iterations on %d rows in %.1fs", e.SubsetIters, e.SubsetRows, e.SubsetSeconds)
