@@ -361,21 +361,11 @@ func TestProductsWorkerRejoins(t *testing.T) {
 		}
 	}
 	product := func(round int) {
-		v, got, want := make([]float64, data.N), make([]float64, data.N), make([]float64, data.N)
+		v := make([]float64, data.N)
 		for i := range v {
 			v[i] = math.Cos(float64(i * (round + 1)))
 		}
-		if err := p.Mul(v, 1, got); err != nil {
-			t.Fatalf("product %d: %v", round, err)
-		}
-		if err := local.Mul(v, 1, want); err != nil {
-			t.Fatal(err)
-		}
-		for i := range want {
-			if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
-				t.Fatalf("product %d, row %d: %.15g, want %.15g", round, i, got[i], want[i])
-			}
-		}
+		sameProduct(t, p, local, v, round)
 	}
 	product(0)
 	close(stop1) // worker 1 leaves between tasks
@@ -484,21 +474,11 @@ func TestProductsLostMessages(t *testing.T) {
 		}
 	}
 	for round := range 2 {
-		v, got, want := make([]float64, data.N), make([]float64, data.N), make([]float64, data.N)
+		v := make([]float64, data.N)
 		for i := range v {
 			v[i] = math.Sin(float64(i + round))
 		}
-		if err := p.Mul(v, 1, got); err != nil {
-			t.Fatalf("product %d: %v", round, err)
-		}
-		if err := local.Mul(v, 1, want); err != nil {
-			t.Fatal(err)
-		}
-		for i := range want {
-			if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
-				t.Fatalf("product %d, row %d: %.15g, want %.15g", round, i, got[i], want[i])
-			}
-		}
+		sameProduct(t, p, local, v, round)
 	}
 	if r := p.Resent(); r != 2 {
 		t.Errorf("tasks sent again %d times, want 2", r)
@@ -507,6 +487,23 @@ func TestProductsLostMessages(t *testing.T) {
 	for i, d := range done {
 		if err := <-d; err != nil {
 			t.Errorf("worker %d: %v", i, err)
+		}
+	}
+}
+
+// sameProduct checks that a products run's K·v (product round) equals one process's, local's, to 1e-12 relative.
+func sameProduct(t *testing.T, p, local ops.KernelOperator, v []float64, round int) {
+	t.Helper()
+	got, want := make([]float64, len(v)), make([]float64, len(v))
+	if err := p.Mul(v, 1, got); err != nil {
+		t.Fatalf("product %d: %v", round, err)
+	}
+	if err := local.Mul(v, 1, want); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+			t.Fatalf("product %d, row %d: %.15g, want %.15g", round, i, got[i], want[i])
 		}
 	}
 }
