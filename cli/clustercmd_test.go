@@ -189,7 +189,6 @@ func TestClusterServeRows(t *testing.T) {
 func TestExactGPOnWorkers(t *testing.T) {
 	csv := writeToyCSV(t, 1200) // 1080 training rows: 3 row blocks of 512 for 2 workers
 	dir := t.TempDir()
-	t.Setenv(envCLIMain, "1") // the spawned workers are this test binary running Main
 	var out bytes.Buffer
 	local := filepath.Join(dir, "local.gpz")
 	if err := Main([]string{"train", "--csv", csv, "--target", "y", "--model", "gpr", "--workers", "2", "--iters", "3",

@@ -14,7 +14,9 @@ import (
 )
 
 // envCLIMain makes the test binary the gpzoo command: TestMain runs Main with its arguments and exits, so the
-// tests start real gpzoo processes (the runners of gpzoo table run --runners K, which runs os.Executable()).
+// tests start real gpzoo processes (the runners of gpzoo table run --runners K, the workers of --workers K:
+// commands that run os.Executable()). TestMain sets it for the whole run, so that every process a test spawns
+// from the test binary is gpzoo, never the test suite again.
 const envCLIMain = "GPZOO_CLI_TEST_MAIN"
 
 // tinyTable is a table of short runs on the Boston data embedded in the binary (no data folder needed):
@@ -37,6 +39,10 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	}
+	if err := os.Setenv(envCLIMain, "1"); err != nil { // the children of this run: gpzoo (above)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 	os.Exit(m.Run())
 }
@@ -87,7 +93,6 @@ func TestTableRunLocalAndSpread(t *testing.T) {
 		t.Fatalf("local report:\n%s", want)
 	}
 
-	t.Setenv(envCLIMain, "1") // the runners are this test binary running Main
 	spread := t.TempDir()
 	out.Reset()
 	if err := Main([]string{"table", "run", tinyTable, "--runners", "2", "--results", spread, "--quiet"}, &out, &bytes.Buffer{}); err != nil {
