@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gpzoo/gpzoo/cluster"
 	"github.com/gpzoo/gpzoo/datasets"
@@ -319,10 +320,12 @@ func clusterServe(name string, args []string, stdout, stderr io.Writer) error {
 	if *rejoin < 0 {
 		return fmt.Errorf("%w: %s serve: --rejoin-wait %v is negative", ErrUsage, name, *rejoin)
 	}
-	rejoinFor := func(family string) error {
-		if f.set["rejoin-wait"] && !zoo.ClusterProducts(family) {
-			return fmt.Errorf("%s serve: --rejoin-wait is for gpr's products workers (a %s run's workers rejoin at any time)", name, family)
+	// rejoinFor refuses --rejoin-wait for a run without products workers, and sets it for one with them.
+	rejoinFor := func(products bool, wait *time.Duration) error {
+		if f.set["rejoin-wait"] && !products {
+			return fmt.Errorf("%s serve: --rejoin-wait is for gpr's products workers (the row-sum models' workers rejoin at any time)", name)
 		}
+		*wait = *rejoin
 		return nil
 	}
 	if hasFlag(rest, "rows") || hasFlag(rest, "csv") {
@@ -331,16 +334,16 @@ func clusterServe(name string, args []string, stdout, stderr io.Writer) error {
 			if cc == nil {
 				return nil, fmt.Errorf("%s serve: --workers K is required", name)
 			}
-			if err := rejoinFor(c.Family); err != nil {
+			products := zoo.ClusterProducts(c.Family)
+			if err := rejoinFor(products, &cc.RejoinWait); err != nil {
 				return nil, err
 			}
-			cc.RejoinWait = *rejoin
 			n, err := f.start(cc.URL, cc.Run, cc.Workers, stdout)
 			if err != nil {
 				return nil, err
 			}
 			cc.URL, cc.Security, cc.Spawn, cc.DataDir = n.url, n.serverSec, external, f.dataOut
-			if zoo.ClusterProducts(c.Family) { // products workers: the server sends them the inputs
+			if products { // products workers: the server sends them the inputs
 				f.workerCommand(stdout, n, cc.Run, cc.Workers, "--products")
 				return n.shutdown, nil
 			}
@@ -362,20 +365,16 @@ func clusterServe(name string, args []string, stdout, stderr io.Writer) error {
 			}
 			w = zoo.ADVGPWorkers
 		}
-		family := e.Model
-		if e.Config != nil {
-			family = e.Config.Family
-		}
-		if err := rejoinFor(family); err != nil {
+		products := e.Config != nil && zoo.ClusterProducts(e.Config.Family)
+		if err := rejoinFor(products, &o.RejoinWait); err != nil {
 			return nil, err
 		}
-		o.RejoinWait = *rejoin
 		n, err := f.start(o.NATSURL, o.NATSRun, w, stdout)
 		if err != nil {
 			return nil, err
 		}
 		o.NATSURL, o.NATSSecurity, o.Spawn = n.url, n.serverSec, external
-		if e.Config != nil && zoo.ClusterProducts(e.Config.Family) { // products workers: the server sends them the inputs
+		if products { // products workers: the server sends them the inputs
 			f.workerCommand(stdout, n, o.NATSRun, w, "--products")
 		} else {
 			f.workerCommand(stdout, n, o.NATSRun, w, "--data "+data)

@@ -177,11 +177,10 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 		}
 		return res, fmt.Errorf("train: L-BFGS: %v", err)
 	}
-	unflattenRaw(params, out.X)
-	if err := prog.Run(); err != nil {
+	if !eval(out.X) { // the best point: usually the one last run, whose loss and gradients the program holds
 		graph.RestoreRaw(params, good)
 		res.StopReason = StopError
-		return res, err
+		return res, runErr
 	}
 	res.Losses = append(res.Losses, prog.Loss())
 	res.Cholesky = prog.CholeskyStats()
