@@ -43,8 +43,12 @@ func dataCmd(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	sub := args[0]
-	if sub == "stats" || sub == "shard-stats" {
+	switch sub {
+	case "stats", "shard-stats":
 		return dataShardCmd(sub, args[1:], stdout, stderr)
+	case "list", "verify", "fetch":
+	default:
+		return fmt.Errorf("%w: data: unknown subcommand %q (list, verify, fetch, stats or shard-stats; gpzoo data help)", ErrUsage, sub)
 	}
 	fs := newFlagSet("data "+sub, stderr)
 	fs.Usage = func() {} // -h prints dataUsage instead
@@ -81,16 +85,14 @@ func dataCmd(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		return dataVerify(stdout, *dir, from, entries)
-	case "fetch":
-		if len(names) == 0 {
-			return fmt.Errorf("data fetch: name the data sets to fetch (see gpzoo data list), or all")
-		}
-		if entries, err = datasets.SelectEntries(entries, names); err != nil {
-			return err
-		}
-		return dataFetch(stdout, *dir, *mirror, entries)
 	}
-	return fmt.Errorf("unknown data command %q (list, verify, fetch, stats or shard-stats)", sub)
+	if len(names) == 0 { // fetch
+		return fmt.Errorf("data fetch: name the data sets to fetch (see gpzoo data list), or all")
+	}
+	if entries, err = datasets.SelectEntries(entries, names); err != nil {
+		return err
+	}
+	return dataFetch(stdout, *dir, *mirror, entries)
 }
 
 // dataParse parses flags that may come before, between or after the names.

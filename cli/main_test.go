@@ -247,7 +247,7 @@ func TestHelpAndUsageExits(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"bogus"}, {"train", "--bogus"}, {"run", "--iters", "x"}, {"predict", "--model"}, {"list", "-x"},
-		{"cluster", "bogus"}, {"cluster", "work", "--bogus"}, {"table", "bogus"}, {"table", "run", "--bogus"}, {"data", "fetch", "--bogus"}} {
+		{"cluster", "bogus"}, {"cluster", "work", "--bogus"}, {"table", "bogus"}, {"table", "run", "--bogus"}, {"data", "fetch", "--bogus"}, {"data", "--bogus"}, {"data", "bogus"}} {
 		var out, errb bytes.Buffer
 		err := Main(args, &out, &errb)
 		if !errors.Is(err, ErrUsage) || ExitCode(err) != 2 {
