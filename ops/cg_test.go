@@ -728,3 +728,70 @@ func TestCGSolverStop(t *testing.T) {
 		t.Errorf("solve: %d iterations; the evaluation started from its solution ends at the targets' residual %g", r1.Iters, ev.Stats.DataResidual)
 	}
 }
+
+// A training solve stopped by the iteration cap above its tolerance raises the preconditioner's rank (doubling,
+// up to MaxPrecondRank) and runs again with the same probes: the evaluation then equals, bit for bit, one made at
+// the raised rank from the start, and later evaluations keep the rank. Without the raise the solve is a counted
+// warning.
+func TestCGSolverRaisesPrecondRank(t *testing.T) {
+	n, d := 400, 2
+	x, y, h := seProblem(n, d, 21)
+	h[1] = []float64{math.Log(2), math.Log(3)} // smooth: K's spectrum decays fast, so rank buys conditioning
+	pr := ops.CGProblem{X: x, N: n, D: d, Hyper: h, Noise: 1e-4}
+	cfg := ops.CGConfig{Tol: 1e-4, MaxIters: 12, MinIters: 1, Probes: 3, Lanczos: 5, PrecondRank: 4, PrecondMinRows: -1, MaxPrecondRank: 64, Seed: 5}
+	raising, err := ops.NewCGSolver(&denseSE{d: d}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := raising.Evaluate(pr, y, 1, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := ev.Stats
+	if !st.Converged || st.PrecondRaised == 0 || st.NotConverged != 0 || st.PrecondRank <= 4 || st.PrecondRank > 64 {
+		t.Fatalf("stats %+v: want a converged solve after raising the rank from 4 (at most 64)", st)
+	}
+	t.Logf("rank 4 raised %d times to %d: %d iterations, residual %.2g", st.PrecondRaised, st.PrecondRank, st.Iters, st.Residual)
+	if got := raising.RaisedRank(); got != st.PrecondRank {
+		t.Errorf("RaisedRank %d after the evaluation, want %d", got, st.PrecondRank)
+	}
+	fixedCfg := cfg
+	fixedCfg.PrecondRank = st.PrecondRank
+	fixed, err := ops.NewCGSolver(&denseSE{d: d}, fixedCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := fixed.Evaluate(pr, y, 1, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Loss != want.Loss || ev.GradNoise != want.GradNoise || ev.GradHyper[1][0] != want.GradHyper[1][0] || ev.Stats.Iters != want.Stats.Iters {
+		t.Errorf("raised evaluation: loss %v, ∂σ² %v, ∂ℓ₀ %v (%d iterations); at rank %d from the start: %v, %v, %v (%d)",
+			ev.Loss, ev.GradNoise, ev.GradHyper[1][0], ev.Stats.Iters, st.PrecondRank, want.Loss, want.GradNoise, want.GradHyper[1][0], want.Stats.Iters)
+	}
+	again, err := raising.Evaluate(pr, y, 1, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2 := again.Stats; s2.PrecondRank != st.PrecondRank || s2.PrecondRaised != st.PrecondRaised || s2.Evaluations != 2 {
+		t.Errorf("the next evaluation: stats %+v, want rank %d kept and no new raise", s2, st.PrecondRank)
+	}
+	// SetRaisedRank (a resumed run) sets it; 0 returns to the configured rank.
+	raising.SetRaisedRank(0)
+	if ev, err := raising.Evaluate(pr, y, 1, 9); err != nil || ev.Stats.PrecondRaised <= st.PrecondRaised {
+		t.Errorf("after SetRaisedRank(0): %v, stats %+v: want the configured rank 4 raised again", err, ev.Stats)
+	}
+	noRaise := cfg
+	noRaise.MaxPrecondRank = -1
+	capped, err := ops.NewCGSolver(&denseSE{d: d}, noRaise)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err = capped.Evaluate(pr, y, 1, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := ev.Stats; st.Converged || st.NotConverged != 1 || st.PrecondRaised != 0 || st.PrecondRank != 4 {
+		t.Errorf("MaxPrecondRank −1: stats %+v, want the rank-4 solve stopped by the cap and counted", st)
+	}
+}

@@ -181,6 +181,74 @@ func CholeskyLower(dst, a []float64, n int, p JitterPolicy) (CholInfo, error) {
 	return CholInfo{Jitter: jitter, Retries: retries}, &NotPDError{N: n, MaxJitter: jitter, Tries: 1 + retries}
 }
 
+// CholeskyLowerInPlace factorises the symmetric n×n matrix A (row-major) in place, in n² memory where CholeskyLower
+// takes 2n²: A is read from its upper triangle and diagonal; on return the lower triangle (diagonal included)
+// holds L, L·Lᵀ = A (+ jitter·I, retried as p says, as CholeskyLower), and the strict upper triangle still holds
+// A's, from which each retry rebuilds the lower one. Only the lower triangle is a factor (CholSolveTo,
+// CholLogDet read only it). Errors as CholeskyLower's; on error the lower triangle is unspecified.
+func CholeskyLowerInPlace(a []float64, n int, p JitterPolicy) (CholInfo, error) {
+	if n < 0 || len(a) != n*n {
+		return CholInfo{}, &ShapeError{Op: "CholeskyLowerInPlace", Want: fmt.Sprintf("n=%d and a slice of length n·n", n), Got: fmt.Sprintf("len(a)=%d", len(a))}
+	}
+	if n == 0 {
+		p.Stats.record(0, 0, false)
+		return CholInfo{}, nil
+	}
+	diag := make([]float64, n)
+	for i := range diag {
+		diag[i] = a[i*n+i]
+	}
+	initial, retries := p.normalized()
+	scale := 0.0
+	for _, v := range diag {
+		scale += v
+	}
+	scale /= float64(n)
+	if !(scale > 0) || math.IsInf(scale, 1) {
+		scale = 1
+	}
+	jitter := 0.0
+	for k := 0; k <= retries; k++ {
+		if k > 0 {
+			jitter = initial * math.Pow(10, float64(k-1)) * scale
+		}
+		for i := 0; i < n; i++ { // the lower triangle from the upper one
+			for j := 0; j < i; j++ {
+				a[i*n+j] = a[j*n+i]
+			}
+			a[i*n+i] = diag[i] + jitter
+		}
+		if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: a}); ok && finiteDiag(a, n) {
+			p.Stats.record(jitter, k, false)
+			return CholInfo{Jitter: jitter, Retries: k}, nil
+		}
+		if k == 0 {
+			if err := checkUpperFinite(a, diag, n); err != nil {
+				p.Stats.record(0, 0, true)
+				return CholInfo{}, err
+			}
+		}
+	}
+	p.Stats.record(jitter, retries, true)
+	return CholInfo{Jitter: jitter, Retries: retries}, &NotPDError{N: n, MaxJitter: jitter, Tries: 1 + retries}
+}
+
+// checkUpperFinite returns a *NonFiniteError naming the first NaN or ±Inf of the symmetric matrix held by a's
+// strict upper triangle and diag.
+func checkUpperFinite(a, diag []float64, n int) error {
+	for i := 0; i < n; i++ {
+		if v := diag[i]; math.IsNaN(v) || math.IsInf(v, 0) {
+			return &NonFiniteError{Where: "Cholesky input", Row: i, Col: i, Value: v}
+		}
+		for j := i + 1; j < n; j++ {
+			if v := a[i*n+j]; math.IsNaN(v) || math.IsInf(v, 0) {
+				return &NonFiniteError{Where: "Cholesky input", Row: i, Col: j, Value: v}
+			}
+		}
+	}
+	return nil
+}
+
 // symLowerTo writes the lower triangle (diagonal included) of (A+Aᵀ)/2 + jitter·I into dst, and zeros into its
 // strict upper triangle. Eight rows at a time: A's transposed part is then read eight adjacent values at a time,
 // and every row of a and dst in the block stays in cache across the columns.

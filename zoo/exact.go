@@ -66,6 +66,10 @@ type ExactStats struct {
 	CGIters        int     `json:"cg_iters,omitempty"`
 	CGResidual     float64 `json:"cg_residual,omitempty"`
 	CGNotConverged int     `json:"cg_not_converged,omitempty"`
+	// PrecondRaised counts the raises of the training solves' preconditioner rank (ops.CGConfig.MaxPrecondRank)
+	// and PrecondRank is the rank it ended at, when raised.
+	PrecondRaised int `json:"precond_raised,omitempty"`
+	PrecondRank   int `json:"precond_rank,omitempty"`
 	// ProductsResent counts the products tasks sent to the workers again (a task or its answer lost in transit).
 	ProductsResent int `json:"products_resent,omitempty"`
 	// ProductsRejoined counts the products workers started again that took over their rows (RejoinWait).
@@ -74,6 +78,10 @@ type ExactStats struct {
 	// the prediction solves stopped by their cap.
 	CacheIters      int     `json:"cache_iters,omitempty"`
 	CacheResidual   float64 `json:"cache_residual,omitempty"`
+	// CacheDirect: α was solved by K̂'s Cholesky factorisation after CG missed the prediction tolerance (within
+	// the memory budget; gp/cg.GPR.CacheDirect), with CacheJitter added to K̂'s diagonal.
+	CacheDirect bool    `json:"cache_direct,omitempty"`
+	CacheJitter float64 `json:"cache_jitter,omitempty"`
 	LOVERank        int     `json:"love_rank,omitempty"`
 	CacheSeconds    float64 `json:"cache_seconds,omitempty"`
 	PredictWarnings int     `json:"predict_warnings,omitempty"`
@@ -237,29 +245,43 @@ func buildExact(tr *datasets.Dataset, c CustomConfig, kern gp.Kernel) (*customBu
 	return b, nil
 }
 
-// warmStart carries a CG fit's warm start, the targets' latest solution K̂⁻¹r, through Train's checkpoints, so
-// that a resumed fit starts its next solve from where the interrupted one would have, and ends as an
-// uninterrupted fit does: a train.Hook that updates nothing, and train.Stateful.
+// warmStart carries a CG fit's solver state through Train's checkpoints, the targets' latest solution K̂⁻¹r (the
+// warm start) and the preconditioner's rank as the evaluations raised it, so that a resumed fit starts its next
+// solve from where the interrupted one would have, and ends as an uninterrupted fit does: a train.Hook that
+// updates nothing, and train.Stateful.
 type warmStart struct{ s *ops.CGSolver }
+
+// solverState is warmStart's state: the warm start (none before the first evaluation) and the raised rank (0: the
+// configured one). Checkpoints written before the rank hold the warm start alone.
+type solverState struct {
+	Warm []float64
+	Rank int
+}
 
 func (warmStart) Claims() []*graph.Param          { return nil }
 func (warmStart) AfterBackward(*train.Step) error { return nil }
 
-// MarshalState encodes the warm start (none before the first evaluation).
+// MarshalState encodes the solver's state.
 func (w warmStart) MarshalState([]*graph.Param) ([]byte, error) {
-	return train.EncodeState("the CG warm start", w.s.WarmStart())
+	return train.EncodeState("the CG solver's state", solverState{Warm: w.s.WarmStart(), Rank: w.s.RaisedRank()})
 }
 
-// UnmarshalState restores a warm start from MarshalState's bytes.
+// UnmarshalState restores the solver's state from MarshalState's bytes (or an older checkpoint's warm start).
 func (w warmStart) UnmarshalState(_ []*graph.Param, data []byte) error {
-	var x []float64
-	if err := train.DecodeState("the CG warm start", data, &x); err != nil {
+	var st solverState
+	if err := train.DecodeState("the CG solver's state", data, &st); err != nil {
+		if train.DecodeState("the CG warm start", data, &st.Warm) != nil {
+			return err
+		}
+	}
+	if err := ops.CheckFinite("the CG warm start", st.Warm, 1); err != nil {
 		return err
 	}
-	if err := ops.CheckFinite("the CG warm start", x, 1); err != nil {
-		return err
+	if st.Rank < 0 {
+		return fmt.Errorf("zoo: the CG solver's state: preconditioner rank %d", st.Rank)
 	}
-	w.s.SetWarmStart(x)
+	w.s.SetWarmStart(st.Warm)
+	w.s.SetRaisedRank(st.Rank)
 	return nil
 }
 
@@ -304,6 +326,9 @@ func finishExact(b *customBuild, stop <-chan struct{}) error {
 	}
 	st := m.Solver().Stats()
 	b.exact.CGIters, b.exact.CGResidual, b.exact.CGNotConverged = st.Iters, st.Residual, st.NotConverged
+	if st.PrecondRaised > 0 {
+		b.exact.PrecondRaised, b.exact.PrecondRank = st.PrecondRaised, st.PrecondRank
+	}
 	t0 := time.Now()
 	m.Solver().SetStop(stop)
 	err := m.Prepare()
@@ -316,6 +341,7 @@ func finishExact(b *customBuild, stop <-chan struct{}) error {
 	}
 	b.exact.CacheSeconds = time.Since(t0).Seconds()
 	b.exact.CacheIters, b.exact.CacheResidual, b.exact.LOVERank, _ = m.CacheStats()
+	b.exact.CacheDirect, b.exact.CacheJitter = m.CacheDirect()
 	b.exact.PredictWarnings = m.PredictWarnings()
 	return nil
 }
@@ -340,7 +366,18 @@ func (e *ExactStats) summary() string {
 	if e.CGNotConverged > 0 {
 		s += fmt.Sprintf(" (%d solves stopped by the iteration cap above the tolerance)", e.CGNotConverged)
 	}
-	s += fmt.Sprintf("\n    prediction cache: α in %d CG iterations (relative residual %.2g), LOVE rank %d, %.1fs", e.CacheIters, e.CacheResidual, e.LOVERank, e.CacheSeconds)
+	if e.PrecondRaised > 0 {
+		s += fmt.Sprintf("; the preconditioner's rank raised %d times, to %d, after solves stopped by the cap", e.PrecondRaised, e.PrecondRank)
+	}
+	if e.CacheDirect {
+		s += fmt.Sprintf("\n    prediction cache: α by K̂'s Cholesky factorisation (relative residual %.2g", e.CacheResidual)
+		if e.CacheJitter > 0 {
+			s += fmt.Sprintf(", jitter %.2g", e.CacheJitter)
+		}
+		s += fmt.Sprintf(") after %d CG iterations missed the tolerance, LOVE rank %d, %.1fs", e.CacheIters, e.LOVERank, e.CacheSeconds)
+	} else {
+		s += fmt.Sprintf("\n    prediction cache: α in %d CG iterations (relative residual %.2g), LOVE rank %d, %.1fs", e.CacheIters, e.CacheResidual, e.LOVERank, e.CacheSeconds)
+	}
 	if e.PredictWarnings > 0 {
 		s += fmt.Sprintf(" (%d solves stopped above their tolerance)", e.PredictWarnings)
 	}

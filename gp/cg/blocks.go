@@ -403,10 +403,35 @@ func (b *Blocks) fillDense() error {
 	if b.denseOK {
 		return nil
 	}
-	n := b.n
-	if len(b.dense) != n*n {
-		b.dense = make([]float64, n*n)
+	if len(b.dense) != b.n*b.n {
+		b.dense = make([]float64, b.n*b.n)
 	}
+	if err := b.fillInto(b.dense); err != nil {
+		return err
+	}
+	b.denseOK = true
+	return nil
+}
+
+// Dense writes K whole [n,n] (row-major) into out for the current binding: a copy of the kept matrix, or computed
+// by blocks.
+func (b *Blocks) Dense(out []float64) error {
+	if len(out) != b.n*b.n || b.n == 0 {
+		return &ops.ShapeError{Op: "gp/cg.Blocks.Dense", Want: fmt.Sprintf("%d×%d values (bound)", b.n, b.n), Got: fmt.Sprint(len(out))}
+	}
+	if b.keep {
+		if err := b.fillDense(); err != nil {
+			return err
+		}
+		copy(out, b.dense)
+		return nil
+	}
+	return b.fillInto(out)
+}
+
+// fillInto computes K whole into dst [n,n] from its upper triangle's blocks.
+func (b *Blocks) fillInto(dst []float64) error {
+	n := b.n
 	type pair struct{ i, j int }
 	var all []pair
 	for i := 0; i < b.nb; i++ {
@@ -427,21 +452,17 @@ func (b *Blocks) fillDense() error {
 			w := hj - lj
 			for r := li; r < hi; r++ {
 				row := k[(r-li)*w : (r-li+1)*w]
-				copy(b.dense[r*n+lj:r*n+hj], row)
+				copy(dst[r*n+lj:r*n+hj], row)
 				if i != j {
 					for s, val := range row {
-						b.dense[(lj+s)*n+r] = val
+						dst[(lj+s)*n+r] = val
 					}
 				}
 			}
 			return nil
 		})
 	})
-	if err := firstErr(errs); err != nil {
-		return err
-	}
-	b.denseOK = true
-	return nil
+	return firstErr(errs)
 }
 
 // Diag writes diag K into out [n].

@@ -403,3 +403,41 @@ func TestPredictPrecondRank(t *testing.T) {
 		t.Errorf("α took %d iterations at the default rank, %d by the old rule: want fewer", iters[0], iters[-1])
 	}
 }
+
+// When α's CG solve misses the prediction tolerance (here: capped at 2 iterations) and K̂'s factor fits the
+// memory budget, α is solved directly by its Cholesky factorisation: the predictive mean then equals the Cholesky
+// exact GP's, with no warning. Beyond the budget the CG solution is kept and counted as a warning.
+func TestPredictDirectWhenCGMisses(t *testing.T) {
+	x, y := eqData(400, eqD, 10)
+	xs, _ := eqData(30, eqD, 11)
+	k := eqKernel(t, eqD)
+	exact, err := gp.NewGPR(gp.GPRConfig{Kernel: k, NoiseVariance: 1e-4, X: x, Y: y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := predict(t, exact, xs)
+	for _, c := range []struct {
+		memory int64
+		direct bool
+	}{{0, true}, {400 * 400 * 8, false}} {
+		m, err := cg.NewGPR(cg.Config{Kernel: k, NoiseVariance: 1e-4, X: x, Y: y, PredictTol: 1e-10, PredictPrecondRank: -1,
+			Solver: ops.CGConfig{MaxIters: 2, MinIters: 1}, Blocks: cg.BlocksOptions{Memory: c.memory}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := predict(t, m, xs)
+		e := maxRel(got.FMean.RawMatrix().Data, want.FMean.RawMatrix().Data)
+		direct, jitter := m.CacheDirect()
+		iters, resid, _, _ := m.CacheStats()
+		t.Logf("memory %d: direct %v (jitter %g), CG %d iterations, residual %.2g, mean off by %.3g", c.memory, direct, jitter, iters, resid, e)
+		if direct != c.direct || iters != 2 {
+			t.Errorf("memory %d: direct %v after %d CG iterations, want %v after 2", c.memory, direct, iters, c.direct)
+		}
+		if c.direct && (e > 1e-9 || resid > 1e-10 || m.PredictWarnings() != 0) {
+			t.Errorf("direct α: mean off by %.3g, residual %.3g, %d warnings; want Cholesky's mean, no warning", e, resid, m.PredictWarnings())
+		}
+		if !c.direct && (m.PredictWarnings() != 1 || e < 1e-6) {
+			t.Errorf("capped CG α: %d warnings, mean off by %.3g; want 1 warning and CG's 2-iteration mean", m.PredictWarnings(), e)
+		}
+	}
+}

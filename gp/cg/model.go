@@ -10,6 +10,8 @@ import (
 	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/graph"
 	"github.com/gpzoo/gpzoo/ops"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -97,7 +99,11 @@ type predCache struct {
 	love  []float64
 	rank  int     // c
 	iters int     // CG iterations of α's solve
-	resid float64 // its relative residual
+	resid float64 // its relative residual (the direct solve's, when direct)
+	// direct: α solved by K̂'s Cholesky factorisation after CG missed the tolerance (directFits), with jitter
+	// added to K̂'s diagonal.
+	direct bool
+	jitter float64
 }
 
 var (
@@ -223,6 +229,9 @@ func (m *GPR) TrainStatus() string {
 	if st.NotConverged > 0 {
 		s += fmt.Sprintf(", %d not converged", st.NotConverged)
 	}
+	if st.PrecondRaised > 0 {
+		s += fmt.Sprintf(", preconditioner raised to rank %d", st.PrecondRank)
+	}
 	return s
 }
 
@@ -330,8 +339,10 @@ func (m *GPR) meanAt(x *mat.Dense) ([]float64, error) {
 
 // Prepare computes the prediction cache for the current parameters and training data (α solved to PredictTol,
 // from the latest training solve; the LOVE cache unless ExactVariance) unless it is current. Predict calls it;
-// call it after training to pay for it once. A solve stopped by its iteration cap is counted (PredictWarnings)
-// and used, with the residual reached (CacheStats), unless the solver is Strict (then the error).
+// call it after training to pay for it once. When α's CG solve stops at its iteration cap above PredictTol and
+// K̂'s Cholesky factor fits the memory budget (Blocks.Memory: the factor, in place, beside K when it is kept), α is
+// solved by that factorisation instead (CacheDirect); otherwise the capped solve is counted (PredictWarnings) and
+// used, with the residual reached (CacheStats), unless the solver is Strict (then the error).
 func (m *GPR) Prepare() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -363,14 +374,24 @@ func (m *GPR) prepareLocked() error {
 		x0 = nil
 	}
 	alpha, res, err := m.solver.Solve(pr, r, p, x0, ops.CGOptions{Tol: m.cfg.PredictTol, MaxIters: m.cfg.Solver.MaxIters}, m.predictRank())
+	if err != nil && res == nil {
+		return fmt.Errorf("gp/cg: predictive mean's solve: %w", err)
+	}
+	c := &predCache{key: key, alpha: alpha, iters: res.Iters}
+	c.resid, _ = res.MaxResidual()
+	if err != nil && m.directFits(n) { // CG missed the tolerance: solve directly where the factor fits
+		a, info, resid, derr := m.directAlpha(pr, r, p)
+		if derr != nil {
+			return fmt.Errorf("gp/cg: predictive mean's solve: CG: %w; directly: %w", err, derr)
+		}
+		c.alpha, c.resid, c.direct, c.jitter, err = a, resid, true, info.Jitter, nil
+	}
 	if err != nil {
-		if res == nil || m.cfg.Solver.Strict {
+		if m.cfg.Solver.Strict {
 			return fmt.Errorf("gp/cg: predictive mean's solve: %w", err)
 		}
 		m.warns.Add(1)
 	}
-	c := &predCache{key: key, alpha: alpha, iters: res.Iters}
-	c.resid, _ = res.MaxResidual()
 	if !m.cfg.ExactVariance {
 		r, rank, err := m.solver.LOVE(pr, m.cfg.LOVERank, max(m.cfg.LOVEPrecondRank, 0), 0)
 		if err != nil {
@@ -381,6 +402,64 @@ func (m *GPR) prepareLocked() error {
 	}
 	m.cache = c
 	return m.blocks.Bind(pr.X, pr.N, pr.D, pr.Hyper) // predictions' cross-covariances (the solver may have another operator)
+}
+
+// directFits reports whether α's direct solve fits the memory budget: K̂'s Cholesky factor (n² values, in
+// place), beside K when the blocks keep it. A cluster's products (Config.Operator) never solve directly: the
+// matrix is spread over the workers so that no machine holds it.
+func (m *GPR) directFits(n int) bool {
+	if m.cfg.Operator != nil || m.cfg.Blocks.Memory <= 0 {
+		return false
+	}
+	need := int64(n) * int64(n) * 8
+	if m.blocks.Kept() || m.cfg.Blocks.Keeps(n) {
+		need *= 2
+	}
+	return need <= m.cfg.Blocks.Memory
+}
+
+// directAlpha solves K̂α = r [n,p] by the Cholesky factorisation of K̂ = K + σ²I in place
+// (ops.CholeskyLowerInPlace, with its jitter retries) and returns α, the factorisation's jitter and α's largest
+// relative residual ‖r − K̂α‖/‖r‖ over the columns (K̂ from the factor's untouched upper triangle).
+func (m *GPR) directAlpha(pr ops.CGProblem, r []float64, p int) ([]float64, ops.CholInfo, float64, error) {
+	n := pr.N
+	if err := m.blocks.Bind(pr.X, pr.N, pr.D, pr.Hyper); err != nil {
+		return nil, ops.CholInfo{}, 0, err
+	}
+	a := make([]float64, n*n)
+	if err := m.blocks.Dense(a); err != nil {
+		return nil, ops.CholInfo{}, 0, err
+	}
+	diag := make([]float64, n) // K̂'s diagonal, which the factor overwrites
+	for i := range diag {
+		a[i*n+i] += pr.Noise
+		diag[i] = a[i*n+i]
+	}
+	info, err := ops.CholeskyLowerInPlace(a, n, ops.JitterPolicy{})
+	if err != nil {
+		return nil, info, 0, err
+	}
+	alpha := make([]float64, n*p)
+	ops.CholSolveTo(alpha, a, r, n, p)
+	// K̂α from the upper triangle, whose diagonal now holds L's: add (K̂_ii − L_ii)α_i.
+	ka := make([]float64, n*p)
+	blas64.Symm(blas.Left, 1, blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: a}, blas64.General{Rows: n, Cols: p, Stride: p, Data: alpha}, 0,
+		blas64.General{Rows: n, Cols: p, Stride: p, Data: ka})
+	num, den := make([]float64, p), make([]float64, p)
+	for i := 0; i < n; i++ {
+		for j := 0; j < p; j++ {
+			e := r[i*p+j] - ka[i*p+j] - (diag[i]-a[i*n+i])*alpha[i*p+j]
+			num[j] += e * e
+			den[j] += r[i*p+j] * r[i*p+j]
+		}
+	}
+	resid := 0.0
+	for j := range num {
+		if den[j] > 0 {
+			resid = max(resid, math.Sqrt(num[j]/den[j]))
+		}
+	}
+	return alpha, info, resid, nil
 }
 
 // predictRank is the preconditioner's rank of the prediction solves: PredictPrecondRank, or the LOVE cache's or
@@ -402,6 +481,17 @@ func (m *GPR) CacheStats() (iters int, residual float64, loveRank int, ok bool) 
 		return 0, 0, 0, false
 	}
 	return m.cache.iters, m.cache.resid, m.cache.rank, true
+}
+
+// CacheDirect reports whether the prediction cache's α was solved directly by a Cholesky factorisation of K̂,
+// after CG missed the prediction tolerance, and the jitter the factorisation added to K̂'s diagonal.
+func (m *GPR) CacheDirect() (direct bool, jitter float64) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.cache == nil {
+		return false, 0
+	}
+	return m.cache.direct, m.cache.jitter
 }
 
 // PredictWarnings returns the number of prediction solves that stopped above their tolerance.

@@ -25,6 +25,9 @@ type spec struct {
 	Lanczos        int     `json:"lanczos"`
 	PrecondRank    int     `json:"precond_rank"`
 	PrecondMinRows int     `json:"precond_min_rows"`
+	// MaxPrecondRank is ops.CGConfig.MaxPrecondRank when it is not the default (absent: the default, also in files
+	// written before it, whose Spec is then saved again unchanged).
+	MaxPrecondRank int     `json:"max_precond_rank,omitempty"`
 	Seed           uint64  `json:"seed"`
 	Strict         bool    `json:"strict,omitempty"`
 	Block          int     `json:"block"`
@@ -58,7 +61,7 @@ func init() {
 			PredictPrecondRank: -1,
 			Blocks:             BlocksOptions{Block: c.Block, Memory: c.Memory},
 			Solver: ops.CGConfig{Tol: c.Tol, MaxIters: c.MaxIters, MinIters: c.MinIters, Probes: c.Probes, Probe: c.Probe, Lanczos: c.Lanczos,
-				PrecondRank: c.PrecondRank, PrecondMinRows: c.PrecondMinRows, Seed: c.Seed, Strict: c.Strict}}
+				PrecondRank: c.PrecondRank, PrecondMinRows: c.PrecondMinRows, MaxPrecondRank: c.MaxPrecondRank, Seed: c.Seed, Strict: c.Strict}}
 		if c.PredictPrecond != nil {
 			if *c.PredictPrecond < 0 {
 				return nil, fmt.Errorf("%w: %s: prediction preconditioner rank %d must be ≥ 0 (absent: the LOVE and training ranks)", gp.ErrConfig, Kind, *c.PredictPrecond)
@@ -88,6 +91,9 @@ func (m *GPR) Spec() (gp.Spec, error) {
 	c := spec{NoiseFloor: pos.Floor, Tol: s.Tol, MaxIters: s.MaxIters, MinIters: s.MinIters, Probes: s.Probes, Probe: s.Probe, Lanczos: s.Lanczos,
 		PrecondRank: s.PrecondRank, PrecondMinRows: s.PrecondMinRows, Seed: s.Seed, Strict: s.Strict, Block: b.Block, Memory: b.Memory,
 		LOVERank: m.cfg.LOVERank, LOVEPrecond: m.cfg.LOVEPrecondRank, PredictTol: m.cfg.PredictTol, ExactVariance: m.cfg.ExactVariance}
+	if s.MaxPrecondRank != ops.DefaultMaxPrecondRank {
+		c.MaxPrecondRank = s.MaxPrecondRank
+	}
 	if r := m.cfg.PredictPrecondRank; r >= 0 {
 		c.PredictPrecond = &r
 	}
