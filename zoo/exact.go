@@ -76,12 +76,12 @@ type ExactStats struct {
 	ProductsRejoined int `json:"products_rejoined,omitempty"`
 	// The prediction cache: α's solve (iterations, relative residual), the LOVE rank, the seconds they took and
 	// the prediction solves stopped by their cap.
-	CacheIters      int     `json:"cache_iters,omitempty"`
-	CacheResidual   float64 `json:"cache_residual,omitempty"`
+	CacheIters    int     `json:"cache_iters,omitempty"`
+	CacheResidual float64 `json:"cache_residual,omitempty"`
 	// CacheDirect: α was solved by K̂'s Cholesky factorisation after CG missed the prediction tolerance (within
 	// the memory budget; gp/cg.GPR.CacheDirect), with CacheJitter added to K̂'s diagonal.
-	CacheDirect bool    `json:"cache_direct,omitempty"`
-	CacheJitter float64 `json:"cache_jitter,omitempty"`
+	CacheDirect     bool    `json:"cache_direct,omitempty"`
+	CacheJitter     float64 `json:"cache_jitter,omitempty"`
 	LOVERank        int     `json:"love_rank,omitempty"`
 	CacheSeconds    float64 `json:"cache_seconds,omitempty"`
 	PredictWarnings int     `json:"predict_warnings,omitempty"`
