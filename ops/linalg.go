@@ -144,12 +144,25 @@ func CholeskyLower(dst, a []float64, n int, p JitterPolicy) (CholInfo, error) {
 	if &dst[0] == &a[0] {
 		a = slices.Clone(a)
 	}
-	initial, retries := p.normalized()
-	scale := 0.0
+	trace := 0.0
 	for i := 0; i < n; i++ {
-		scale += a[i*n+i]
+		trace += a[i*n+i]
 	}
-	scale /= float64(n)
+	return choleskyTries(n, trace, p, func(jitter float64) (bool, bool) {
+		symLowerTo(dst, a, n, jitter) // with a zero strict upper triangle, which Dpotrf(Lower) does not touch
+		_, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: dst})
+		return ok, ok && finiteDiag(dst, n)
+	}, func() error { return CheckFinite("Cholesky input", a, n) })
+}
+
+// choleskyTries runs the tries of JitterPolicy p on an n×n matrix (n > 0) whose diagonal sums to trace, as
+// CholeskyLower describes: try(jitter) factorises with jitter·I added and reports whether it succeeded and whether
+// the factor's diagonal is finite (+Inf on the input's diagonal factorises "successfully"); check returns the
+// input's first non-finite value as an error, run after a failed plain try and after a success with a non-finite
+// diagonal.
+func choleskyTries(n int, trace float64, p JitterPolicy, try func(jitter float64) (ok, finite bool), check func() error) (CholInfo, error) {
+	initial, retries := p.normalized()
+	scale := trace / float64(n)
 	if !(scale > 0) || math.IsInf(scale, 1) {
 		scale = 1
 	}
@@ -158,11 +171,9 @@ func CholeskyLower(dst, a []float64, n int, p JitterPolicy) (CholInfo, error) {
 		if k > 0 {
 			jitter = initial * math.Pow(10, float64(k-1)) * scale
 		}
-		symLowerTo(dst, a, n, jitter) // with a zero strict upper triangle, which Dpotrf(Lower) does not touch
-		if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: dst}); ok {
-			// +Inf on the diagonal of A factorises "successfully" (L_jj = +Inf): catch it here.
-			if !finiteDiag(dst, n) {
-				if err := CheckFinite("Cholesky input", a, n); err != nil {
+		if ok, finite := try(jitter); ok {
+			if !finite {
+				if err := check(); err != nil {
 					p.Stats.record(jitter, k, true)
 					return CholInfo{Jitter: jitter, Retries: k}, err
 				}
@@ -171,7 +182,7 @@ func CholeskyLower(dst, a []float64, n int, p JitterPolicy) (CholInfo, error) {
 			return CholInfo{Jitter: jitter, Retries: k}, nil
 		}
 		if k == 0 {
-			if err := CheckFinite("Cholesky input", a, n); err != nil {
+			if err := check(); err != nil {
 				p.Stats.record(0, 0, true)
 				return CholInfo{}, err
 			}
@@ -195,42 +206,21 @@ func CholeskyLowerInPlace(a []float64, n int, p JitterPolicy) (CholInfo, error) 
 		return CholInfo{}, nil
 	}
 	diag := make([]float64, n)
+	trace := 0.0
 	for i := range diag {
 		diag[i] = a[i*n+i]
+		trace += diag[i]
 	}
-	initial, retries := p.normalized()
-	scale := 0.0
-	for _, v := range diag {
-		scale += v
-	}
-	scale /= float64(n)
-	if !(scale > 0) || math.IsInf(scale, 1) {
-		scale = 1
-	}
-	jitter := 0.0
-	for k := 0; k <= retries; k++ {
-		if k > 0 {
-			jitter = initial * math.Pow(10, float64(k-1)) * scale
-		}
+	return choleskyTries(n, trace, p, func(jitter float64) (bool, bool) {
 		for i := 0; i < n; i++ { // the lower triangle from the upper one
 			for j := 0; j < i; j++ {
 				a[i*n+j] = a[j*n+i]
 			}
 			a[i*n+i] = diag[i] + jitter
 		}
-		if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: a}); ok && finiteDiag(a, n) {
-			p.Stats.record(jitter, k, false)
-			return CholInfo{Jitter: jitter, Retries: k}, nil
-		}
-		if k == 0 {
-			if err := checkUpperFinite(a, diag, n); err != nil {
-				p.Stats.record(0, 0, true)
-				return CholInfo{}, err
-			}
-		}
-	}
-	p.Stats.record(jitter, retries, true)
-	return CholInfo{Jitter: jitter, Retries: retries}, &NotPDError{N: n, MaxJitter: jitter, Tries: 1 + retries}
+		_, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: a})
+		return ok, ok && finiteDiag(a, n)
+	}, func() error { return checkUpperFinite(a, diag, n) })
 }
 
 // checkUpperFinite returns a *NonFiniteError naming the first NaN or ±Inf of the symmetric matrix held by a's
