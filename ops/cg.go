@@ -93,6 +93,10 @@ type CGResult struct {
 	// norm b_jᵀ P⁻¹ b_j (the quadrature weight of stochastic Lanczos quadrature). Only from a zero initial guess.
 	Tridiag   []Tridiag
 	StartNorm []float64
+	// Breakdowns counts the columns stopped where they were because rᵀP⁻¹r was not positive with their residual
+	// above the freezing threshold: in exact arithmetic that needs P not positive definite, in floating point an
+	// ill-conditioned P⁻¹ (their tridiagonals keep the steps recorded before).
+	Breakdowns int
 }
 
 // MaxResidual returns the largest relative residual and its column.
@@ -135,7 +139,8 @@ func (r *CGResult) Err(tol float64) error {
 // o.MaxIters: the result then reports Converged false (Err gives the typed error). A CG residual's norm is not
 // monotone: on an ill-conditioned system a column may hover near its start for many iterations while the
 // error's energy norm falls, so the mean, not the largest, decides. A column whose residual falls below 1e-12 of its right-hand side (or a
-// hundredth of o.Tol) stops being updated. A search direction of non-positive curvature pᵀAp ≤ 0 (A not positive definite) is an
+// hundredth of o.Tol) stops being updated, and so does one whose rᵀP⁻¹r is not positive above that threshold (a
+// breakdown: CGResult.Breakdowns). A search direction of non-positive curvature pᵀAp ≤ 0 (A not positive definite) is an
 // error wrapping ErrNotPD; a non-finite product one wrapping ErrNonFinite.
 func MBCG(apply func(v, out []float64, c int) error, precond func(r, z []float64, c int), b, x []float64, n, c, triFrom int, o CGOptions) (*CGResult, error) {
 	if n <= 0 || c <= 0 || len(b) != n*c || len(x) != n*c {
@@ -169,9 +174,18 @@ func MBCG(apply func(v, out []float64, c int) error, precond func(r, z []float64
 	frozen := make([]bool, c)
 	freeze := min(cgFreeze, o.Tol/100)
 	resid := colNorms(r, n, c)
+	broken := func(j int, rz float64) bool { // see CGResult.Breakdowns
+		if frozen[j] || rz > 0 || resid[j] <= freeze {
+			return false
+		}
+		frozen[j] = true
+		res.Breakdowns++
+		return true
+	}
 	for j := range resid {
 		resid[j] = relative(resid[j], bnorm[j])
 		frozen[j] = resid[j] <= freeze
+		broken(j, rz[j])
 	}
 	if ntri > 0 {
 		res.Tridiag, res.StartNorm = make([]Tridiag, ntri), make([]float64, ntri)
@@ -236,6 +250,9 @@ func MBCG(apply func(v, out []float64, c int) error, precond func(r, z []float64
 		rzNew := colDots(r, z, n, c)
 		for j := range beta {
 			beta[j] = 0
+			if broken(j, rzNew[j]) {
+				recording[j] = false
+			}
 			if !frozen[j] && rz[j] > 0 {
 				beta[j] = rzNew[j] / rz[j]
 			}

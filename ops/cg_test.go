@@ -795,3 +795,122 @@ func TestCGSolverRaisesPrecondRank(t *testing.T) {
 		t.Errorf("MaxPrecondRank −1: stats %+v, want the rank-4 solve stopped by the cap and counted", st)
 	}
 }
+
+// P⁻¹ of a preconditioner whose directions dwarf the noise (s²/σ² ≈ 1e17, beyond 1/ε) stays positive definite in
+// floating point: vᵀP⁻¹v > 0 for vectors in U's span, where v/σ² less a correction of nearly its size cancelled
+// (bike's subset fit broke CG's recursion that way), and it matches the stable form ‖(I − UUᵀ)v‖²/σ² +
+// Σ (u_iᵀv)²/(σ² + s_i²) to 1e-8 for random vectors.
+func TestLowRankPrecondSolveIllConditioned(t *testing.T) {
+	n, k := 300, 20
+	rng := rand.New(rand.NewPCG(8, 1))
+	l := make([]float64, n*k)
+	for i := range l {
+		l[i] = 1e4 * rng.NormFloat64()
+	}
+	const noise = 1e-9
+	pre, err := ops.NewLowRankPrecond(l, n, k, noise)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, s2 := pre.Eigen()
+	r := len(s2)
+	quad := func(v []float64) (got, want float64) {
+		out := make([]float64, n)
+		pre.Solve(v, out, 1)
+		for i := range v {
+			got += v[i] * out[i]
+		}
+		coef := make([]float64, r)
+		perp := append([]float64(nil), v...)
+		for m := 0; m < r; m++ {
+			for i := 0; i < n; i++ {
+				coef[m] += u[i*r+m] * v[i]
+			}
+		}
+		for m := 0; m < r; m++ {
+			for i := 0; i < n; i++ {
+				perp[i] -= u[i*r+m] * coef[m]
+			}
+		}
+		pp := 0.0
+		for _, x := range perp {
+			pp += x * x
+		}
+		want = pp / noise
+		for m, c := range coef {
+			want += c * c / (noise + s2[m])
+		}
+		return got, want
+	}
+	for trial := 0; trial < 20; trial++ {
+		a := make([]float64, k)
+		for i := range a {
+			a[i] = rng.NormFloat64()
+		}
+		v := make([]float64, n) // L·a: in U's span
+		for i := 0; i < n; i++ {
+			for j := 0; j < k; j++ {
+				v[i] += l[i*k+j] * a[j]
+			}
+		}
+		if got, _ := quad(v); !(got > 0) {
+			t.Fatalf("trial %d: vᵀP⁻¹v = %g for v in U's span, want > 0", trial, got)
+		}
+		w := make([]float64, n)
+		for i := range w {
+			w[i] = rng.NormFloat64()
+		}
+		if got, want := quad(w); relErr(got, want) > 1e-8 {
+			t.Errorf("trial %d: wᵀP⁻¹w = %.12g, stable form %.12g", trial, got, want)
+		}
+	}
+}
+
+// A column whose rᵀP⁻¹r is not positive (a preconditioner that is not positive definite on it) stops where it is and
+// is counted as a breakdown; the other columns go on and converge, and no NaN reaches the tridiagonals.
+func TestMBCGBreakdown(t *testing.T) {
+	n, c := 40, 3
+	rng := rand.New(rand.NewPCG(4, 4))
+	diag := make([]float64, n)
+	for i := range diag {
+		diag[i] = 1 + float64(i)
+	}
+	apply := func(v, out []float64, c int) error {
+		for i := 0; i < n; i++ {
+			for j := 0; j < c; j++ {
+				out[i*c+j] = diag[i] * v[i*c+j]
+			}
+		}
+		return nil
+	}
+	precond := func(r, z []float64, c int) { // P = I, but −I on column 2
+		for i := 0; i < n; i++ {
+			for j := 0; j < c; j++ {
+				z[i*c+j] = r[i*c+j]
+				if j == 2 {
+					z[i*c+j] = -r[i*c+j]
+				}
+			}
+		}
+	}
+	b := make([]float64, n*c)
+	for i := range b {
+		b[i] = rng.NormFloat64()
+	}
+	x := make([]float64, n*c)
+	res, err := ops.MBCG(apply, precond, b, x, n, c, 1, ops.CGOptions{Tol: 1e-8, MaxIters: 100, Lanczos: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Breakdowns != 1 || res.Residuals[0] > 1e-8 || res.Residuals[1] > 1e-8 || res.Residuals[2] != 1 {
+		t.Errorf("breakdowns %d, residuals %v: want column 2 stopped at its start and the others solved", res.Breakdowns, res.Residuals)
+	}
+	if len(res.Tridiag[0].Diag) != 5 || len(res.Tridiag[1].Diag) != 0 {
+		t.Errorf("tridiagonals of %d and %d steps, want 5 and none", len(res.Tridiag[0].Diag), len(res.Tridiag[1].Diag))
+	}
+	for _, v := range res.Tridiag[0].Diag {
+		if math.IsNaN(v) {
+			t.Fatal("NaN in a tridiagonal")
+		}
+	}
+}
