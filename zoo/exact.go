@@ -78,10 +78,15 @@ type ExactStats struct {
 	// the prediction solves stopped by their cap.
 	CacheIters    int     `json:"cache_iters,omitempty"`
 	CacheResidual float64 `json:"cache_residual,omitempty"`
-	// CacheDirect: α was solved by K̂'s Cholesky factorisation after CG missed the prediction tolerance (within
-	// the memory budget; gp/cg.GPR.CacheDirect), with CacheJitter added to K̂'s diagonal.
-	CacheDirect     bool    `json:"cache_direct,omitempty"`
-	CacheJitter     float64 `json:"cache_jitter,omitempty"`
+	// CacheDirect says why α and the predictive variances come from K̂'s Cholesky factorisation (within the memory
+	// budget; gp/cg.GPR.CacheDirect): α's CG solve missed the prediction tolerance, or LOVE's variances failed
+	// their check at training rows. CacheJitter is what the factorisation added to K̂'s diagonal.
+	CacheDirect string  `json:"cache_direct,omitempty"`
+	CacheJitter float64 `json:"cache_jitter,omitempty"`
+	// LOVEChecked and LOVEExceeded: the training rows where the LOVE cache was checked and those where its latent
+	// variance exceeded twice the bound of the exact one (gp/cg.GPR.LOVECheck).
+	LOVEChecked     int     `json:"love_checked,omitempty"`
+	LOVEExceeded    int     `json:"love_exceeded,omitempty"`
 	LOVERank        int     `json:"love_rank,omitempty"`
 	CacheSeconds    float64 `json:"cache_seconds,omitempty"`
 	PredictWarnings int     `json:"predict_warnings,omitempty"`
@@ -342,6 +347,7 @@ func finishExact(b *customBuild, stop <-chan struct{}) error {
 	b.exact.CacheSeconds = time.Since(t0).Seconds()
 	b.exact.CacheIters, b.exact.CacheResidual, b.exact.LOVERank, _ = m.CacheStats()
 	b.exact.CacheDirect, b.exact.CacheJitter = m.CacheDirect()
+	b.exact.LOVEChecked, b.exact.LOVEExceeded = m.LOVECheck()
 	b.exact.PredictWarnings = m.PredictWarnings()
 	return nil
 }
@@ -369,17 +375,24 @@ func (e *ExactStats) summary() string {
 	if e.PrecondRaised > 0 {
 		s += fmt.Sprintf("; the preconditioner's rank raised %d times, to %d, after solves stopped by the cap", e.PrecondRaised, e.PrecondRank)
 	}
-	if e.CacheDirect {
-		s += fmt.Sprintf("\n    prediction cache: α by K̂'s Cholesky factorisation (relative residual %.2g", e.CacheResidual)
+	if e.CacheDirect != "" {
+		s += fmt.Sprintf("\n    prediction cache: α and variances by K̂'s Cholesky factorisation (α's relative residual %.2g", e.CacheResidual)
 		if e.CacheJitter > 0 {
 			s += fmt.Sprintf(", jitter %.2g", e.CacheJitter)
 		}
-		s += fmt.Sprintf(") after %d CG iterations missed the tolerance, LOVE rank %d, %.1fs", e.CacheIters, e.LOVERank, e.CacheSeconds)
+		s += fmt.Sprintf("): %s", e.CacheDirect)
+		if e.LOVEExceeded > 0 {
+			s += fmt.Sprintf(" (twice the bound at %d of %d)", e.LOVEExceeded, e.LOVEChecked)
+		}
+		s += fmt.Sprintf(", %.1fs", e.CacheSeconds)
 	} else {
 		s += fmt.Sprintf("\n    prediction cache: α in %d CG iterations (relative residual %.2g), LOVE rank %d, %.1fs", e.CacheIters, e.CacheResidual, e.LOVERank, e.CacheSeconds)
+		if e.LOVEExceeded > 0 {
+			s += fmt.Sprintf("; LOVE's variances exceeded twice the noise bound at %d of %d training rows (overestimates)", e.LOVEExceeded, e.LOVEChecked)
+		}
 	}
 	if e.PredictWarnings > 0 {
-		s += fmt.Sprintf(" (%d solves stopped above their tolerance)", e.PredictWarnings)
+		s += fmt.Sprintf(" (%d prediction warnings: solves stopped above their tolerance, or LOVE failing its check)", e.PredictWarnings)
 	}
 	return s + "\n"
 }

@@ -162,6 +162,9 @@ func TestEquivalencePrediction(t *testing.T) {
 	if !ok || rank != cg.DefaultLOVERank+cg.DefaultLOVEPrecondRank || resid > 1e-12 {
 		t.Errorf("cache stats: %d iterations, residual %g, rank %d, %v", iters, resid, rank, ok)
 	}
+	if checked, exceeded := m.LOVECheck(); checked != cg.LOVECheckRows || exceeded != 0 {
+		t.Errorf("LOVE's check: %d of %d training rows exceeded the bound, want 0 of %d", exceeded, checked, cg.LOVECheckRows)
+	}
 	// The exact variances by CG solves agree too (tighter).
 	_, me := models(t, x, y, tight, 0, 1e-12)
 	cfg := me.Config()
@@ -405,8 +408,9 @@ func TestPredictPrecondRank(t *testing.T) {
 }
 
 // When α's CG solve misses the prediction tolerance (here: capped at 2 iterations) and K̂'s factor fits the
-// memory budget, α is solved directly by its Cholesky factorisation: the predictive mean then equals the Cholesky
-// exact GP's, with no warning. Beyond the budget the CG solution is kept and counted as a warning.
+// memory budget, α and the variances are computed by its Cholesky factorisation: the predictive mean and variances
+// then equal the Cholesky exact GP's, with no warning. Beyond the budget the CG solution is kept and counted as a
+// warning.
 func TestPredictDirectWhenCGMisses(t *testing.T) {
 	x, y := eqData(400, eqD, 10)
 	xs, _ := eqData(30, eqD, 11)
@@ -429,15 +433,106 @@ func TestPredictDirectWhenCGMisses(t *testing.T) {
 		e := maxRel(got.FMean.RawMatrix().Data, want.FMean.RawMatrix().Data)
 		direct, jitter := m.CacheDirect()
 		iters, resid, _, _ := m.CacheStats()
-		t.Logf("memory %d: direct %v (jitter %g), CG %d iterations, residual %.2g, mean off by %.3g", c.memory, direct, jitter, iters, resid, e)
-		if direct != c.direct || iters != 2 {
-			t.Errorf("memory %d: direct %v after %d CG iterations, want %v after 2", c.memory, direct, iters, c.direct)
+		t.Logf("memory %d: direct %q (jitter %g), CG %d iterations, residual %.2g, mean off by %.3g", c.memory, direct, jitter, iters, resid, e)
+		if (direct != "") != c.direct || iters != 2 {
+			t.Errorf("memory %d: direct %q after %d CG iterations, want direct %v after 2", c.memory, direct, iters, c.direct)
 		}
-		if c.direct && (e > 1e-9 || resid > 1e-10 || m.PredictWarnings() != 0) {
-			t.Errorf("direct α: mean off by %.3g, residual %.3g, %d warnings; want Cholesky's mean, no warning", e, resid, m.PredictWarnings())
+		ev := maxRel(got.YVar.RawMatrix().Data, want.YVar.RawMatrix().Data)
+		if c.direct && (e > 1e-9 || ev > 1e-9 || resid > 1e-10 || m.PredictWarnings() != 0) {
+			t.Errorf("direct α: mean off by %.3g, variances by %.3g, residual %.3g, %d warnings; want Cholesky's, no warning", e, ev, resid, m.PredictWarnings())
 		}
-		if !c.direct && (m.PredictWarnings() != 1 || e < 1e-6) {
-			t.Errorf("capped CG α: %d warnings, mean off by %.3g; want 1 warning and CG's 2-iteration mean", m.PredictWarnings(), e)
+		if !c.direct && (m.PredictWarnings() < 1 || e < 1e-6) {
+			t.Errorf("capped CG α: %d warnings, mean off by %.3g; want a warning and CG's 2-iteration mean", m.PredictWarnings(), e)
+		}
+	}
+}
+
+// On a nearly noiseless fit LOVE at a low rank overestimates the latent variances far beyond the noise: its check
+// at training rows (where no exact latent variance exceeds σ²k_ii/(k_ii + σ²)) fails, and where K̂'s factor fits
+// the memory budget the cache becomes direct, its means and variances the Cholesky GP's (formed as gp.GPR forms
+// them), also at signal variance 1e5 (condition number near 1e12). A model file's cache restores it (the factor computed again) to the same
+// predictions bit for bit. Beyond the budget LOVE's variances stay and a warning is counted.
+func TestPredictDirectWhenLOVEExceeds(t *testing.T) {
+	const n, noise = 400, 1e-5
+	x, y := eqData(n, eqD, 12)
+	xs, _ := eqData(30, eqD, 13)
+	for _, c := range []struct {
+		variance float64
+		memory   int64
+		direct   bool
+	}{{0.9, 0, true}, {1e5, 0, true}, {0.9, n * n * 8, false}} {
+		k, err := gp.NewSquaredExp(gp.KernelConfig{InputDim: eqD, Variance: c.variance, Lengthscales: []float64{0.7, 1.1, 1.6}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact, err := gp.NewGPR(gp.GPRConfig{Kernel: k, NoiseVariance: noise, X: x, Y: y})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := predict(t, exact, xs)
+		m, err := cg.NewGPR(cg.Config{Kernel: k, NoiseVariance: noise, X: x, Y: y, LOVERank: 5, LOVEPrecondRank: -1,
+			Blocks: cg.BlocksOptions{Memory: c.memory}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := predict(t, m, xs)
+		why, _ := m.CacheDirect()
+		checked, exceeded := m.LOVECheck()
+		em := maxRel(got.FMean.RawMatrix().Data, want.FMean.RawMatrix().Data)
+		ev := maxRel(got.YVar.RawMatrix().Data, want.YVar.RawMatrix().Data)
+		_, resid, _, _ := m.CacheStats()
+		t.Logf("variance %g, memory %d: direct %q (α's residual %.2g); LOVE exceeded the bound at %d of %d training rows; mean off by %.3g, variances of y by %.3g",
+			c.variance, c.memory, why, resid, exceeded, checked, em, ev)
+		if checked != min(n, cg.LOVECheckRows) || 10*exceeded <= checked {
+			t.Errorf("LOVE's check: %d of %d rows exceeded, want more than a tenth of %d", exceeded, checked, min(n, cg.LOVECheckRows))
+		}
+		if (why != "") != c.direct {
+			t.Errorf("variance %g, memory %d: direct %q, want direct %v", c.variance, c.memory, why, c.direct)
+		}
+		if !c.direct {
+			if m.PredictWarnings() != 1 || ev < 0.1 {
+				t.Errorf("beyond the budget: %d warnings, variances off by %.3g; want 1 warning and LOVE's overestimates", m.PredictWarnings(), ev)
+			}
+			continue
+		}
+		if em > 1e-10 || ev > 1e-10 || m.PredictWarnings() != 0 {
+			t.Errorf("direct cache: mean off by %.3g, variances of y by %.3g, %d warnings; want Cholesky's, no warning", em, ev, m.PredictWarnings())
+		}
+		cache, err := m.PredictionCache()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := cache["love"]; ok {
+			t.Error("a direct cache saved a LOVE cache")
+		}
+		spec, err := m.Spec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		built, err := gp.BuildSpec(spec, gp.BuildOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m2 := built.(*cg.GPR)
+		for i, p := range m2.Params() {
+			if err := p.SetRaw(m.Params()[i].Raw()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := m2.SetTrainingData(x, y); err != nil {
+			t.Fatal(err)
+		}
+		if err := m2.SetPredictionCache(cache); err != nil {
+			t.Fatal(err)
+		}
+		again := predict(t, m2, xs)
+		if w2, _ := m2.CacheDirect(); w2 != why || !slices.Equal(again.FMean.RawMatrix().Data, got.FMean.RawMatrix().Data) ||
+			!slices.Equal(again.FVar.RawMatrix().Data, got.FVar.RawMatrix().Data) {
+			t.Errorf("the restored direct cache (%q) predicts otherwise", w2)
+		}
+		cache["direct"] = []float64{7, 0}
+		if err := m2.SetPredictionCache(cache); err == nil {
+			t.Error("a direct entry of unknown code was accepted")
 		}
 	}
 }

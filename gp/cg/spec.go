@@ -110,7 +110,14 @@ const (
 	cacheAlpha = "alpha"  // α [N,P]
 	cacheLOVE  = "love"   // Rᵀ [N,c]
 	cacheSolve = "solve"  // [iterations, relative residual] of α's solve
+	// cacheDirect marks a direct cache: [why (1: α's CG solve missed, 2: LOVE's check failed), jitter]. The file
+	// holds α but not K̂'s factor (N² values): SetPredictionCache factorises K̂ again.
+	cacheDirect = "direct"
+	cacheCheck  = "love_check" // [rows checked, rows exceeded] of LOVE's check (GPR.LOVECheck)
 )
+
+// directCodes are the file's codes of predCache.direct.
+var directCodes = map[string]float64{directCGMissed: 1, directLOVEExceeds: 2}
 
 // PredictionCache returns α, the LOVE cache and the parameters they belong to, computing them first if they are
 // not current (gp.Cached: model files store them, so that a loaded model predicts without solving).
@@ -125,11 +132,19 @@ func (m *GPR) PredictionCache() (map[string][]float64, error) {
 	if c.love != nil {
 		out[cacheLOVE] = slices.Clone(c.love)
 	}
+	if c.direct != "" {
+		out[cacheDirect] = []float64{directCodes[c.direct], c.jitter}
+	}
+	if c.loveChecked > 0 {
+		out[cacheCheck] = []float64{float64(c.loveChecked), float64(c.loveExceeded)}
+	}
 	return out, nil
 }
 
 // SetPredictionCache restores what PredictionCache returned, after the parameters and the training data: it must
-// belong to the current parameters (bit for bit), fit the data's shape and be finite.
+// belong to the current parameters (bit for bit), fit the data's shape and be finite. A direct cache's factor is
+// computed again (n³/3 flops) where it fits the memory budget; where it does not, the LOVE cache is built instead
+// and counted as a warning (PredictWarnings), as Prepare would.
 func (m *GPR) SetPredictionCache(c map[string][]float64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -140,7 +155,7 @@ func (m *GPR) SetPredictionCache(c map[string][]float64) error {
 	n, p := y.Dims()
 	for name := range c {
 		switch name {
-		case cacheKey, cacheAlpha, cacheLOVE, cacheSolve:
+		case cacheKey, cacheAlpha, cacheLOVE, cacheSolve, cacheDirect, cacheCheck:
 		default:
 			return fmt.Errorf("gp/cg: unknown prediction cache entry %q", name)
 		}
@@ -152,16 +167,66 @@ func (m *GPR) SetPredictionCache(c map[string][]float64) error {
 	if len(alpha) != n*p {
 		return fmt.Errorf("gp/cg: prediction cache α has %d values, the data %d×%d", len(alpha), n, p)
 	}
+	direct, check := c[cacheDirect], c[cacheCheck]
+	why := ""
+	if direct != nil {
+		for w, code := range directCodes {
+			if len(direct) == 2 && direct[0] == code {
+				why = w
+			}
+		}
+		if why == "" {
+			return fmt.Errorf("gp/cg: prediction cache's direct entry %v (want [1 or 2, jitter])", direct)
+		}
+	}
 	rank := len(love) / n
-	if len(love)%n != 0 || rank > n || (love == nil) != m.cfg.ExactVariance || len(solve) != 2 {
-		return fmt.Errorf("gp/cg: prediction cache with %d LOVE values for %d rows (exact variances: %t) and %d solve statistics", len(love), n, m.cfg.ExactVariance, len(solve))
+	if len(love)%n != 0 || rank > n || (love == nil) != (m.cfg.ExactVariance || why != "") || len(solve) != 2 || check != nil && len(check) != 2 {
+		return fmt.Errorf("gp/cg: prediction cache with %d LOVE values for %d rows (exact variances: %t, direct: %t), %d solve statistics and %d of LOVE's check",
+			len(love), n, m.cfg.ExactVariance, why != "", len(solve), len(check))
 	}
 	for name, v := range c {
 		if err := ops.CheckFinite("gp/cg prediction cache "+name, v, 1); err != nil {
 			return err
 		}
 	}
-	m.cache = &predCache{key: slices.Clone(c[cacheKey]), alpha: slices.Clone(alpha), love: slices.Clone(love), rank: rank,
+	pc := &predCache{key: slices.Clone(c[cacheKey]), alpha: slices.Clone(alpha), love: slices.Clone(love), rank: rank,
 		iters: int(solve[0]), resid: solve[1]}
+	if check != nil {
+		pc.loveChecked, pc.loveExceeded = int(check[0]), int(check[1])
+	}
+	if why != "" {
+		if err := m.restoreDirect(pc, why); err != nil {
+			return err
+		}
+	}
+	m.cache = pc
+	return nil
+}
+
+// restoreDirect completes a direct cache read from a file: K̂'s factor again where it fits the memory budget
+// (α stays the file's), else the LOVE cache, counted as a warning.
+func (m *GPR) restoreDirect(pc *predCache, why string) error {
+	_, y := m.data.Data()
+	n, p := y.Dims()
+	pr := m.problem()
+	if !m.directFits(n) {
+		m.warns.Add(1)
+		if err := m.blocks.Bind(pr.X, pr.N, pr.D, pr.Hyper); err != nil {
+			return err
+		}
+		if m.cfg.ExactVariance {
+			return nil
+		}
+		return m.buildLOVE(pc, pr)
+	}
+	r, err := m.centredTargets()
+	if err != nil {
+		return err
+	}
+	alpha, resid := pc.alpha, pc.resid
+	if err := m.directCache(pc, pr, r, p, why); err != nil {
+		return fmt.Errorf("gp/cg: the prediction cache's factorisation: %w", err)
+	}
+	pc.alpha, pc.resid = alpha, resid
 	return nil
 }
