@@ -325,26 +325,7 @@ func TestPredictionCacheRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := m.Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	built, err := gp.BuildSpec(spec, gp.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2 := built.(*cg.GPR)
-	for i, p := range m2.Params() {
-		if err := p.SetRaw(m.Params()[i].Raw()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := m2.SetTrainingData(x, y); err != nil {
-		t.Fatal(err)
-	}
-	if err := m2.SetPredictionCache(cache); err != nil {
-		t.Fatal(err)
-	}
+	m2 := restored(t, m, x, y, cache)
 	got := predict(t, m2, xs)
 	if !slices.Equal(got.FMean.RawMatrix().Data, want.FMean.RawMatrix().Data) || !slices.Equal(got.FVar.RawMatrix().Data, want.FVar.RawMatrix().Data) {
 		t.Error("predictions from the restored cache differ")
@@ -364,6 +345,49 @@ func TestPredictionCacheRoundTrip(t *testing.T) {
 	}
 }
 
+// restored returns the model a file would give back: m rebuilt from its Spec, with its parameter values, the
+// training data x, y and the prediction cache.
+func restored(t *testing.T, m *cg.GPR, x, y *mat.Dense, cache map[string][]float64) *cg.GPR {
+	t.Helper()
+	m2, _ := rebuilt(t, m)
+	for i, p := range m2.Params() {
+		if err := p.SetRaw(m.Params()[i].Raw()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m2.SetTrainingData(x, y); err != nil {
+		t.Fatal(err)
+	}
+	if err := m2.SetPredictionCache(cache); err != nil {
+		t.Fatal(err)
+	}
+	return m2
+}
+
+// choleskyPrediction returns the Cholesky exact GP's prediction at xs (kernel k, noise variance noise, data x, y).
+func choleskyPrediction(t *testing.T, k gp.Kernel, noise float64, x, y, xs *mat.Dense) *gp.Prediction {
+	t.Helper()
+	exact, err := gp.NewGPR(gp.GPRConfig{Kernel: k, NoiseVariance: noise, X: x, Y: y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return predict(t, exact, xs)
+}
+
+// rebuilt returns m built again from its Spec, and the Spec.
+func rebuilt(t *testing.T, m *cg.GPR) (*cg.GPR, gp.Spec) {
+	t.Helper()
+	spec, err := m.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := gp.BuildSpec(spec, gp.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return built.(*cg.GPR), spec
+}
+
 // TestPredictPrecondRank: the prediction solve's default preconditioner (rank DefaultPredictPrecondRank) takes
 // fewer CG iterations to the same tolerance than the rule before it (the larger of the LOVE and training ranks,
 // PredictPrecondRank < 0), on an ill-conditioned problem (2,500 rows, noise variance 10⁻³), and both predict
@@ -373,11 +397,7 @@ func TestPredictPrecondRank(t *testing.T) {
 	x, y := eqData(2500, eqD, 8)
 	xs, _ := eqData(50, eqD, 9)
 	k := eqKernel(t, eqD)
-	exact, err := gp.NewGPR(gp.GPRConfig{Kernel: k, NoiseVariance: 1e-3, X: x, Y: y})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := predict(t, exact, xs)
+	want := choleskyPrediction(t, k, 1e-3, x, y, xs)
 	iters := map[int]int{}
 	for _, r := range []int{0, -1} {
 		m, err := cg.NewGPR(cg.Config{Kernel: k, NoiseVariance: 1e-3, X: x, Y: y, PredictPrecondRank: r, PredictTol: 1e-10})
@@ -389,15 +409,8 @@ func TestPredictPrecondRank(t *testing.T) {
 			t.Errorf("rank setting %d: predictive mean differs from Cholesky's by %.3g", r, e)
 		}
 		iters[r], _, _, _ = m.CacheStats()
-		spec, err := m.Spec()
-		if err != nil {
-			t.Fatal(err)
-		}
-		built, err := gp.BuildSpec(spec, gp.BuildOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g := built.(*cg.GPR).Config().PredictPrecondRank; r == 0 && g != cg.DefaultPredictPrecondRank || r < 0 && g >= 0 {
+		built, _ := rebuilt(t, m)
+		if g := built.Config().PredictPrecondRank; r == 0 && g != cg.DefaultPredictPrecondRank || r < 0 && g >= 0 {
 			t.Errorf("rank setting %d: rebuilt from its spec with %d", r, g)
 		}
 	}
@@ -415,11 +428,7 @@ func TestPredictDirectWhenCGMisses(t *testing.T) {
 	x, y := eqData(400, eqD, 10)
 	xs, _ := eqData(30, eqD, 11)
 	k := eqKernel(t, eqD)
-	exact, err := gp.NewGPR(gp.GPRConfig{Kernel: k, NoiseVariance: 1e-4, X: x, Y: y})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := predict(t, exact, xs)
+	want := choleskyPrediction(t, k, 1e-4, x, y, xs)
 	for _, c := range []struct {
 		memory int64
 		direct bool
@@ -465,11 +474,7 @@ func TestPredictDirectWhenLOVEExceeds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		exact, err := gp.NewGPR(gp.GPRConfig{Kernel: k, NoiseVariance: noise, X: x, Y: y})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := predict(t, exact, xs)
+		want := choleskyPrediction(t, k, noise, x, y, xs)
 		m, err := cg.NewGPR(cg.Config{Kernel: k, NoiseVariance: noise, X: x, Y: y, LOVERank: 5, LOVEPrecondRank: -1,
 			Blocks: cg.BlocksOptions{Memory: c.memory}})
 		if err != nil {
@@ -505,26 +510,7 @@ func TestPredictDirectWhenLOVEExceeds(t *testing.T) {
 		if _, ok := cache["love"]; ok {
 			t.Error("a direct cache saved a LOVE cache")
 		}
-		spec, err := m.Spec()
-		if err != nil {
-			t.Fatal(err)
-		}
-		built, err := gp.BuildSpec(spec, gp.BuildOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m2 := built.(*cg.GPR)
-		for i, p := range m2.Params() {
-			if err := p.SetRaw(m.Params()[i].Raw()); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := m2.SetTrainingData(x, y); err != nil {
-			t.Fatal(err)
-		}
-		if err := m2.SetPredictionCache(cache); err != nil {
-			t.Fatal(err)
-		}
+		m2 := restored(t, m, x, y, cache)
 		again := predict(t, m2, xs)
 		if w2, _ := m2.CacheDirect(); w2 != why || !slices.Equal(again.FMean.RawMatrix().Data, got.FMean.RawMatrix().Data) ||
 			!slices.Equal(again.FVar.RawMatrix().Data, got.FVar.RawMatrix().Data) {

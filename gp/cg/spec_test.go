@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpzoo/gpzoo/gp"
 	"github.com/gpzoo/gpzoo/gp/cg"
 	"github.com/gpzoo/gpzoo/ops"
 )
@@ -17,19 +16,12 @@ func TestSpecMaxPrecondRank(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, err := m.Spec()
-		if err != nil {
-			t.Fatal(err)
-		}
-		built, err := gp.BuildSpec(spec, gp.BuildOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		built, spec := rebuilt(t, m)
 		want := r
 		if r == 0 {
 			want = ops.DefaultMaxPrecondRank
 		}
-		if got := built.(*cg.GPR).Config().Solver.MaxPrecondRank; got != want {
+		if got := built.Config().Solver.MaxPrecondRank; got != want {
 			t.Errorf("MaxPrecondRank %d: rebuilt from the Spec with %d, want %d", r, got, want)
 		}
 		if has := strings.Contains(string(spec.Config), "max_precond_rank"); has != (r != 0) {
