@@ -80,7 +80,8 @@ func wangTable() *Table {
 		"targets standardised by the training rows; RMSE on the targets divided by the training targets' standard deviation. SE-ARD "+
 		"kernels. The exact GP by conjugate gradients, gpzoo train's default beyond the Cholesky budget: L-BFGS and Cholesky on %d "+
 		"random training rows, then %d Adam steps at rate %g on every row with a rank-%d pivoted-Cholesky preconditioner, %d probes "+
-		"and tolerance 1; means from α solved to 1e-6, variances by LOVE. SGPR with M = %d k-means inducing inputs by L-BFGS (at most "+
+		"and tolerance 1; means from α solved to 1e-6, variances by LOVE (means and variances by K̂'s Cholesky factorisation where LOVE "+
+		"fails its check at training rows and the factor fits the 4 GiB memory budget, as on bike). SGPR with M = %d k-means inducing inputs by L-BFGS (at most "+
 		"%d iterations); SVGP with M = %d, Adam 0.01 for 100 epochs of minibatches of %d rows.", strings.Join(names, ", "),
 		DefaultSubset, DefaultCGIters, DefaultCGLR, ops.DefaultPrecondRank, ops.DefaultProbes, WangSGPRInducing, WangSGPRIters, WangSVGPInducing, WangBatch)
 	t.Differences = []Difference{
