@@ -106,7 +106,8 @@ Flags:
                       gradients beyond (BBMM: docs/exact-gp-at-scale.md). A CG fit starts from hyperparameters
                       fitted by L-BFGS and Cholesky on --subset random rows, then takes --iters Adam steps (default
                       %[14]d, --lr default %[15]g) on every row; it predicts means from a solve to a tight tolerance
-                      and variances by LOVE
+                      and variances by LOVE, or both by K̂'s Cholesky factorisation within --memory where the solve
+                      or LOVE's check at training rows fails
   --memory SIZE       gpr's memory budget (default 4GiB; units B, KiB, MiB, GiB, KB, MB, GB): the Cholesky fit's
                       when choosing the solver, and the kernel matrix's a CG fit keeps whole (8·N² bytes; beyond
                       it the kernel is recomputed by blocks at every product, in O(N) memory)
