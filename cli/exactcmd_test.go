@@ -6,6 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/cg"
+	"github.com/gpzoo/gpzoo/gp/modelfile"
 )
 
 // gpzoo train --model gpr trains by conjugate gradients when a Cholesky fit would exceed the memory budget (here
@@ -17,9 +21,16 @@ func TestTrainGPRByCG(t *testing.T) {
 	model := filepath.Join(dir, "cg.gpz")
 	var out, errb bytes.Buffer
 	err := Main([]string{"train", "--csv", data, "--target", "y", "--features", "x1,x2", "--model", "gpr", "--memory", "64KiB",
-		"--iters", "3", "--subset", "100", "--probes", "4", "--precond-rank", "8", "--cg-tol", "0.5", "--save", model, "--quiet"}, &out, &errb)
+		"--iters", "3", "--subset", "100", "--probes", "4", "--precond-rank", "8", "--max-precond-rank", "0", "--cg-tol", "0.5", "--save", model, "--quiet"}, &out, &errb)
 	if err != nil {
 		t.Fatalf("train: %v\n%s", err, errb.String())
+	}
+	f, err := modelfile.LoadFile(model, gp.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := f.Model.(*cg.GPR).Config().Solver; c.PrecondRank != 8 || c.MaxPrecondRank != -1 {
+		t.Errorf("the model file's solver: rank %d, raised up to %d; want 8, never raised (-1)", c.PrecondRank, c.MaxPrecondRank)
 	}
 	s := out.String()
 	for _, want := range []string{"exact GP: cg (360 rows: a Cholesky fit would take about", "beyond the memory budget of 0.00 GiB",
@@ -76,6 +87,8 @@ func TestTrainGPRFlagErrors(t *testing.T) {
 		{[]string{"--model", "gpr", "--solver", "qr"}, "--solver"},
 		{[]string{"--model", "gpr", "--probes", "0"}, "--probes 0"},
 		{[]string{"--model", "gpr", "--precond-rank", "-2"}, "--precond-rank"},
+		{[]string{"--model", "gpr", "--max-precond-rank", "-1"}, "--max-precond-rank -1"},
+		{[]string{"--model", "gpr", "--solver", "cholesky", "--max-precond-rank", "50"}, "not --solver cholesky"},
 		{[]string{"--model", "gpr", "--cg-tol", "0"}, "--cg-tol"},
 		{[]string{"--model", "gpr", "--subset", "1"}, "--subset 1"},
 		{[]string{"--model", "gpr", "--memory", "lots"}, "--memory"},

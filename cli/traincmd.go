@@ -112,6 +112,9 @@ Flags:
                       when choosing the solver, and the kernel matrix's a CG fit keeps whole (8·N² bytes; beyond
                       it the kernel is recomputed by blocks at every product, in O(N) memory)
   --precond-rank K    CG: rank of the pivoted-Cholesky preconditioner (default 100, from 2000 rows; 0: none)
+  --max-precond-rank K
+                      CG: a training solve stopped by the iteration cap doubles the preconditioner's rank and runs
+                      again, up to K (default 1000; 0: never, the capped solve stays a counted warning)
   --probes T          CG: probe vectors of the log-determinant and trace estimates (default 10)
   --cg-tol TOL        CG: relative residual of the training solves (default 1, GPyTorch's)
   --subset N          CG: rows of the L-BFGS + Cholesky start (default %[16]d; 0: none)
@@ -556,12 +559,13 @@ func exactFlags(fs *flag.FlagSet) func(set map[string]bool, family string) (zoo.
 	solver := fs.String("solver", "auto", "gpr: auto, cholesky or cg")
 	memory := fs.String("memory", "", "gpr: memory budget (4GiB)")
 	rank := fs.Int("precond-rank", 0, "gpr CG: preconditioner rank")
+	maxRank := fs.Int("max-precond-rank", 0, "gpr CG: largest raised preconditioner rank")
 	probes := fs.Int("probes", 0, "gpr CG: probe vectors")
 	tol := fs.Float64("cg-tol", 0, "gpr CG: training tolerance")
 	subset := fs.Int("subset", 0, "gpr CG: rows of the subset start")
 	return func(set map[string]bool, family string) (zoo.ExactOptions, error) {
 		var o zoo.ExactOptions
-		names := []string{"solver", "memory", "precond-rank", "probes", "cg-tol", "subset"}
+		names := []string{"solver", "memory", "precond-rank", "max-precond-rank", "probes", "cg-tol", "subset"}
 		if !strings.EqualFold(family, "gpr") {
 			for _, n := range names {
 				if set[n] {
@@ -596,6 +600,14 @@ func exactFlags(fs *flag.FlagSet) func(set map[string]bool, family string) (zoo.
 			o.PrecondRank = -1
 		default:
 			o.PrecondRank = *rank
+		}
+		switch {
+		case set["max-precond-rank"] && *maxRank < 0:
+			return o, fmt.Errorf("train: --max-precond-rank %d: want a rank ≥ 0 (0: never raised)", *maxRank)
+		case set["max-precond-rank"] && *maxRank == 0:
+			o.MaxPrecondRank = -1
+		default:
+			o.MaxPrecondRank = *maxRank
 		}
 		if set["probes"] && *probes < 1 {
 			return o, fmt.Errorf("train: --probes %d: want at least 1 probe vector", *probes)

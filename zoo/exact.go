@@ -34,6 +34,9 @@ type ExactOptions struct {
 	// defaults of ops.CGConfig, GPyTorch's but for the rank.
 	PrecondRank, Probes int
 	CGTol               float64
+	// MaxPrecondRank bounds the rank a capped training solve raises the preconditioner to (default
+	// ops.DefaultMaxPrecondRank = 1000; negative: never raised, a capped solve stays a counted warning).
+	MaxPrecondRank int
 	// Subset is the number of rows of a CG fit's start (Wang et al. 2019): hyperparameters fitted by L-BFGS on
 	// the Cholesky exact GP of at most Subset rows drawn at random (default DefaultSubset; negative: none, Adam
 	// starts from the initial values), in at most SubsetIters L-BFGS iterations (default DefaultSubsetIters).
@@ -173,7 +176,7 @@ func (c CustomConfig) cgOnly() []string {
 	for _, s := range []struct {
 		name string
 		set  bool
-	}{{"--lr", c.LR > 0}, {"--precond-rank", e.PrecondRank != 0}, {"--probes", e.Probes != 0}, {"--cg-tol", e.CGTol != 0},
+	}{{"--lr", c.LR > 0}, {"--precond-rank", e.PrecondRank != 0}, {"--max-precond-rank", e.MaxPrecondRank != 0}, {"--probes", e.Probes != 0}, {"--cg-tol", e.CGTol != 0},
 		{"--subset", e.Subset != 0 || e.SubsetIters != 0}, {"ExactOptions.LOVERank", e.LOVERank != 0}} {
 		if s.set {
 			out = append(out, s.name)
@@ -214,7 +217,7 @@ func buildExact(tr *datasets.Dataset, c CustomConfig, kern gp.Kernel) (*customBu
 		}
 	}
 	cfg := cg.Config{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y, LOVERank: e.LOVERank,
-		Solver: ops.CGConfig{Tol: e.CGTol, Probes: e.Probes, PrecondRank: e.PrecondRank, Seed: c.Seed},
+		Solver: ops.CGConfig{Tol: e.CGTol, Probes: e.Probes, PrecondRank: e.PrecondRank, MaxPrecondRank: e.MaxPrecondRank, Seed: c.Seed},
 		Blocks: cg.BlocksOptions{Memory: e.Memory}}
 	if prod != nil { // the workers compute the products; the model's own blocks, only predictions' cross-covariances
 		cfg.Operator, cfg.Blocks.Memory = prod, -1

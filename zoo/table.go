@@ -434,21 +434,56 @@ func (t *Table) fullProtocol(r *Row) (string, error) {
 // 0, false, nil, [], map[]; fullProtocol prints any zero value, a struct's too, as ""): a field CustomConfig
 // gains later, at a zero value that keeps the behaviour before it, then leaves every fingerprint as it was. Results recorded before the rule hold the zero lines: their
 // fingerprint is taken from their protocol text through the same rule (TableRun.CurrentFingerprint).
+//
+// A struct's line (`config Exact={Solver:cg Memory:0 ...}`, fmt's %+v) keeps only its fields of non-zero value,
+// and goes when none is left, so that a field the struct gains later at a zero value leaves the fingerprint as it
+// was too; a struct whose print does not split into Name:value fields (a nested struct, a string with spaces) is
+// kept whole.
 func canonicalProtocol(text string) string {
 	lines := strings.SplitAfter(text, "\n")
 	out := lines[:0]
 	for _, l := range lines {
 		if rest, ok := strings.CutPrefix(l, "config "); ok {
-			if _, v, ok := strings.Cut(strings.TrimSuffix(rest, "\n"), "="); ok {
-				switch v {
-				case "", "0", "false", "nil", "[]", "map[]":
+			if name, v, ok := strings.Cut(strings.TrimSuffix(rest, "\n"), "="); ok {
+				v = canonicalStruct(v)
+				if isZeroPrint(v) {
 					continue
 				}
+				l = "config " + name + "=" + v + "\n"
 			}
 		}
 		out = append(out, l)
 	}
 	return strings.Join(out, "")
+}
+
+// isZeroPrint reports whether v is how fmt prints a zero value (fullProtocol prints a zero struct as "").
+func isZeroPrint(v string) bool {
+	switch v {
+	case "", "0", "false", "nil", "<nil>", "[]", "map[]", "{}":
+		return true
+	}
+	return false
+}
+
+// canonicalStruct returns a struct's %+v print {A:x B:y ...} without its zero-valued fields ("{}" when none is
+// left), or v unchanged when it is not such a print of plain fields.
+func canonicalStruct(v string) string {
+	inner, ok := strings.CutPrefix(v, "{")
+	if inner, ok = strings.CutSuffix(inner, "}"); !ok || strings.ContainsAny(inner, "{}[]") {
+		return v
+	}
+	var kept []string
+	for _, f := range strings.Fields(inner) {
+		name, val, ok := strings.Cut(f, ":")
+		if !ok || name == "" {
+			return v
+		}
+		if !isZeroPrint(val) {
+			kept = append(kept, f)
+		}
+	}
+	return "{" + strings.Join(kept, " ") + "}"
 }
 
 // protocolFingerprint returns the first 16 hex digits of the protocol text's SHA-256.

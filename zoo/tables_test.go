@@ -240,3 +240,31 @@ func TestTableTasks(t *testing.T) {
 		t.Errorf("%d runs in the whole table, want 30", len(ks))
 	}
 }
+
+// A struct's configuration line keeps only its non-zero fields in the fingerprint, so that a field the struct
+// gains later at a zero value (ExactOptions.MaxPrecondRank, say) leaves its rows' results current; a changed
+// value, or a struct print that does not split into plain fields, is not dropped.
+func TestFingerprintStructFields(t *testing.T) {
+	fp := func(text string) string { return (&zoo.TableRun{Protocol: "entry e\n" + text}).CurrentFingerprint() }
+	base := fp("config Exact={Solver:cg Memory:0 PrecondRank:0 solver: reason:}\n")
+	for _, c := range []struct {
+		text string
+		same bool
+	}{
+		{"config Exact={Solver:cg}\n", true},
+		{"config Exact={Solver:cg Memory:0 PrecondRank:0 MaxPrecondRank:0 solver: reason:}\n", true},
+		{"config Exact={Solver:cg MaxPrecondRank:-1}\n", false},
+		{"config Exact={Solver:cholesky}\n", false},
+		{"", false},
+	} {
+		if got := fp(c.text) == base; got != c.same {
+			t.Errorf("%q: same fingerprint %v, want %v", c.text, got, c.same)
+		}
+	}
+	if fp("config Exact={Memory:0 solver:}\n") != fp("") {
+		t.Error("a struct line of zero fields only changes the fingerprint")
+	}
+	if fp("config Layer={Inner:{A:0} B:0}\n") == fp("config Layer={Inner:{A:0}}\n") {
+		t.Error("a nested struct's print was rewritten")
+	}
+}
