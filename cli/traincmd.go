@@ -553,6 +553,18 @@ func checkInference(set map[string]bool, family, inference string, restarts int)
 // cgFlags are the flags of Adam training that gpr takes when it trains by conjugate gradients.
 var cgFlags = []string{"lr", "checkpoint", "checkpoint-every", "resume"}
 
+// rankOption returns the option of a rank flag: its value, −1 when set to 0 (what zero means), 0 (the default)
+// when unset, an error when negative.
+func rankOption(set map[string]bool, name string, v int, zero string) (int, error) {
+	switch {
+	case v < 0:
+		return 0, fmt.Errorf("train: --%s %d: want a rank ≥ 0 (0: %s)", name, v, zero)
+	case set[name] && v == 0:
+		return -1, nil
+	}
+	return v, nil
+}
+
 // exactFlags declares gpr's solver flags on fs and returns their check, which makes them a zoo.ExactOptions (an
 // error for a family other than gpr, or a value out of range).
 func exactFlags(fs *flag.FlagSet) func(set map[string]bool, family string) (zoo.ExactOptions, error) {
@@ -593,21 +605,12 @@ func exactFlags(fs *flag.FlagSet) func(set map[string]bool, family string) (zoo.
 			}
 			o.Memory = b
 		}
-		switch {
-		case set["precond-rank"] && *rank < 0:
-			return o, fmt.Errorf("train: --precond-rank %d: want a rank ≥ 0 (0: no preconditioner)", *rank)
-		case set["precond-rank"] && *rank == 0:
-			o.PrecondRank = -1
-		default:
-			o.PrecondRank = *rank
+		var err error
+		if o.PrecondRank, err = rankOption(set, "precond-rank", *rank, "no preconditioner"); err != nil {
+			return o, err
 		}
-		switch {
-		case set["max-precond-rank"] && *maxRank < 0:
-			return o, fmt.Errorf("train: --max-precond-rank %d: want a rank ≥ 0 (0: never raised)", *maxRank)
-		case set["max-precond-rank"] && *maxRank == 0:
-			o.MaxPrecondRank = -1
-		default:
-			o.MaxPrecondRank = *maxRank
+		if o.MaxPrecondRank, err = rankOption(set, "max-precond-rank", *maxRank, "never raised"); err != nil {
+			return o, err
 		}
 		if set["probes"] && *probes < 1 {
 			return o, fmt.Errorf("train: --probes %d: want at least 1 probe vector", *probes)

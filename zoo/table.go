@@ -469,8 +469,11 @@ func isZeroPrint(v string) bool {
 // canonicalStruct returns a struct's %+v print {A:x B:y ...} without its zero-valued fields ("{}" when none is
 // left), or v unchanged when it is not such a print of plain fields.
 func canonicalStruct(v string) string {
-	inner, ok := strings.CutPrefix(v, "{")
-	if inner, ok = strings.CutSuffix(inner, "}"); !ok || strings.ContainsAny(inner, "{}[]") {
+	if !strings.HasPrefix(v, "{") || !strings.HasSuffix(v, "}") {
+		return v
+	}
+	inner := v[1 : len(v)-1]
+	if strings.ContainsAny(inner, "{}[]") {
 		return v
 	}
 	var kept []string

@@ -264,6 +264,9 @@ func TestFingerprintStructFields(t *testing.T) {
 	if fp("config Exact={Memory:0 solver:}\n") != fp("") {
 		t.Error("a struct line of zero fields only changes the fingerprint")
 	}
+	if fp("config Kernel=SE{ls:0}\n") == fp("config Kernel=SE{}\n") {
+		t.Error("a value that is not a struct print was rewritten")
+	}
 	if fp("config Layer={Inner:{A:0} B:0}\n") == fp("config Layer={Inner:{A:0}}\n") {
 		t.Error("a nested struct's print was rewritten")
 	}
