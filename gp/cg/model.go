@@ -478,13 +478,11 @@ func (m *GPR) checkLOVE(c *predCache) (checked, exceeded int, err error) {
 	if err := m.blocks.TestDiag(xd, ns, kii); err != nil {
 		return 0, 0, err
 	}
+	v := append([]float64(nil), kii...)
+	subtractSquares(v, out, c.rank, 0)
 	s2 := m.NoiseVariance()
-	for k := 0; k < ns; k++ {
-		v := kii[k]
-		for _, q := range out[k*c.rank : (k+1)*c.rank] {
-			v -= q * q
-		}
-		if v > 2*s2*kii[k]/(kii[k]+s2) {
+	for k := range v {
+		if v[k] > 2*s2*kii[k]/(kii[k]+s2) {
 			exceeded++
 		}
 	}
@@ -530,32 +528,28 @@ func (m *GPR) directCache(c *predCache, pr ops.CGProblem, r []float64, p int, wh
 	if err != nil {
 		return err
 	}
-	// residual returns α's largest relative residual: K̂α from the upper triangle, whose diagonal now holds L's,
-	// plus (K̂_ii − L_ii)α_i.
-	residual := func(alpha []float64) float64 {
-		ka := make([]float64, n*p)
-		blas64.Symm(blas.Left, 1, blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: a}, blas64.General{Rows: n, Cols: p, Stride: p, Data: alpha}, 0,
-			blas64.General{Rows: n, Cols: p, Stride: p, Data: ka})
-		num, den := make([]float64, p), make([]float64, p)
-		for i := 0; i < n; i++ {
-			for j := 0; j < p; j++ {
-				e := r[i*p+j] - ka[i*p+j] - (diag[i]-a[i*n+i])*alpha[i*p+j]
-				num[j] += e * e
-				den[j] += r[i*p+j] * r[i*p+j]
-			}
-		}
-		resid := 0.0
-		for j := range num {
-			if den[j] > 0 {
-				resid = max(resid, math.Sqrt(num[j]/den[j]))
-			}
-		}
-		return resid
-	}
 	white, alpha := make([]float64, n*p), make([]float64, n*p)
 	ops.TriSolveTo(white, a, r, n, p, false, false)    // L⁻¹r
 	ops.TriSolveTo(alpha, a, white, n, p, false, true) // L⁻ᵀL⁻¹r
-	c.alpha, c.resid, c.white, c.chol, c.direct, c.jitter = alpha, residual(alpha), white, a, why, info.Jitter
+	// α's largest relative residual: K̂α from the upper triangle, whose diagonal now holds L's, plus (K̂_ii − L_ii)α_i.
+	ka := make([]float64, n*p)
+	blas64.Symm(blas.Left, 1, blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: a}, blas64.General{Rows: n, Cols: p, Stride: p, Data: alpha}, 0,
+		blas64.General{Rows: n, Cols: p, Stride: p, Data: ka})
+	num, den := make([]float64, p), make([]float64, p)
+	for i := 0; i < n; i++ {
+		for j := 0; j < p; j++ {
+			e := r[i*p+j] - ka[i*p+j] - (diag[i]-a[i*n+i])*alpha[i*p+j]
+			num[j] += e * e
+			den[j] += r[i*p+j] * r[i*p+j]
+		}
+	}
+	resid := 0.0
+	for j := range num {
+		if den[j] > 0 {
+			resid = max(resid, math.Sqrt(num[j]/den[j]))
+		}
+	}
+	c.alpha, c.resid, c.white, c.chol, c.direct, c.jitter = alpha, resid, white, a, why, info.Jitter
 	return nil
 }
 

@@ -42,7 +42,6 @@ func (m *GPR) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error
 	if err := m.blocks.TestDiag(xd, ns, latent); err != nil {
 		return nil, err
 	}
-	var out []float64 // [ns, p+c]: K(xs, X)·[α | Rᵀ]
 	if c.chol != nil {
 		if err := m.cholPredict(xd, ns, mean.RawMatrix().Data, latent); err != nil {
 			return nil, err
@@ -55,7 +54,7 @@ func (m *GPR) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error
 			copy(v[i*cols:], c.alpha[i*p:(i+1)*p])
 			copy(v[i*cols+p:(i+1)*cols], c.love[i*c.rank:(i+1)*c.rank])
 		}
-		out = make([]float64, ns*cols)
+		out := make([]float64, ns*cols) // K(xs, X)·[α | Rᵀ]
 		if err := m.blocks.CrossMul(xd, ns, v, cols, out, nil); err != nil {
 			return nil, err
 		}
@@ -67,13 +66,7 @@ func (m *GPR) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error
 				return nil, err
 			}
 		} else {
-			for i := 0; i < ns; i++ {
-				q := 0.0
-				for _, val := range out[i*cols+p : (i+1)*cols] {
-					q += val * val
-				}
-				latent[i] -= q
-			}
+			subtractSquares(latent, out, cols, p)
 		}
 	}
 	if m.Mean != nil {
@@ -112,6 +105,18 @@ func (m *GPR) cholPredict(xd []float64, ns int, mean, latent []float64) error {
 		}
 		return nil
 	})
+}
+
+// subtractSquares subtracts from each latent[i] the squares of row i of out [len(latent), cols] from column from
+// on: LOVE's ‖R·k*‖² for the rows of K(xs, X)·[… | Rᵀ].
+func subtractSquares(latent, out []float64, cols, from int) {
+	for i := range latent {
+		q := 0.0
+		for _, val := range out[i*cols+from : (i+1)*cols] {
+			q += val * val
+		}
+		latent[i] -= q
+	}
 }
 
 // crossBlocks calls use with K(X, xs) [N,w] of each block of at most Blocks.Block test rows from row r0.
