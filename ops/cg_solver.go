@@ -630,7 +630,8 @@ func (s *CGSolver) precondGrad(pre *LowRankPrecond, q []float64, n, t int, scale
 
 // Solve solves K̂·x = b for b [N,c] to the options' tolerance (zero fields: the solver's) from x0 (nil: zeros),
 // preconditioned by a pivoted Cholesky of rank precondRank (0: the training solves' preconditioner; negative:
-// none); a run that does not converge returns its solution and result with a *NotConvergedError.
+// none), by MBCGChecked: the result's residuals are b − K̂x itself, restarts counted. A run that does not converge
+// returns its solution and result with a *NotConvergedError.
 func (s *CGSolver) Solve(pr CGProblem, b []float64, c int, x0 []float64, o CGOptions, precondRank int) ([]float64, *CGResult, error) {
 	const op = "CG solve"
 	s.mu.Lock()
@@ -665,7 +666,7 @@ func (s *CGSolver) Solve(pr CGProblem, b []float64, c int, x0 []float64, o CGOpt
 	if pre != nil {
 		precond = pre.Solve
 	}
-	res, err := MBCG(apply, precond, b, x, pr.N, c, c, o)
+	res, err := MBCGChecked(apply, precond, b, x, pr.N, c, o)
 	if err != nil {
 		return nil, nil, err
 	}

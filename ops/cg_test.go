@@ -914,3 +914,91 @@ func TestMBCGBreakdown(t *testing.T) {
 		}
 	}
 }
+
+// CG's recurrence residual drifts from b − A x on an ill-conditioned system: an SE kernel of variance 100 on 400
+// points of [0, 10] with length-scale 0.5 and noise 1e-7 or 1e-8 (condition numbers near 1e11 and 1e12). MBCG
+// reports the recurrence's residual at the tolerance while the true one is above it; MBCGChecked restarts from
+// its solution on the true residual and reports b − A x itself: with noise 1e-7 a restart meets the tolerance,
+// with noise 1e-8 restarts stall above it and the run is reported as not converged. Two columns, so the mean
+// rule is checked too.
+func TestMBCGCheckedRestarts(t *testing.T) {
+	const n, c, tol = 400, 2, 1e-6
+	rng := rand.New(rand.NewPCG(1, 2))
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = rng.Float64() * 10
+	}
+	a := mat.NewDense(n, n, nil)
+	withNoise := func(noise float64) {
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				d := xs[i] - xs[j]
+				a.Set(i, j, 100*math.Exp(-d*d/(2*0.5*0.5)))
+			}
+			a.Set(i, i, a.At(i, i)+noise)
+		}
+	}
+	apply := func(v, out []float64, c int) error {
+		mat.NewDense(n, c, out).Mul(a, mat.NewDense(n, c, v))
+		return nil
+	}
+	b := make([]float64, n*c)
+	for i := 0; i < n; i++ {
+		b[i*c] = math.Sin(xs[i]) + 0.1*rng.NormFloat64()
+		b[i*c+1] = math.Cos(xs[i]) + 0.1*rng.NormFloat64()
+	}
+	trueResidual := func(x []float64) float64 { // the columns' mean ‖b − A x‖/‖b‖
+		ax := make([]float64, n*c)
+		_ = apply(x, ax, c)
+		mean := 0.0
+		for j := 0; j < c; j++ {
+			r, bn := 0.0, 0.0
+			for i := 0; i < n; i++ {
+				r += (b[i*c+j] - ax[i*c+j]) * (b[i*c+j] - ax[i*c+j])
+				bn += b[i*c+j] * b[i*c+j]
+			}
+			mean += math.Sqrt(r/bn) / c
+		}
+		return mean
+	}
+	o := ops.CGOptions{Tol: tol, MaxIters: 40000, MinIters: 1}
+	for _, noise := range []float64{1e-7, 1e-8} {
+		withNoise(noise)
+		plain := make([]float64, n*c)
+		res, err := ops.MBCG(apply, nil, b, plain, n, c, c, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Converged || !(trueResidual(plain) > 2*tol) {
+			t.Fatalf("noise %g: MBCG converged %v at recurrence residual %.3g, true %.3g: want the drift this test is about", noise, res.Converged, res.MeanResidual(), trueResidual(plain))
+		}
+		checked := make([]float64, n*c)
+		res, err = ops.MBCGChecked(apply, nil, b, checked, n, c, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := trueResidual(checked)
+		t.Logf("noise %g: MBCG: true residual %.3g; MBCGChecked: %d iterations, %d restarts, true residual %.3g", noise, trueResidual(plain), res.Iters, res.Restarts, got)
+		if math.Abs(res.MeanResidual()-got) > 1e-3*got || res.Restarts < 1 || res.Converged != (got <= tol) {
+			t.Errorf("noise %g: converged %v, %d restarts, residual %.3g reported, %.3g true", noise, res.Converged, res.Restarts, res.MeanResidual(), got)
+		}
+		var nc *ops.NotConvergedError
+		switch {
+		case noise == 1e-7 && !res.Converged:
+			t.Errorf("noise 1e-7: a restart should meet the tolerance")
+		case noise == 1e-8 && (res.Converged || !errors.As(res.Err(tol), &nc) || nc.Mean != res.MeanResidual()):
+			t.Errorf("noise 1e-8: want a NotConvergedError with the true residual, got %v", res.Err(tol))
+		}
+	}
+	// A well-conditioned system needs no restart: one run, and the reported residual is the true one.
+	withNoise(1)
+	checked := make([]float64, n*c)
+	if res, err := ops.MBCGChecked(apply, nil, b, checked, n, c, o); err != nil || !res.Converged || res.Restarts != 0 || math.Abs(res.MeanResidual()-trueResidual(checked)) > 1e-3*tol {
+		t.Errorf("noise 1: %+v, %v", res, err)
+	}
+	// A run stopped by its cap is reported as MBCG reports it, not restarted.
+	clear(checked)
+	if res, err := ops.MBCGChecked(apply, nil, b, checked, n, c, ops.CGOptions{Tol: 1e-14, MaxIters: 5, MinIters: 1}); err != nil || res.Converged || res.Iters != 5 || res.Restarts != 0 {
+		t.Errorf("capped: %+v, %v", res, err)
+	}
+}
