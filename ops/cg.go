@@ -159,15 +159,8 @@ func MBCG(apply func(v, out []float64, c int) error, precond func(r, z []float64
 	ntri := c - triFrom
 	res := &CGResult{Residuals: make([]float64, c)}
 	r, z, d, v := make([]float64, n*c), make([]float64, n*c), make([]float64, n*c), make([]float64, n*c)
-	// r = b − A x
-	if err := apply(x, v, c); err != nil {
+	if err := residualTo(r, apply, b, x, c); err != nil {
 		return nil, err
-	}
-	if err := CheckFinite("MBCG product", v, c); err != nil {
-		return nil, err
-	}
-	for i := range r {
-		r[i] = b[i] - v[i]
 	}
 	bnorm := colNorms(b, n, c)
 	precondTo(precond, r, z, c)
@@ -331,14 +324,8 @@ func MBCGChecked(apply func(v, out []float64, c int) error, precond func(r, z []
 		if !res.Converged && run == 0 {
 			return res, nil // the cap: the recurrence's residuals, as MBCG reports them
 		}
-		if err := apply(x, v, c); err != nil {
+		if err := residualTo(v, apply, b, x, c); err != nil {
 			return nil, err
-		}
-		if err := CheckFinite("MBCG product", v, c); err != nil {
-			return nil, err
-		}
-		for i := range v {
-			v[i] = b[i] - v[i]
 		}
 		total.Residuals = colNorms(v, n, c)
 		for j, r := range total.Residuals {
@@ -355,6 +342,20 @@ func MBCGChecked(apply func(v, out []float64, c int) error, precond func(r, z []
 		o.MaxIters = left
 		o.MinIters = min(o.MinIters, left)
 	}
+}
+
+// residualTo writes b − A x into r (all [n,c]; r may not alias x), checking the product is finite.
+func residualTo(r []float64, apply func(v, out []float64, c int) error, b, x []float64, c int) error {
+	if err := apply(x, r, c); err != nil {
+		return err
+	}
+	if err := CheckFinite("MBCG product", r, c); err != nil {
+		return err
+	}
+	for i := range r {
+		r[i] = b[i] - r[i]
+	}
+	return nil
 }
 
 // relative returns num/den, or num itself for a zero den (the residual of a zero right-hand side is reported
