@@ -145,6 +145,11 @@ func (r *CGResult) Err(tol float64) error {
 // breakdown: CGResult.Breakdowns). A search direction of non-positive curvature pᵀAp ≤ 0 (A not positive definite) is an
 // error wrapping ErrNotPD; a non-finite product one wrapping ErrNonFinite.
 func MBCG(apply func(v, out []float64, c int) error, precond func(r, z []float64, c int), b, x []float64, n, c, triFrom int, o CGOptions) (*CGResult, error) {
+	return mbcg(apply, precond, b, x, nil, n, c, triFrom, o)
+}
+
+// mbcg is MBCG started from the residual r0 = b − A x when it is known (MBCGChecked's restarts; nil: formed).
+func mbcg(apply func(v, out []float64, c int) error, precond func(r, z []float64, c int), b, x, r0 []float64, n, c, triFrom int, o CGOptions) (*CGResult, error) {
 	if n <= 0 || c <= 0 || len(b) != n*c || len(x) != n*c {
 		return nil, &ShapeError{Op: "MBCG", Want: fmt.Sprintf("b and x of %d×%d values", n, c), Got: fmt.Sprintf("%d and %d", len(b), len(x))}
 	}
@@ -159,7 +164,9 @@ func MBCG(apply func(v, out []float64, c int) error, precond func(r, z []float64
 	ntri := c - triFrom
 	res := &CGResult{Residuals: make([]float64, c)}
 	r, z, d, v := make([]float64, n*c), make([]float64, n*c), make([]float64, n*c), make([]float64, n*c)
-	if err := residualTo(r, apply, b, x, c); err != nil {
+	if len(r0) == len(r) {
+		copy(r, r0)
+	} else if err := residualTo(r, apply, b, x, c); err != nil {
 		return nil, err
 	}
 	bnorm := colNorms(b, n, c)
@@ -314,8 +321,9 @@ func MBCGChecked(apply func(v, out []float64, c int) error, precond func(r, z []
 	v := make([]float64, len(b))
 	bn := colNorms(b, n, c)
 	prev := math.Inf(1)
+	var r0 []float64 // a restart's residual: the check's b − A x
 	for run := 0; ; run++ {
-		res, err := MBCG(apply, precond, b, x, n, c, c, o)
+		res, err := mbcg(apply, precond, b, x, r0, n, c, c, o)
 		if err != nil {
 			return nil, err
 		}
@@ -337,7 +345,7 @@ func MBCGChecked(apply func(v, out []float64, c int) error, precond func(r, z []
 		if total.Converged || !res.Converged || mean > prev/2 || run == cgMaxRestarts || left <= 0 {
 			return total, nil
 		}
-		prev = mean
+		prev, r0 = mean, v
 		total.Restarts++
 		o.MaxIters = left
 		o.MinIters = min(o.MinIters, left)

@@ -358,8 +358,9 @@ func (m *GPR) meanAt(x *mat.Dense) ([]float64, error) {
 // call it after training to pay for it once. The cache is made direct, α and the predictive variances then
 // coming from K̂'s Cholesky factorisation (CacheDirect), when the factor fits the memory budget (directFits) and
 // either α's CG solve misses PredictTol (at its iteration cap, or with b − K̂α above it where the recurrence
-// said it was met: ops.MBCGChecked) or the LOVE cache fails its check at training rows (LOVECheck). Where the factor does not fit, the capped solve or the failed LOVE cache is used and counted
-// (PredictWarnings), with the residual reached (CacheStats); a Strict solver makes the capped solve an error.
+// said it was met: ops.MBCGChecked) or the LOVE cache fails its check at training rows (LOVECheck). Where the
+// factor does not fit, the capped solve or the failed LOVE cache is used and counted (PredictWarnings), with the
+// residual reached (CacheStats); a Strict solver makes the capped solve an error.
 func (m *GPR) Prepare() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
