@@ -463,3 +463,47 @@ func TestTiltedMoments(t *testing.T) {
 		t.Error("a zero cavity variance: no error")
 	}
 }
+
+// TestEPStopsAtFixedPoint: EP stops when the sweeps' undamped update moves no site by more than its tolerance, not
+// when the damped step is that small (a damping δ shrinks the step δ-fold without bringing the sites closer):
+// from the sites it returns, one undamped sweep converges at once. On coupled problems, where the adaptation damps
+// the parallel sweeps, this failed before the criterion was the undamped residual.
+func TestEPStopsAtFixedPoint(t *testing.T) {
+	const n, d = 200, 2
+	rng := rand.New(rand.NewPCG(41, 5))
+	x := make([]float64, n*d)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	m, y := make([]float64, n), make([]float64, n)
+	for i := range y {
+		if f := math.Sin(3*x[i*d]) + x[i*d+1]; (f > 0) != (rng.Float64() < 0.1) {
+			y[i] = 1
+		}
+	}
+	for _, c := range []struct{ variance, ell float64 }{{100, 0.5}, {1000, 0.5}, {100, 2}, {1000, 2}} {
+		k := make([]float64, n*n)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				s := 0.0
+				for a := 0; a < d; a++ {
+					u := (x[i*d+a] - x[j*d+a]) / c.ell
+					s += u * u
+				}
+				k[i*n+j] = c.variance * math.Exp(-0.5*s)
+			}
+		}
+		q, err := ops.EPApprox(k, m, y, n, lapLogistic{}, nil, ops.EPOptions{}, nil, nil)
+		if err != nil {
+			t.Fatalf("variance %g, ℓ %g: %v", c.variance, c.ell, err)
+		}
+		again, err := ops.EPApprox(k, m, y, n, lapLogistic{}, nil, ops.EPOptions{MaxSweeps: 1}, q.W, q.Nu)
+		if err != nil {
+			t.Errorf("variance %g, ℓ %g: EP stopped after %d sweeps at sites one more sweep moves: %v", c.variance, c.ell, q.Iters, err)
+			continue
+		}
+		if d := math.Abs(again.LogZ - q.LogZ); d > 1e-9*math.Abs(q.LogZ) {
+			t.Errorf("variance %g, ℓ %g: log Z %.12g, one sweep on %.12g", c.variance, c.ell, q.LogZ, again.LogZ)
+		}
+	}
+}
