@@ -246,8 +246,8 @@ func epSweepParallel(s *epState, k, m, y []float64, n int, lik ScalarLogLik, the
 // 1 − δ + δλ is near 0 at δ = ½, so δ halves when the cosine of the two steps is below −½ (or the residual grew);
 // a slowly converging mode (λ near 1) keeps the direction and needs δ as large as it may be, so δ doubles when
 // the cosine is above 0.9. On splice (1000 rows, 60 inputs) late in the hyperparameter search, halving only on a
-// growing residual left δ = 1 for slowly decaying oscillations (residual ratio 0.99 a sweep): 108 to 466 sweeps
-// per evaluation, and some reached the sweep limit, where this rule takes 21 to 37 (TestEPDampingOscillation).
+// growing change left δ = 1 for slowly decaying oscillations (the change shrank 1% a sweep): 108 to 466 sweeps
+// per evaluation, some reaching the sweep limit, where this rule takes 14 to 21 (docs/laplace-ep.md).
 func epAdaptDamping(delta, resid, prev float64, step, prevStep []float64) float64 {
 	cos := 0.0
 	if len(prevStep) == len(step) {
