@@ -18,9 +18,8 @@ const (
 	// DefaultEPTol: EP stops when a parallel sweep's undamped update would move no site by more than DefaultEPTol
 	// (|Δτ̃_i|/(1 + |τ̃_i|) and |Δν̃_i|/(1 + |ν̃_i|)): the residual of EP's fixed-point equations, not the damped
 	// step, which a small damping shrinks without bringing the sites closer to the fixed point (a sequential
-	// sweep, undamped by default, stops on the changes it made). The log marginal
-	// likelihood is stationary in the sites at the fixed point, so its error is second order in the sites' and
-	// its gradient's first order.
+	// sweep, undamped by default, stops on the changes it made). The log marginal likelihood is stationary in the
+	// sites at the fixed point, so its error is second order in the sites' and its gradient's first order.
 	DefaultEPTol = 1e-7
 	// DefaultEPMaxSweeps bounds the sweeps; more is a *ConvergenceError.
 	DefaultEPMaxSweeps = 500
