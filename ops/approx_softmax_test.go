@@ -25,7 +25,7 @@ func softmaxProblem(rng *rand.Rand, n, c int) (k, y []float64) {
 		}
 		y[i] = float64(bi)
 	}
-	return seK(x, 1.3, 0.8, 1e-6), y
+	return seK(x, 1, 1.3, 0.8, 1e-6), y
 }
 
 // TestSoftmaxLaplaceGradient checks SoftmaxLaplaceLML's gradient in K against central finite differences, for 2, 3
@@ -57,7 +57,7 @@ func TestSoftmaxLaplaceTwoClasses(t *testing.T) {
 	for i := range x {
 		x[i] = 4 * rng.Float64()
 	}
-	kall := seK(x, 1.1, 0.7, 1e-6)
+	kall := seK(x, 1, 1.1, 0.7, 1e-6)
 	k, k2 := make([]float64, n*n), make([]float64, n*n)
 	kxs, kxs2, kss, kss2 := make([]float64, n*m), make([]float64, n*m), make([]float64, m), make([]float64, m)
 	for i := 0; i < n; i++ {

@@ -90,14 +90,19 @@ func (lapCauchy) DerivsFTheta(f, y float64, _ []float64, d1, d2 []float64) {
 }
 func (lapCauchy) LogConcave() bool { return false }
 
-// seK returns the squared-exponential covariance s2·exp(−(x_i − x_j)²/(2ℓ²)) of x, plus jitter on the diagonal.
-func seK(x []float64, s2, ell, jitter float64) []float64 {
-	n := len(x)
+// seK returns the squared-exponential covariance s2·exp(−‖x_i − x_j‖²/(2ℓ²)) of the rows of x [n,d] (row-major),
+// plus jitter on the diagonal.
+func seK(x []float64, d int, s2, ell, jitter float64) []float64 {
+	n := len(x) / d
 	k := make([]float64, n*n)
-	for i := range x {
-		for j := range x {
-			d := (x[i] - x[j]) / ell
-			k[i*n+j] = s2 * math.Exp(-0.5*d*d)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			r2 := 0.0
+			for a := 0; a < d; a++ {
+				u := (x[i*d+a] - x[j*d+a]) / ell
+				r2 += u * u
+			}
+			k[i*n+j] = s2 * math.Exp(-0.5*r2)
 		}
 		k[i*n+i] += jitter
 	}
@@ -129,7 +134,7 @@ func approxProblem(rng *rand.Rand, n int, kind string) (x, k, m, y []float64) {
 		y[1] += 2.5
 		y[n-2] -= 3
 	}
-	return x, seK(x, 1.3, 0.8, 1e-6), m, y
+	return x, seK(x, 1, 1.3, 0.8, 1e-6), m, y
 }
 
 // exactGaussLML returns log N(y | m, K + s2·I).
@@ -482,17 +487,7 @@ func TestEPStopsAtFixedPoint(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ variance, ell float64 }{{100, 0.5}, {1000, 0.5}, {100, 2}, {1000, 2}} {
-		k := make([]float64, n*n)
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				s := 0.0
-				for a := 0; a < d; a++ {
-					u := (x[i*d+a] - x[j*d+a]) / c.ell
-					s += u * u
-				}
-				k[i*n+j] = c.variance * math.Exp(-0.5*s)
-			}
-		}
+		k := seK(x, d, c.variance, c.ell, 0)
 		q, err := ops.EPApprox(k, m, y, n, lapLogistic{}, nil, ops.EPOptions{}, nil, nil)
 		if err != nil {
 			t.Fatalf("variance %g, ℓ %g: %v", c.variance, c.ell, err)
