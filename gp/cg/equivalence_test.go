@@ -488,7 +488,11 @@ func TestPredictDirectWhenLOVEExceeds(t *testing.T) {
 		_, resid, _, _ := m.CacheStats()
 		t.Logf("variance %g, memory %d: direct %q (α's residual %.2g); LOVE exceeded the bound at %d of %d training rows; mean off by %.3g, variances of y by %.3g",
 			c.variance, c.memory, why, resid, exceeded, checked, em, ev)
-		if checked != min(n, cg.LOVECheckRows) || 10*exceeded <= checked {
+		// At variance 1e5 (K̂'s condition number near 1e10) α's CG solve may miss its tolerance first, as it does
+		// with OpenBLAS's kernels on an AMD EPYC (relative residual 2e-6): the cache is then direct for that reason,
+		// before LOVE is built or checked, and must still predict as Cholesky does (below).
+		cgMissed := why == "α's CG solve missed the prediction tolerance"
+		if !cgMissed && (checked != min(n, cg.LOVECheckRows) || 10*exceeded <= checked) {
 			t.Errorf("LOVE's check: %d of %d rows exceeded, want more than a tenth of %d", exceeded, checked, min(n, cg.LOVECheckRows))
 		}
 		if (why != "") != c.direct {
