@@ -491,8 +491,12 @@ func TestPredictDirectWhenLOVEExceeds(t *testing.T) {
 		// At variance 1e5 (K̂'s condition number near 1e10) α's CG solve may miss its tolerance first, as it does
 		// with OpenBLAS's kernels on an AMD EPYC (relative residual 2e-6): the cache is then direct for that reason,
 		// before LOVE is built or checked, and must still predict as Cholesky does (below).
-		cgMissed := why == "α's CG solve missed the prediction tolerance"
-		if !cgMissed && (checked != min(n, cg.LOVECheckRows) || 10*exceeded <= checked) {
+		switch {
+		case why == cg.DirectCGMissed:
+			if checked != 0 {
+				t.Errorf("a cache made direct by α's missed solve checked LOVE at %d rows, want none (LOVE is not built)", checked)
+			}
+		case checked != min(n, cg.LOVECheckRows) || 10*exceeded <= checked:
 			t.Errorf("LOVE's check: %d of %d rows exceeded, want more than a tenth of %d", exceeded, checked, min(n, cg.LOVECheckRows))
 		}
 		if (why != "") != c.direct {
