@@ -26,6 +26,9 @@ type GPRConfig struct {
 	// X [N,D] and Y [N,P] are the training data Predict conditions on (optional here: SetTrainingData sets
 	// them later, after fitting for example; both or neither).
 	X, Y *mat.Dense
+	// Replicates, when set, says the training data are collapsed repeated inputs (Collapse): row j is the mean of
+	// Counts[j] targets, with noise σ²/n_j. Every x the model is given (Loss, SetTrainingData) must have its rows.
+	Replicates *Replicates
 }
 
 // GPR is exact Gaussian-process regression with Gaussian noise and P independent outputs sharing one kernel:
@@ -36,6 +39,7 @@ type GPR struct {
 	Mean   MeanFunction // nil: zero
 	Noise  *graph.Param // σ², scalar
 
+	reps *Replicates // nil: every row one observation
 	data TrainingSet // training data for Predict
 }
 
@@ -53,7 +57,12 @@ func NewGPR(c GPRConfig) (*GPR, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gp: GPR: %w", err)
 	}
-	m := &GPR{Kernel: c.Kernel, Mean: c.Mean, Noise: noise}
+	if r := c.Replicates; r != nil {
+		if err := r.Check("GPR", len(r.Counts), len(r.Scatter)); err != nil {
+			return nil, err
+		}
+	}
+	m := &GPR{Kernel: c.Kernel, Mean: c.Mean, Noise: noise, reps: c.Replicates}
 	if (c.X == nil) != (c.Y == nil) {
 		return nil, configErr("GPR: X and Y must be both set or both nil")
 	}
@@ -79,16 +88,46 @@ func (m *GPR) residual(x, y *graph.Node) *graph.Node {
 	return x.Graph().Sub(y, m.Mean.Mean(x))
 }
 
-// factor returns L = chol(K(x,x) + σ²I) and the whitened residual v = L⁻¹(y − m(x)).
+// factor returns L = chol(K(x,x) + σ²I) and the whitened residual v = L⁻¹(y − m(x)); with Replicates, those of
+// the scaled system SKS + σ²I and S(y − m(x)) (Replicates).
 func (m *GPR) factor(x, y *graph.Node) (l, v *graph.Node) {
 	g := x.Graph()
-	if s := x.Shape(); len(s) != 2 || s[1] != m.Kernel.InputDim() {
+	s := x.Shape()
+	if len(s) != 2 || s[1] != m.Kernel.InputDim() {
 		g.Fail(&ops.ShapeError{Op: "GPR", Want: fmt.Sprintf("x [N,%d]", m.Kernel.InputDim()), Got: fmt.Sprint(s)})
 	}
-	l = g.Cholesky(g.AddDiag(m.Kernel.K(x, x), g.Param(m.Noise)))
-	v = g.TriSolve(l, m.residual(x, y), false, false)
+	k, r := m.Kernel.K(x, x), m.residual(x, y)
+	if m.reps != nil {
+		if len(m.reps.Counts) != s[0] {
+			g.Fail(&ops.ShapeError{Op: "GPR", Want: fmt.Sprintf("x of the replicates' %d rows", len(m.reps.Counts)), Got: fmt.Sprint(s)})
+		}
+		sc := m.scale(g)
+		k, r = g.MulCol(g.MulRow(k, sc), sc), g.MulCol(r, sc)
+	}
+	l = g.Cholesky(g.AddDiag(k, g.Param(m.Noise)))
+	v = g.TriSolve(l, r, false, false)
 	return l, v
 }
+
+// scaleKey memoises the replicates' scale S in a graph.
+type scaleKey struct{ m *GPR }
+
+// scale returns the constant diag(S) = √n of the replicates.
+func (m *GPR) scale(g *graph.Graph) *graph.Node {
+	return g.Memo(scaleKey{m}, func() *graph.Node { return g.Const("gpr.replicates", m.reps.Scales(), len(m.reps.Counts)) })
+}
+
+// crossCov returns K(x, xs) [N,C], scaled by S with Replicates (the scaled system's cross-covariance).
+func (m *GPR) crossCov(x, xs *graph.Node) *graph.Node {
+	k := m.Kernel.K(x, xs)
+	if m.reps != nil {
+		k = x.Graph().MulCol(k, m.scale(x.Graph()))
+	}
+	return k
+}
+
+// Replicates returns the model's Replicates (nil: every row one observation).
+func (m *GPR) Replicates() *Replicates { return m.reps }
 
 // LogMarginalLikelihood returns log p(y | X) for x [N,D], y [N,P]:
 // −½‖L⁻¹(y−m)‖²_F − (P/2) log|K+σ²I| − (NP/2) log 2π.
@@ -102,7 +141,19 @@ func (m *GPR) LogMarginalLikelihood(x, y *graph.Node) *graph.Node {
 	n, p := float64(s[0]), float64(s[1])
 	quad := g.Dot(v, v)
 	lml := g.Add(g.Scale(quad, -0.5), g.Scale(g.LogDetChol(l), -0.5*p))
-	return g.AddConst(lml, -0.5*n*p*math.Log(2*math.Pi))
+	lml = g.AddConst(lml, -0.5*n*p*math.Log(2*math.Pi))
+	if m.reps != nil {
+		lml = g.Add(lml, ReplicatesTerm(g, m.reps, g.Param(m.Noise), s[1]))
+	}
+	return lml
+}
+
+// ReplicatesTerm returns the f-free part of the log likelihood of collapsed replicates (Replicates) for the noise
+// variance node σ² and p outputs: −(p/2)·Σ_j(n_j − 1)·log(2πσ²) − Σ Scatter/(2σ²).
+func ReplicatesTerm(g *graph.Graph, r *Replicates, noise *graph.Node, p int) *graph.Node {
+	a := 0.5 * float64(p) * r.Extra()
+	t := g.Add(g.Scale(g.Log(noise), -a), g.Scale(g.Recip(noise), -0.5*r.ScatterSum()))
+	return g.AddConst(t, -a*math.Log(2*math.Pi))
 }
 
 // Loss returns −log p(y | X) (the whole data set: train with full batches).
@@ -153,7 +204,7 @@ func (m *GPR) predictMarginals(xs *mat.Dense, o PredictOptions) (*mat.Dense, []f
 		g := graph.New(o.Graph)
 		xn, yn, xsn := g.Input("x", n, d), g.Input("y", n, p), g.Input("xs", chunk, d)
 		l, v := m.factor(xn, yn)
-		kxs := m.Kernel.K(xn, xsn)            // [N,C]
+		kxs := m.crossCov(xn, xsn)            // [N,C]
 		a := g.TriSolve(l, kxs, false, false) // L⁻¹Kₓ* [N,C]
 		mean := g.MatMul(a, v, true, false)   // [C,P]
 		if m.Mean != nil {
@@ -203,7 +254,7 @@ func (m *GPR) predictCov(xs *mat.Dense, o graph.Options) (*mat.SymDense, error) 
 	g := graph.New(o)
 	xn, yn, xsn := g.Input("x", n, d), g.Input("y", n, p), g.Input("xs", ns, d)
 	l, _ := m.factor(xn, yn)
-	a := g.TriSolve(l, m.Kernel.K(xn, xsn), false, false) // [N,Ns]
+	a := g.TriSolve(l, m.crossCov(xn, xsn), false, false) // [N,Ns]
 	cov := g.Sub(m.Kernel.K(xsn, xsn), g.MatMul(a, a, true, false))
 	prog, err := g.CompileForward(map[string]*graph.Node{"cov": cov})
 	if err != nil {
@@ -225,7 +276,18 @@ func (m *GPR) TrainingData() (x, y *mat.Dense) { return m.data.Data() }
 // SetTrainingData copies the training data x [N,D] and y [N,P] into the model, for Predict (DataHolder): after
 // fitting, or when a model file is loaded. Both nil unset them.
 func (m *GPR) SetTrainingData(x, y *mat.Dense) error {
-	return m.data.Set("GPR", x, y, m.Kernel.InputDim())
+	if err := m.data.Set("GPR", x, y, m.Kernel.InputDim()); err != nil {
+		return err
+	}
+	if x != nil && m.reps != nil {
+		n, _ := x.Dims()
+		_, p := y.Dims()
+		if err := m.reps.Check("GPR", n, p); err != nil {
+			m.data.Set("GPR", nil, nil, 0)
+			return err
+		}
+	}
+	return nil
 }
 
 // InputDim returns the kernel's input dimension D (0 without a kernel).

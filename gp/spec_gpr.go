@@ -10,9 +10,11 @@ import (
 // KindGPR is the kind of exact GP regression models (see GPR.Spec).
 const KindGPR = "model/gpr"
 
-// gprSpec is the Config of GPR: the lower bound of the noise variance's Positive transform.
+// gprSpec is the Config of GPR: the lower bound of the noise variance's Positive transform, and the replicates
+// of collapsed training data.
 type gprSpec struct {
-	NoiseFloor float64 `json:"noise_floor,omitempty"`
+	NoiseFloor float64     `json:"noise_floor,omitempty"`
+	Replicates *Replicates `json:"replicates,omitempty"`
 }
 
 func init() {
@@ -31,7 +33,7 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		gc := GPRConfig{Kernel: k, NoiseFloor: c.NoiseFloor}
+		gc := GPRConfig{Kernel: k, NoiseFloor: c.NoiseFloor, Replicates: c.Replicates}
 		if len(children) == 2 {
 			if gc.Mean, err = ChildAs[MeanFunction](KindGPR, children, 1); err != nil {
 				return nil, err
@@ -58,7 +60,7 @@ func (m *GPR) Spec() (Spec, error) {
 	if m.Mean != nil {
 		children = append(children, m.Mean)
 	}
-	return NewSpec(KindGPR, gprSpec{NoiseFloor: pos.Floor}, children...)
+	return NewSpec(KindGPR, gprSpec{NoiseFloor: pos.Floor, Replicates: m.reps}, children...)
 }
 
 // gprNoiseName is the name of GPR's noise-variance Param.

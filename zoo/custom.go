@@ -228,8 +228,12 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 		return nil, fmt.Errorf("%w: unknown likelihood %q", ErrBadCustom, c.Likelihood)
 	}
 	rng := rand.New(src)
+	rows := c.trainRows(tr) // the training rows, also when gpr collapses their repeated inputs
 	if c.Family == "gpr" {
 		var err error
+		if tr, c, err = collapseExact(tr, c); err != nil {
+			return nil, err
+		}
 		if c, err = c.resolveExact(tr.N()); err != nil {
 			return nil, err
 		}
@@ -337,7 +341,7 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 		return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
 	}
 	if len(tres.Losses) > 0 {
-		fillTraining(res, tres, c.trainRows(tr))
+		fillTraining(res, tres, rows)
 	}
 	if b.exact != nil {
 		if err := finishExact(b, c.Stop); err != nil {
@@ -351,12 +355,12 @@ func fit(tr, te *datasets.Dataset, std *datasets.Standardizer, c CustomConfig, s
 	switch { // a full-batch fit reports its final objective
 	case len(tres.Losses) == 0: // no fit (GPMC before NUTS)
 	case c.Optimizer == "lbfgs": // TrainLBFGS's last loss is the model's at its final parameters: no second pass
-		setFinal(res, tres.FinalLoss(), tr.N())
+		setFinal(res, tres.FinalLoss(), rows)
 	case c.Exact.solver == cg.SolverCG: // another estimate would cost a step: the last step's stands
-		res.ELBOPerPoint, res.ObjectiveKind = -tres.FinalLoss()/float64(tr.N()), "estimate"
+		res.ELBOPerPoint, res.ObjectiveKind = -tres.FinalLoss()/float64(rows), "estimate"
 	case c.rows > 0: // tr is a sample: the smoothed objective stands
 	case c.BatchSize <= 0 || c.BatchSize >= tr.N(): // Adam's last loss precedes its last step: evaluate afresh
-		if err := fillFinal(res, b.model, tr.X, ytr); err != nil {
+		if err := fillFinal(res, b.model, tr.X, ytr, rows); err != nil {
 			return nil, fmt.Errorf("zoo: %s: %w", res.Entry, err)
 		}
 	}

@@ -46,7 +46,8 @@ type ExactOptions struct {
 	// LOVERank is the Lanczos rank of the CG model's variance cache (default cg.DefaultLOVERank).
 	LOVERank int
 
-	solver, reason string // resolved by resolveExact
+	solver, reason string        // resolved by resolveExact
+	collapsed      *gp.Collapsed // the training rows' repeated inputs collapsed (collapseExact; nil: none repeat)
 }
 
 // Defaults of a CG fit.
@@ -63,6 +64,10 @@ const (
 type ExactStats struct {
 	Solver string `json:"solver"`           // "cholesky" or "cg"
 	Reason string `json:"reason,omitempty"` // why (cg.ChooseSolver)
+	// Rows and Distinct: the training rows and their distinct inputs, when some input repeats (the fit then runs
+	// on the distinct inputs, exactly: gp.Replicates).
+	Rows     int `json:"rows,omitempty"`
+	Distinct int `json:"distinct_inputs,omitempty"`
 	// A CG fit: its settings, how the kernel products ran, the subset start and the last training solve.
 	Products       string  `json:"products,omitempty"`
 	SubsetRows     int     `json:"subset_rows,omitempty"`
@@ -109,6 +114,24 @@ func (o ExactOptions) check() error {
 	return nil
 }
 
+// collapseExact returns gpr's training set with its repeated inputs collapsed (gp.Collapse: one row per distinct
+// input at the mean of its targets, c.Exact.collapsed keeping the counts and scatters): the exact GP with the
+// Gaussian likelihood is the same on them (gp.Replicates), and its solves are those of the distinct inputs
+// (keggdirected: 43,945 training rows, 14,575 distinct inputs). tr is returned unchanged where no input repeats,
+// for other likelihoods (Laplace, EP: their sites are per row), with missing targets, and with MCMC (its
+// posterior draws are models built without the replicates).
+func collapseExact(tr *datasets.Dataset, c CustomConfig) (*datasets.Dataset, CustomConfig, error) {
+	if c.Likelihood != "gaussian" || c.Inference != "" || c.MCMC != nil || tr.Observed != nil {
+		return tr, c, nil
+	}
+	col, repeats, err := gp.Collapse(tr.X, tr.Y)
+	if err != nil || !repeats {
+		return tr, c, err
+	}
+	c.Exact.collapsed = col
+	return &datasets.Dataset{Name: tr.Name, X: col.X, Y: col.Y, FeatureNames: tr.FeatureNames}, c, nil
+}
+
 // resolveExact chooses gpr's solver for n training rows and fills the defaults that depend on it: Cholesky fits
 // by L-BFGS (200 iterations) unless asked for Adam, as before; CG fits take DefaultCGIters Adam steps at
 // DefaultCGLR (L-BFGS is refused: its line search needs an exact objective).
@@ -131,6 +154,9 @@ func (c CustomConfig) resolveExact(n int) (CustomConfig, error) {
 	}
 	if c.Cluster != nil {
 		reason = fmt.Sprintf("its kernel products on %d workers", c.Cluster.Workers)
+	}
+	if col := c.Exact.collapsed; col != nil {
+		reason = fmt.Sprintf("%d training rows at %d distinct inputs, collapsed exactly; %s", col.N, n, reason)
 	}
 	c.Exact.solver, c.Exact.reason = solver, reason
 	switch solver {
@@ -190,15 +216,20 @@ func (c CustomConfig) cgOnly() []string {
 // buildExact builds gpr's model on tr: gp.GPR (Cholesky), or cg.GPR with its subset start as the build's
 // pretrain step.
 func buildExact(tr *datasets.Dataset, c CustomConfig, kern gp.Kernel) (*customBuild, error) {
-	if c.Exact.solver != cg.SolverCG {
-		model, err := gp.NewGPR(gp.GPRConfig{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y}) // it predicts from them
+	e := c.Exact
+	var reps *gp.Replicates
+	stats := &ExactStats{Solver: e.solver, Reason: e.reason}
+	if e.collapsed != nil {
+		reps = e.collapsed.Replicates()
+		stats.Rows, stats.Distinct = e.collapsed.N, tr.N()
+	}
+	if e.solver != cg.SolverCG {
+		model, err := gp.NewGPR(gp.GPRConfig{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y, Replicates: reps}) // it predicts from them
 		if err != nil {
 			return nil, err
 		}
-		return &customBuild{model: model, describe: fullBatch(c, "exact GP by Cholesky"), exact: &ExactStats{Solver: cg.SolverCholesky, Reason: c.Exact.reason}}, nil
+		return &customBuild{model: model, describe: fullBatch(c, "exact GP by Cholesky"), exact: stats}, nil
 	}
-	e := c.Exact
-	stats := &ExactStats{Solver: cg.SolverCG, Reason: e.reason}
 	var (
 		prod        *cluster.Products
 		stopWorkers func() error
@@ -218,7 +249,7 @@ func buildExact(tr *datasets.Dataset, c CustomConfig, kern gp.Kernel) (*customBu
 			return stopAll()
 		}
 	}
-	cfg := cg.Config{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y, LOVERank: e.LOVERank,
+	cfg := cg.Config{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y, LOVERank: e.LOVERank, Replicates: reps,
 		Solver: ops.CGConfig{Tol: e.CGTol, Probes: e.Probes, PrecondRank: e.PrecondRank, MaxPrecondRank: e.MaxPrecondRank, Seed: c.Seed},
 		Blocks: cg.BlocksOptions{Memory: e.Memory}}
 	if prod != nil { // the workers compute the products; the model's own blocks, only predictions' cross-covariances
@@ -247,7 +278,11 @@ func buildExact(tr *datasets.Dataset, c CustomConfig, kern gp.Kernel) (*customBu
 		subset = DefaultSubset
 	}
 	if subset > 0 && n > subset {
-		b.describe += fmt.Sprintf(", started from lbfgs by Cholesky on %d random rows (distinct inputs first)", subset)
+		rows := "random rows (distinct inputs first)"
+		if reps != nil {
+			rows = "random distinct inputs with their replicates"
+		}
+		b.describe += fmt.Sprintf(", started from lbfgs by Cholesky on %d %s", subset, rows)
 		if !c.Resume { // resumed, the checkpoint's Params replace what the start would fit: it ran before the checkpoint
 			b.pretrain = func() error { return subsetStart(tr, c, model, subset, stats) }
 		}
@@ -298,16 +333,27 @@ func (w warmStart) UnmarshalState(_ []*graph.Param, data []byte) error {
 // subsetStart fits the kernel's hyperparameters and the noise by L-BFGS on the Cholesky exact GP of subset rows
 // of tr drawn without replacement (a generator of its own stream, seeded by c.Seed), rows of distinct inputs
 // first (distinctFirst), sharing the CG model's kernel, then gives the CG model the fitted noise (Wang et al.
-// 2019, §5: a subset's hyperparameters start the full-data fit).
+// 2019, §5: a subset's hyperparameters start the full-data fit). Where tr collapses repeated inputs, its rows are
+// the distinct inputs and the subset's fit takes their replicates (gp.Replicates): the exact likelihood of every
+// training row at the subset's inputs, their targets' scatter included.
 func subsetStart(tr *datasets.Dataset, c CustomConfig, m *cg.GPR, subset int, stats *ExactStats) error {
 	t0 := time.Now()
 	idx := distinctFirst(tr.X, rand.New(rand.NewPCG(c.Seed, 0x5b5e7)).Perm(tr.N()), subset)
 	slices.Sort(idx)
-	sub, err := tr.Subset(idx)
+	var (
+		sub  = &datasets.Dataset{}
+		reps *gp.Replicates
+		err  error
+	)
+	if col := c.Exact.collapsed; col != nil {
+		sub.X, sub.Y, reps, err = col.Rows(idx)
+	} else {
+		sub, err = tr.Subset(idx)
+	}
 	if err != nil {
 		return err
 	}
-	g, err := gp.NewGPR(gp.GPRConfig{Kernel: m.Kernel, NoiseVariance: m.NoiseVariance()})
+	g, err := gp.NewGPR(gp.GPRConfig{Kernel: m.Kernel, NoiseVariance: m.NoiseVariance(), Replicates: reps})
 	if err != nil {
 		return err
 	}

@@ -181,13 +181,13 @@ func fillTraining(res *Result, t *train.Result, n int) {
 }
 
 // fillFinal sets the objective per point of a full-batch fit: m's loss on the whole training set (x, y) at its
-// final parameters, evaluated afresh (train.Objective), which is what a saved model's loss evaluates to.
-func fillFinal(res *Result, m gp.Model, x, y *mat.Dense) error {
+// final parameters, evaluated afresh (train.Objective), which is what a saved model's loss evaluates to, over its
+// n rows (more than x's when x collapses repeated inputs: gp.Replicates).
+func fillFinal(res *Result, m gp.Model, x, y *mat.Dense, n int) error {
 	loss, err := train.Objective(m, x, y)
 	if err != nil {
 		return err
 	}
-	n, _ := x.Dims()
 	setFinal(res, loss, n)
 	return nil
 }

@@ -68,6 +68,10 @@ type Config struct {
 	// DefaultPredictPrecondRank; capped at the rows; negative: the larger of LOVEPrecondRank and the training
 	// solves' rank, the rule of model files written before the field).
 	PredictPrecondRank int
+	// Replicates, when set, says the training data are collapsed repeated inputs (gp.Collapse): row j is the mean
+	// of Counts[j] targets, with noise σ²/n_j. The solver then sees the homoscedastic system SKS + σ²I of the
+	// scaled kernel (gp.Replicates), S = diag(√n); the training data must have the replicates' rows.
+	Replicates *gp.Replicates
 }
 
 // GPR is exact Gaussian-process regression with Gaussian noise (P outputs sharing one kernel, as gp.GPR) whose
@@ -82,6 +86,7 @@ type GPR struct {
 	Noise  *graph.Param    // σ², scalar
 
 	cfg    Config
+	scale  []float64 // S's diagonal √n of the replicates (nil: none)
 	blocks *Blocks
 	solver *ops.CGSolver
 	data   gp.TrainingSet
@@ -176,11 +181,19 @@ func NewGPR(c Config) (*GPR, error) {
 		}
 		op = c.Operator
 	}
+	var scale []float64
+	if r := c.Replicates; r != nil {
+		if err := r.Check("gp/cg", len(r.Counts), len(r.Scatter)); err != nil {
+			return nil, err
+		}
+		scale = r.Scales()
+		op = &scaled{base: op, s: scale}
+	}
 	s, err := ops.NewCGSolver(op, c.Solver)
 	if err != nil {
 		return nil, err
 	}
-	m := &GPR{Kernel: c.Kernel, Mean: c.Mean, Noise: noise, cfg: c, blocks: b, solver: s}
+	m := &GPR{Kernel: c.Kernel, Mean: c.Mean, Noise: noise, cfg: c, scale: scale, blocks: b, solver: s}
 	if (c.X == nil) != (c.Y == nil) {
 		return nil, fmt.Errorf("%w: gp/cg: X and Y must be both set or both nil", gp.ErrConfig)
 	}
@@ -226,12 +239,19 @@ func (m *GPR) Loss(x, y *graph.Node) *graph.Node {
 	if m.Mean != nil {
 		r = g.Sub(y, m.Mean.Mean(x))
 	}
+	if m.scale != nil {
+		r = g.MulCol(r, g.Const("gp/cg.replicates", m.scale, len(m.scale)))
+	}
 	raw := make([]*graph.Node, 0, len(m.Kernel.Params()))
 	for _, p := range m.Kernel.Params() {
 		raw = append(raw, g.RawParam(p))
 	}
 	step := g.Memo(stepKey{}, func() *graph.Node { return g.Input(gp.StepInput) })
-	return g.CGLoss(m.solver, x, r, g.Param(m.Noise), step, raw...)
+	loss := g.CGLoss(m.solver, x, r, g.Param(m.Noise), step, raw...)
+	if reps := m.cfg.Replicates; reps != nil {
+		loss = g.Sub(loss, gp.ReplicatesTerm(g, reps, g.Param(m.Noise), y.Shape()[1]))
+	}
+	return loss
 }
 
 // TrainStatus describes the latest evaluation's solve for the training loop's progress line: CG iterations, the
@@ -287,6 +307,14 @@ func (m *GPR) SetTrainingData(x, y *mat.Dense) error {
 	m.solver.ResetWarmStart()
 	if err := m.data.Set("gp/cg.GPR", x, y, m.Kernel.InputDim()); err != nil {
 		return fmt.Errorf("gp/cg: %w", err)
+	}
+	if x != nil && m.cfg.Replicates != nil {
+		n, _ := x.Dims()
+		_, p := y.Dims()
+		if err := m.cfg.Replicates.Check("gp/cg.GPR", n, p); err != nil {
+			m.data.Set("gp/cg.GPR", nil, nil, 0)
+			return err
+		}
 	}
 	return nil
 }
@@ -430,9 +458,10 @@ func (m *GPR) prepareLocked() error {
 	return nil
 }
 
-// centredTargets returns y − m(X) [N,P] of the training data.
+// centredTargets returns y − m(X) [N,P] of the training data, S(y − m(X)) with replicates.
 func (m *GPR) centredTargets() ([]float64, error) {
 	x, y := m.data.Data()
+	_, p := y.Dims()
 	r := append([]float64(nil), y.RawMatrix().Data...)
 	mx, err := m.meanAt(x)
 	if err != nil {
@@ -441,6 +470,7 @@ func (m *GPR) centredTargets() ([]float64, error) {
 	for i, v := range mx {
 		r[i] -= v
 	}
+	scaleRows(r, p, m.scale)
 	return r, nil
 }
 
@@ -456,8 +486,9 @@ func (m *GPR) buildLOVE(c *predCache, pr ops.CGProblem) error {
 }
 
 // checkLOVE checks the LOVE cache c at LOVECheckRows evenly spaced training rows x_i (all when fewer), where no
-// exact posterior variance of f exceeds b_i = σ²k_ii/(k_ii + σ²): conditioning on y_i alone already brings f_i's
-// variance to b_i, and conditioning on more data only lowers it (R&W 2006, eq. 2.26). LOVE's Galerkin
+// exact posterior variance of f exceeds b_i = σ_i²k_ii/(k_ii + σ_i²), σ_i² = σ²/n_i with replicates: conditioning
+// on y_i alone already brings f_i's variance to b_i, and conditioning on more data only lowers it (R&W 2006, eq.
+// 2.26). LOVE's Galerkin
 // approximation only overestimates the exact variance, so a LOVE variance above b_i is wrong by at least its
 // excess. It returns the rows checked and those whose LOVE variance exceeds 2·b_i: an error of at least the noise
 // variance there. Prepare takes the direct factorisation (or counts a warning) when they are more than a tenth:
@@ -472,7 +503,12 @@ func (m *GPR) checkLOVE(c *predCache) (checked, exceeded int, err error) {
 		copy(xd[k*d:(k+1)*d], x.RawRowView(k*n/ns))
 	}
 	out := make([]float64, ns*c.rank)
-	if err := m.blocks.CrossMul(xd, ns, c.love, c.rank, out, nil); err != nil {
+	love := c.love
+	if m.scale != nil {
+		love = append([]float64(nil), love...)
+		scaleRows(love, c.rank, m.scale)
+	}
+	if err := m.blocks.CrossMul(xd, ns, love, c.rank, out, nil); err != nil {
 		return 0, 0, err
 	}
 	kii := make([]float64, ns)
@@ -481,8 +517,11 @@ func (m *GPR) checkLOVE(c *predCache) (checked, exceeded int, err error) {
 	}
 	v := append([]float64(nil), kii...)
 	subtractSquares(v, out, c.rank, 0)
-	s2 := m.NoiseVariance()
 	for k := range v {
+		s2 := m.NoiseVariance()
+		if m.scale != nil {
+			s2 /= m.cfg.Replicates.Counts[k*n/ns]
+		}
 		if v[k] > 2*s2*kii[k]/(kii[k]+s2) {
 			exceeded++
 		}
@@ -519,6 +558,11 @@ func (m *GPR) directCache(c *predCache, pr ops.CGProblem, r []float64, p int, wh
 	a := make([]float64, n*n)
 	if err := m.blocks.Dense(a); err != nil {
 		return err
+	}
+	for i, si := range m.scale { // SKS
+		for j, sj := range m.scale {
+			a[i*n+j] *= si * sj
+		}
 	}
 	diag := make([]float64, n) // K̂'s diagonal, which the factor overwrites
 	for i := range diag {

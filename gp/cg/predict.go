@@ -54,6 +54,7 @@ func (m *GPR) Predict(xs *mat.Dense, o gp.PredictOptions) (*gp.Prediction, error
 			copy(v[i*cols:], c.alpha[i*p:(i+1)*p])
 			copy(v[i*cols+p:(i+1)*cols], c.love[i*c.rank:(i+1)*c.rank])
 		}
+		scaleRows(v, cols, m.scale)     // with replicates, K(xs, X)·S·[α | Rᵀ]
 		out := make([]float64, ns*cols) // K(xs, X)·[α | Rᵀ]
 		if err := m.blocks.CrossMul(xd, ns, v, cols, out, nil); err != nil {
 			return nil, err
@@ -119,7 +120,8 @@ func subtractSquares(latent, out []float64, cols, from int) {
 	}
 }
 
-// crossBlocks calls use with K(X, xs) [N,w] of each block of at most Blocks.Block test rows from row r0.
+// crossBlocks calls use with K(X, xs) [N,w] of each block of at most Blocks.Block test rows from row r0 (S·K(X, xs)
+// with replicates: the scaled system's cross-covariance).
 func (m *GPR) crossBlocks(xd []float64, ns int, use func(r0, w int, kx []float64) error) error {
 	n, d, bs := m.blocks.n, m.blocks.d, m.cfg.Blocks.Block
 	for r0 := 0; r0 < ns; r0 += bs {
@@ -129,6 +131,7 @@ func (m *GPR) crossBlocks(xd []float64, ns int, use func(r0, w int, kx []float64
 		if err := m.blocks.Cross(xd[r0*d:r1*d], w, kx); err != nil {
 			return err
 		}
+		scaleRows(kx, w, m.scale)
 		if err := use(r0, w, kx); err != nil {
 			return err
 		}

@@ -39,6 +39,8 @@ type spec struct {
 	// PredictPrecond is Config.PredictPrecondRank; absent (files written before it, or a negative rank): the
 	// rule before it, so those files predict as they did.
 	PredictPrecond *int `json:"predict_precond_rank,omitempty"`
+	// Replicates are those of collapsed training data (Config.Replicates; absent: none).
+	Replicates *gp.Replicates `json:"replicates,omitempty"`
 }
 
 func init() {
@@ -58,8 +60,8 @@ func init() {
 			return nil, err
 		}
 		cfg := Config{Kernel: k, NoiseFloor: c.NoiseFloor, LOVERank: c.LOVERank, LOVEPrecondRank: c.LOVEPrecond, PredictTol: c.PredictTol, ExactVariance: c.ExactVariance,
-			PredictPrecondRank: -1,
-			Blocks:             BlocksOptions{Block: c.Block, Memory: c.Memory},
+			PredictPrecondRank: -1, Replicates: c.Replicates,
+			Blocks: BlocksOptions{Block: c.Block, Memory: c.Memory},
 			Solver: ops.CGConfig{Tol: c.Tol, MaxIters: c.MaxIters, MinIters: c.MinIters, Probes: c.Probes, Probe: c.Probe, Lanczos: c.Lanczos,
 				PrecondRank: c.PrecondRank, PrecondMinRows: c.PrecondMinRows, MaxPrecondRank: c.MaxPrecondRank, Seed: c.Seed, Strict: c.Strict}}
 		if c.PredictPrecond != nil {
@@ -90,7 +92,8 @@ func (m *GPR) Spec() (gp.Spec, error) {
 	s, b := m.cfg.Solver, m.cfg.Blocks
 	c := spec{NoiseFloor: pos.Floor, Tol: s.Tol, MaxIters: s.MaxIters, MinIters: s.MinIters, Probes: s.Probes, Probe: s.Probe, Lanczos: s.Lanczos,
 		PrecondRank: s.PrecondRank, PrecondMinRows: s.PrecondMinRows, Seed: s.Seed, Strict: s.Strict, Block: b.Block, Memory: b.Memory,
-		LOVERank: m.cfg.LOVERank, LOVEPrecond: m.cfg.LOVEPrecondRank, PredictTol: m.cfg.PredictTol, ExactVariance: m.cfg.ExactVariance}
+		LOVERank: m.cfg.LOVERank, LOVEPrecond: m.cfg.LOVEPrecondRank, PredictTol: m.cfg.PredictTol, ExactVariance: m.cfg.ExactVariance,
+		Replicates: m.cfg.Replicates}
 	if s.MaxPrecondRank != ops.DefaultMaxPrecondRank {
 		c.MaxPrecondRank = s.MaxPrecondRank
 	}
