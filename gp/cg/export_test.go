@@ -7,4 +7,6 @@ import "github.com/gpzoo/gpzoo/ops"
 const DirectCGMissed = directCGMissed
 
 // NewScaled exposes the replicates' scaled operator SKS (S = diag(s)) to the package's external tests.
-func NewScaled(base ops.KernelOperator, s []float64) ops.KernelOperator { return &scaled{base: base, s: s} }
+func NewScaled(base ops.KernelOperator, s []float64) ops.KernelOperator {
+	return &scaled{base: base, s: s}
+}
