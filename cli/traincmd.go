@@ -117,7 +117,7 @@ Flags:
                       again, up to K (default 1000; 0: never, the capped solve stays a counted warning)
   --probes T          CG: probe vectors of the log-determinant and trace estimates (default 10)
   --cg-tol TOL        CG: relative residual of the training solves (default 1, GPyTorch's)
-  --subset N          CG: rows of the L-BFGS + Cholesky start, distinct inputs first (default %[16]d; 0: none)
+  --subset N          CG: inputs of the L-BFGS + Cholesky start, distinct, with their repeats (default %[16]d; 0: none)
   --save FILE.gpz     where to save the model, replacing FILE if it exists (default: the CSV's name with .gpz,
                       which is never replaced: train refuses to start when it exists, unless --force)
   --force             replace the default model file if it exists

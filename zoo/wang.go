@@ -45,7 +45,7 @@ func init() {
 		src := sources[s.name]
 		proto := ref + "; split protocol: " + src.protocol
 		register(configuredEntry(s.name+"/gpr", s.name,
-			fmt.Sprintf("exact GP by conjugate gradients (gpzoo train's default beyond the Cholesky budget), SE-ARD: L-BFGS on %d random rows (distinct inputs first), then %d Adam steps at rate %g on every row (rank-%d preconditioner, %d probes; %s)",
+			fmt.Sprintf("exact GP by conjugate gradients (gpzoo train's default beyond the Cholesky budget), SE-ARD, repeated inputs collapsed exactly: L-BFGS on %d random distinct inputs with their replicates, then %d Adam steps at rate %g on every row (rank-%d preconditioner, %d probes; %s)",
 				DefaultSubset, DefaultCGIters, DefaultCGLR, ops.DefaultPrecondRank, ops.DefaultProbes, s.name),
 			proto, "Wang et al. 2019 Table 1 (standardised RMSE, their splits): exact GP "+s.pub[0],
 			CustomConfig{Family: "gpr", Iters: DefaultCGIters, Exact: ExactOptions{Solver: "cg"}}))
@@ -79,7 +79,7 @@ func wangTable() *Table {
 	t.Protocol = fmt.Sprintf("Sets %s: fold 0 of uci-regression-evans' test mask (protein: uci-regression-dropout's split 0); inputs and "+
 		"targets standardised by the training rows; RMSE on the targets divided by the training targets' standard deviation. SE-ARD "+
 		"kernels. The exact GP by conjugate gradients, gpzoo train's default beyond the Cholesky budget: L-BFGS and Cholesky on %d "+
-		"random training rows (rows of distinct inputs first), then %d Adam steps at rate %g on every row with a rank-%d pivoted-Cholesky preconditioner, %d probes "+
+		"random distinct training inputs with their replicates (repeated inputs are collapsed exactly: gp.Replicates), then %d Adam steps at rate %g on every row with a rank-%d pivoted-Cholesky preconditioner, %d probes "+
 		"and tolerance 1; means from α solved to 1e-6, variances by LOVE (means and variances by K̂'s Cholesky factorisation where LOVE "+
 		"fails its check at training rows and the factor fits the 4 GiB memory budget, as on bike). SGPR with M = %d k-means inducing inputs by L-BFGS (at most "+
 		"%d iterations); SVGP with M = %d, Adam 0.01 for 100 epochs of minibatches of %d rows.", strings.Join(names, ", "),
