@@ -129,6 +129,10 @@ func (m *GPR) crossCov(x, xs *graph.Node) *graph.Node {
 // Replicates returns the model's Replicates (nil: every row one observation).
 func (m *GPR) Replicates() *Replicates { return m.reps }
 
+// Observations returns the number of observations the training rows stand for with Replicates (the sum of the
+// counts; 0 without: one per row), for per-observation objectives (train.Observations).
+func (m *GPR) Observations() int { return m.reps.Observations() }
+
 // LogMarginalLikelihood returns log p(y | X) for x [N,D], y [N,P]:
 // −½‖L⁻¹(y−m)‖²_F − (P/2) log|K+σ²I| − (NP/2) log 2π.
 func (m *GPR) LogMarginalLikelihood(x, y *graph.Node) *graph.Node {

@@ -56,6 +56,14 @@ func (r *Replicates) Scales() []float64 {
 	return s
 }
 
+// Observations returns Σ n_j, the rows collapsed (0 for nil Replicates).
+func (r *Replicates) Observations() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.Counts) + int(r.Extra())
+}
+
 // Extra returns the sum of n_j − 1 over the rows: the rows the collapse removed.
 func (r *Replicates) Extra() float64 {
 	e := 0.0

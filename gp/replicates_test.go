@@ -213,3 +213,14 @@ func TestReplicatesRefused(t *testing.T) {
 		}
 	}
 }
+
+// The collapsed model stands for all the rows: Observations is the raw row count (train reports its objective
+// per observation), and 0 for a model without replicates.
+func TestReplicatesObservations(t *testing.T) {
+	t.Parallel()
+	x, y := repeatedData(rand.New(rand.NewPCG(13, 14)), 70, 12)
+	raw, col, _ := collapsedPair(t, x, y)
+	if raw.Observations() != 0 || col.Observations() != 70 {
+		t.Errorf("observations: raw %d, collapsed %d (want 0 and 70)", raw.Observations(), col.Observations())
+	}
+}

@@ -134,7 +134,7 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	}
 	draw := func(f float64, force bool) {
 		if elapsed := time.Since(start).Seconds(); cfg.Progress != nil && (force || elapsed-drawn >= every) {
-			progress(cfg.Progress, res.Steps, cfg.Iters, elapsed, -f/float64(n), nil, fmt.Sprintf("L-BFGS, %d evaluations", evals))
+			progress(cfg.Progress, res.Steps, cfg.Iters, elapsed, -f/float64(observations(m, n)), nil, fmt.Sprintf("L-BFGS, %d evaluations", evals))
 			drawn = elapsed
 		}
 	}
@@ -143,7 +143,7 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 		res.Steps++
 		draw(loc.F, false)
 		if cfg.Logger != nil && res.Steps%logEvery == 0 {
-			cfg.Logger.Info("train: L-BFGS", "iter", res.Steps, "iters", cfg.Iters, "objective_per_point", strconv.FormatFloat(-loc.F/float64(n), 'g', 5, 64),
+			cfg.Logger.Info("train: L-BFGS", "iter", res.Steps, "iters", cfg.Iters, "objective_per_point", strconv.FormatFloat(-loc.F/float64(observations(m, n)), 'g', 5, 64),
 				"evaluations", evals, "seconds", strconv.FormatFloat(time.Since(start).Seconds(), 'f', 2, 64))
 		}
 	}
@@ -186,7 +186,7 @@ func TrainLBFGS(m gp.Model, x, y *mat.Dense, cfg LBFGSConfig) (*Result, error) {
 	res.Cholesky = prog.CholeskyStats()
 	defer func() {
 		if cfg.Logger != nil {
-			cfg.Logger.Info("train: L-BFGS done", "iter", res.Steps, "objective_per_point", strconv.FormatFloat(-prog.Loss()/float64(n), 'g', 5, 64),
+			cfg.Logger.Info("train: L-BFGS done", "iter", res.Steps, "objective_per_point", strconv.FormatFloat(-prog.Loss()/float64(observations(m, n)), 'g', 5, 64),
 				"evaluations", evals, "seconds", strconv.FormatFloat(res.Seconds, 'f', 2, 64), "stop", string(res.StopReason))
 		}
 	}()

@@ -151,6 +151,21 @@ type StatusReporter interface {
 	TrainStatus() string
 }
 
+// Observations is a model whose training rows stand for more observations than there are rows (an exact GP on
+// collapsed repeated inputs: gp.Replicates): Train and TrainLBFGS report its objective per observation, and
+// Train's convergence test scales by them.
+type Observations interface {
+	Observations() int
+}
+
+// observations returns the observations n training rows of m stand for (n unless m is Observations).
+func observations(m any, n int) int {
+	if o, ok := m.(Observations); ok && o.Observations() > 0 {
+		return o.Observations()
+	}
+	return n
+}
+
 // Eval is one evaluation record.
 type Eval struct {
 	Step    int
@@ -221,7 +236,7 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 		if err != nil {
 			return nil, err
 		}
-		conv = newConverger(cc, n)
+		conv = newConverger(cc, observations(m, n))
 	}
 	batch := cfg.BatchSize
 	if batch == 0 {
@@ -367,11 +382,11 @@ func Train(m gp.Model, x, y *mat.Dense, rng *rand.Rand, cfg Config) (*Result, er
 			status = r.TrainStatus()
 		}
 		if cfg.Progress != nil && (last || elapsed-drawn >= every) {
-			progress(cfg.Progress, step+1, cfg.Iters, elapsed, -loss/float64(n), conv, status)
+			progress(cfg.Progress, step+1, cfg.Iters, elapsed, -loss/float64(observations(m, n)), conv, status)
 			drawn = elapsed
 		}
 		if cfg.Logger != nil && ((step+1)%logEvery == 0 || last) {
-			args := []any{"step", step + 1, "iters", cfg.Iters, "objective_per_point", strconv.FormatFloat(-loss/float64(n), 'g', 5, 64), "seconds", strconv.FormatFloat(elapsed, 'f', 2, 64)}
+			args := []any{"step", step + 1, "iters", cfg.Iters, "objective_per_point", strconv.FormatFloat(-loss/float64(observations(m, n)), 'g', 5, 64), "seconds", strconv.FormatFloat(elapsed, 'f', 2, 64)}
 			if status != "" {
 				args = append(args, "status", status)
 			}

@@ -341,6 +341,10 @@ func (m *GPR) PredictiveDim() int { return m.OutputDim() }
 // NoiseVariance returns the current σ².
 func (m *GPR) NoiseVariance() float64 { return m.Noise.Value()[0] }
 
+// Observations returns the number of observations the training rows stand for with Config.Replicates (0 without:
+// one per row; train.Observations).
+func (m *GPR) Observations() int { return m.cfg.Replicates.Observations() }
+
 // key returns the raw values of every parameter prediction reads.
 func (m *GPR) key() []float64 {
 	var k []float64
