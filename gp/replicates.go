@@ -158,11 +158,10 @@ func (c *Collapsed) Rows(idx []int) (x, y *mat.Dense, r *Replicates, err error) 
 
 // Replicates returns the Replicates of all of c's rows.
 func (c *Collapsed) Replicates() *Replicates {
-	m, _ := c.X.Dims()
-	idx := make([]int, m)
-	for j := range idx {
-		idx[j] = j
+	_, p := c.Y.Dims()
+	r := &Replicates{Counts: append([]float64(nil), c.Counts...), Scatter: make([]float64, p)}
+	for k, v := range c.RowScatter {
+		r.Scatter[k%p] += v
 	}
-	_, _, r, _ := c.Rows(idx)
 	return r
 }

@@ -521,8 +521,9 @@ func (m *GPR) checkLOVE(c *predCache) (checked, exceeded int, err error) {
 	}
 	v := append([]float64(nil), kii...)
 	subtractSquares(v, out, c.rank, 0)
+	noise := m.NoiseVariance()
 	for k := range v {
-		s2 := m.NoiseVariance()
+		s2 := noise
 		if m.scale != nil {
 			s2 /= m.cfg.Replicates.Counts[k*n/ns]
 		}
