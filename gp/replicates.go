@@ -102,13 +102,11 @@ func Collapse(x, y *mat.Dense) (c *Collapsed, repeats bool, err error) {
 		return nil, false, configErr("Collapse: x has %d rows, y %d", n, ny)
 	}
 	group := make(map[string]int, n)
-	key := make([]byte, 8*d)
+	key := make([]byte, 0, 8*d)
 	of := make([]int, n)
 	var first []int
 	for i := range n {
-		for k := range d {
-			binary.LittleEndian.PutUint64(key[8*k:], math.Float64bits(x.At(i, k)))
-		}
+		key = AppendInputKey(key[:0], x.RawRowView(i))
 		j, ok := group[string(key)]
 		if !ok {
 			j = len(first)
@@ -134,6 +132,15 @@ func Collapse(x, y *mat.Dense) (c *Collapsed, repeats bool, err error) {
 		}
 	}
 	return c, m < n, nil
+}
+
+// AppendInputKey appends to dst the key Collapse groups rows by: the bits of each value of the input row, so
+// that two rows have equal keys exactly when they are equal bit for bit (as map keys: string(key)).
+func AppendInputKey(dst []byte, row []float64) []byte {
+	for _, v := range row {
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v))
+	}
+	return dst
 }
 
 // Rows returns the collapsed rows idx of c (in that order) and their Replicates.

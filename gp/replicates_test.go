@@ -224,3 +224,28 @@ func TestReplicatesObservations(t *testing.T) {
 		t.Errorf("observations: raw %d, collapsed %d (want 0 and 70)", raw.Observations(), col.Observations())
 	}
 }
+
+// TestAppendInputKey: rows have equal keys exactly when they are equal bit for bit (0 and −0 differ; a NaN
+// equals the same NaN), and appending keeps what dst held.
+func TestAppendInputKey(t *testing.T) {
+	t.Parallel()
+	key := func(row ...float64) string { return string(gp.AppendInputKey(nil, row)) }
+	nan := math.NaN()
+	for _, c := range []struct {
+		a, b  []float64
+		equal bool
+	}{
+		{[]float64{1, 2}, []float64{1, 2}, true},
+		{[]float64{1, 2}, []float64{2, 1}, false},
+		{[]float64{0}, []float64{math.Copysign(0, -1)}, false},
+		{[]float64{nan, 1}, []float64{nan, 1}, true},
+		{[]float64{1, 2}, []float64{1, math.Nextafter(2, 3)}, false},
+	} {
+		if got := key(c.a...) == key(c.b...); got != c.equal {
+			t.Errorf("keys of %v and %v equal: %v, want %v", c.a, c.b, got, c.equal)
+		}
+	}
+	if got := gp.AppendInputKey([]byte("ab"), []float64{1}); len(got) != 10 || string(got[:2]) != "ab" {
+		t.Errorf("AppendInputKey onto %q gave %q", "ab", got)
+	}
+}
