@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gpzoo/gpzoo/datasets"
+	"github.com/gpzoo/gpzoo/gp/modelfile"
 	"github.com/gpzoo/gpzoo/zoo"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
@@ -188,5 +190,56 @@ func TestTrainRows(t *testing.T) {
 	}
 	if _, err := zoo.TrainRows(datasets.RowSource{Path: bin}, zoo.CustomConfig{Family: "svgp"}, zoo.RowsConfig{}); !errors.Is(err, zoo.ErrBadCustom) {
 		t.Errorf("without workers: %v, want ErrBadCustom", err)
+	}
+}
+
+// The exact GP with repeated inputs collapsed (gp.Replicates) trains on a cluster's products as in one process:
+// the workers receive the distinct inputs, the scaled operator (cg.Config.Replicates) wraps their products, and
+// the fit, from the same subset start, seeds and probes, predicts as the single process's does.
+func TestExactCollapsedOnCluster(t *testing.T) {
+	const distinct, rows = 700, 1000 // two row blocks of 512 distinct inputs
+	toy := toyData(distinct, 0)
+	rng := rand.New(rand.NewPCG(13, 14))
+	x, y := mat.NewDense(rows, 2, nil), mat.NewDense(rows, 1, nil)
+	for i := range rows {
+		j := i
+		if i >= distinct {
+			j = rng.IntN(distinct)
+		}
+		x.SetRow(i, toy.X.RawRowView(j))
+		y.Set(i, 0, toy.Y.At(j, 0)+rng.NormFloat64())
+	}
+	d := &datasets.Dataset{Name: "repeated", X: x, Y: y, FeatureNames: toy.FeatureNames}
+	c := zoo.CustomConfig{Family: "gpr", Iters: 5, TestFraction: -1, Exact: zoo.ExactOptions{Solver: "cg", Subset: 200, SubsetIters: 20}}
+	single, err := zoo.TrainCustom(d, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Cluster = &zoo.ClusterConfig{Workers: 2}
+	dist, err := zoo.TrainCustom(d, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, r := single.Result, dist.Result
+	if e := r.Exact; e == nil || e.Rows != rows || e.Distinct != distinct || !strings.Contains(e.Products, "2 workers") || r.Iters != 5 {
+		t.Fatalf("the cluster fit: %+v, %d steps", r.Exact, r.Iters)
+	}
+	t.Logf("objective per row %.10g (one process), %.10g (2 workers)", s.ELBOPerPoint, r.ELBOPerPoint)
+	if e := math.Abs(s.ELBOPerPoint-r.ELBOPerPoint) / math.Abs(s.ELBOPerPoint); !(e < 1e-3) {
+		t.Errorf("objective per row %.10g on 2 workers, %.10g in one process (relative %.2g)", r.ELBOPerPoint, s.ELBOPerPoint, e)
+	}
+	xs := mat.NewDense(3, 2, []float64{0.1, -0.2, 1.3, 0.4, -0.7, 0.9})
+	ps, err := single.File.Predict(xs, modelfile.PredictOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := dist.File.Predict(xs, modelfile.PredictOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if e := math.Abs(ps.Mean.At(i, 0)-pr.Mean.At(i, 0)) / (1 + math.Abs(ps.Mean.At(i, 0))); !(e < 1e-3) {
+			t.Errorf("row %d: mean %.10g on 2 workers, %.10g in one process", i, pr.Mean.At(i, 0), ps.Mean.At(i, 0))
+		}
 	}
 }
