@@ -86,16 +86,7 @@ func TestTrainCustomOnCluster(t *testing.T) {
 // the same order). Scoring runs after the workers left: the fit predicts without them.
 func TestExactGPOnCluster(t *testing.T) {
 	d := toyData(1200, 0)
-	c := zoo.CustomConfig{Family: "gpr", Iters: 5, Exact: zoo.ExactOptions{Solver: "cg", Subset: 300, SubsetIters: 20}}
-	single, err := zoo.TrainCustom(d, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Cluster = &zoo.ClusterConfig{Workers: 2}
-	dist, err := zoo.TrainCustom(d, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	single, dist := onTwoWorkers(t, d, zoo.CustomConfig{Family: "gpr", Iters: 5, Exact: zoo.ExactOptions{Solver: "cg", Subset: 300, SubsetIters: 20}})
 	s, r := single.Result, dist.Result
 	t.Logf("test RMSE %.10g (one process), %.10g (2 workers); test LL %.10g, %.10g", *s.TestRMSE, *r.TestRMSE, s.TestLL, r.TestLL)
 	if r.Exact == nil || r.Exact.Solver != "cg" || !strings.Contains(r.Exact.Products, "2 workers") || r.Iters != 5 {
@@ -210,16 +201,7 @@ func TestExactCollapsedOnCluster(t *testing.T) {
 		y.Set(i, 0, toy.Y.At(j, 0)+rng.NormFloat64())
 	}
 	d := &datasets.Dataset{Name: "repeated", X: x, Y: y, FeatureNames: toy.FeatureNames}
-	c := zoo.CustomConfig{Family: "gpr", Iters: 5, TestFraction: -1, Exact: zoo.ExactOptions{Solver: "cg", Subset: 200, SubsetIters: 20}}
-	single, err := zoo.TrainCustom(d, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Cluster = &zoo.ClusterConfig{Workers: 2}
-	dist, err := zoo.TrainCustom(d, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	single, dist := onTwoWorkers(t, d, zoo.CustomConfig{Family: "gpr", Iters: 5, TestFraction: -1, Exact: zoo.ExactOptions{Solver: "cg", Subset: 200, SubsetIters: 20}})
 	s, r := single.Result, dist.Result
 	if e := r.Exact; e == nil || e.Rows != rows || e.Distinct != distinct || !strings.Contains(e.Products, "2 workers") || r.Iters != 5 {
 		t.Fatalf("the cluster fit: %+v, %d steps", r.Exact, r.Iters)
@@ -242,4 +224,18 @@ func TestExactCollapsedOnCluster(t *testing.T) {
 			t.Errorf("row %d: mean %.10g on 2 workers, %.10g in one process", i, pr.Mean.At(i, 0), ps.Mean.At(i, 0))
 		}
 	}
+}
+
+// onTwoWorkers fits c on d in one process and then with its products on 2 in-process workers.
+func onTwoWorkers(t *testing.T, d *datasets.Dataset, c zoo.CustomConfig) (single, dist *zoo.Custom) {
+	t.Helper()
+	single, err := zoo.TrainCustom(d, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Cluster = &zoo.ClusterConfig{Workers: 2}
+	if dist, err = zoo.TrainCustom(d, c); err != nil {
+		t.Fatal(err)
+	}
+	return single, dist
 }
