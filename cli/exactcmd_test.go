@@ -60,6 +60,40 @@ func TestTrainGPRByCG(t *testing.T) {
 	}
 }
 
+// --variances exact: the CG fit builds no LOVE cache, says so, and its model file keeps the choice and predicts
+// through gpzoo predict.
+func TestTrainGPRExactVariances(t *testing.T) {
+	dir := t.TempDir()
+	data := writeCSV(t, dir, 300)
+	model := filepath.Join(dir, "cg.gpz")
+	var out, errb bytes.Buffer
+	err := Main([]string{"train", "--csv", data, "--target", "y", "--features", "x1,x2", "--model", "gpr", "--solver", "cg",
+		"--iters", "2", "--subset", "80", "--variances", "exact", "--save", model, "--quiet"}, &out, &errb)
+	if err != nil {
+		t.Fatalf("train: %v\n%s", err, errb.String())
+	}
+	if s := out.String(); !strings.Contains(s, "variances by CG solves at each prediction") {
+		t.Errorf("the summary does not say how variances are computed:\n%s", s)
+	}
+	f, err := modelfile.LoadFile(model, gp.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := f.Model.(*cg.GPR); !ok || !m.Config().ExactVariance {
+		t.Fatalf("the model file's model %T does not keep --variances exact", f.Model)
+	}
+	pred := filepath.Join(dir, "pred.csv")
+	if err := Main([]string{"predict", "--model", model, "--input", data, "--out", pred}, &out, &errb); err != nil {
+		t.Fatalf("predict: %v", err)
+	}
+	recs := readCSVFile(t, pred)
+	for i := 1; i < len(recs); i++ {
+		if v, _ := strconv.ParseFloat(recs[i][1], 64); !(v > 0) {
+			t.Fatalf("row %d: variance %q", i, recs[i][1])
+		}
+	}
+}
+
 // With --solver auto, CG settings are taken and, when the rows fit Cholesky after all, the summary names them as
 // unused instead of dropping them silently.
 func TestTrainGPRAutoUnusedCGFlags(t *testing.T) {
@@ -96,6 +130,11 @@ func TestTrainGPRFlagErrors(t *testing.T) {
 		{[]string{"--model", "gpr", "--solver", "cholesky", "--probes", "5"}, "not --solver cholesky"},
 		{[]string{"--model", "svgp", "--solver", "cg"}, "is for --model gpr"},
 		{[]string{"--model", "sgpr", "--lr", "0.1"}, "does not apply to --model sgpr"},
+		{[]string{"--model", "gpr", "--variances", "sometimes"}, "--variances"},
+		{[]string{"--model", "gpr", "--love-rank", "0"}, "--love-rank 0"},
+		{[]string{"--model", "gpr", "--variances", "exact", "--love-rank", "50"}, "--love-rank sets the LOVE cache"},
+		{[]string{"--model", "gpr", "--solver", "cholesky", "--variances", "exact"}, "not --solver cholesky"},
+		{[]string{"--model", "svgp", "--love-rank", "20"}, "is for --model gpr"},
 	} {
 		var out, errb bytes.Buffer
 		args := append([]string{"train", "--csv", data, "--target", "y", "--features", "x1,x2", "--quiet", "--save", filepath.Join(dir, "m.gpz")}, c.args...)

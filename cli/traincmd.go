@@ -118,6 +118,10 @@ Flags:
   --probes T          CG: probe vectors of the log-determinant and trace estimates (default 10)
   --cg-tol TOL        CG: relative residual of the training solves (default 1, GPyTorch's)
   --subset N          CG: inputs of the L-BFGS + Cholesky start, distinct, with their repeats (default %[16]d; 0: none)
+  --variances V       CG: how predictive variances are computed: love (default: a LOVE cache of %[18]d Lanczos
+                      vectors beside %[19]d pivoted-Cholesky directions, checked at training rows) or exact (CG
+                      solves to the prediction tolerance for every block of predicted rows, at each prediction)
+  --love-rank K       CG: Lanczos vectors of the LOVE cache (default %[18]d)
   --save FILE.gpz     where to save the model, replacing FILE if it exists (default: the CSV's name with .gpz,
                       which is never replaced: train refuses to start when it exists, unless --force)
   --force             replace the default model file if it exists
@@ -178,7 +182,7 @@ func trainCmdWith(args []string, onCluster func(c *zoo.CustomConfig) (cleanup fu
 		fmt.Fprintf(stderr, trainUsage, strings.Join(zoo.Families, ", "), kernelHelp(), likelihoodHelp(),
 			cc.Window, cc.Tol, cc.Patience, zoo.DefaultMaxIters, wrapList(zoo.DataSets(), "  ", 110), datasets.EnvDataDir,
 			strings.Join(missingTargetLikelihoods(), ", "), zoo.DefaultApproxRestarts, bayes.DefaultKeep, priorHelp(),
-			zoo.DefaultCGIters, zoo.DefaultCGLR, zoo.DefaultSubset, ops.MaxSoftmaxLaplaceSize)
+			zoo.DefaultCGIters, zoo.DefaultCGLR, zoo.DefaultSubset, ops.MaxSoftmaxLaplaceSize, zoo.DefaultLOVERank, zoo.DefaultLOVEPrecondRank)
 	}
 	csvPath := fs.String("csv", "", "CSV file")
 	rowsPath := fs.String("rows", "", "row file (.gpzr) or CSV its workers read by shard")
@@ -575,9 +579,11 @@ func exactFlags(fs *flag.FlagSet) func(set map[string]bool, family string) (zoo.
 	probes := fs.Int("probes", 0, "gpr CG: probe vectors")
 	tol := fs.Float64("cg-tol", 0, "gpr CG: training tolerance")
 	subset := fs.Int("subset", 0, "gpr CG: rows of the subset start")
+	variances := fs.String("variances", "love", "gpr CG: love or exact")
+	loveRank := fs.Int("love-rank", 0, "gpr CG: Lanczos vectors of the LOVE cache")
 	return func(set map[string]bool, family string) (zoo.ExactOptions, error) {
 		var o zoo.ExactOptions
-		names := []string{"solver", "memory", "precond-rank", "max-precond-rank", "probes", "cg-tol", "subset"}
+		names := []string{"solver", "memory", "precond-rank", "max-precond-rank", "probes", "cg-tol", "subset", "variances", "love-rank"}
 		if !strings.EqualFold(family, "gpr") {
 			for _, n := range names {
 				if set[n] {
@@ -630,6 +636,20 @@ func exactFlags(fs *flag.FlagSet) func(set map[string]bool, family string) (zoo.
 		default:
 			o.Subset = *subset
 		}
+		switch strings.ToLower(*variances) {
+		case "love":
+		case "exact":
+			o.ExactVariance = true
+		default:
+			return o, fmt.Errorf("train: --variances %q: want love or exact", *variances)
+		}
+		switch {
+		case set["love-rank"] && o.ExactVariance:
+			return o, errors.New("train: --love-rank sets the LOVE cache, which --variances exact does not build")
+		case set["love-rank"] && *loveRank < 1:
+			return o, fmt.Errorf("train: --love-rank %d: want at least 1 Lanczos vector", *loveRank)
+		}
+		o.LOVERank = *loveRank
 		return o, nil
 	}
 }

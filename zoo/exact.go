@@ -44,6 +44,9 @@ type ExactOptions struct {
 	Subset, SubsetIters int
 	// LOVERank is the Lanczos rank of the CG model's variance cache (default cg.DefaultLOVERank).
 	LOVERank int
+	// ExactVariance computes a CG model's predictive variances by CG solves at each prediction instead of by its
+	// LOVE cache (cg.Config.ExactVariance; the model file keeps the choice).
+	ExactVariance bool
 
 	solver, reason string        // resolved by resolveExact
 	collapsed      *gp.Collapsed // the training rows' repeated inputs collapsed (collapseExact; nil: none repeat)
@@ -57,6 +60,10 @@ const (
 	// their learning rate: as Wang et al. 2019, a few full-data steps refine the subset's hyperparameters.
 	DefaultCGIters = 10
 	DefaultCGLR    = 0.1
+	// DefaultLOVERank and DefaultLOVEPrecondRank are the CG model's variance cache's Lanczos vectors and
+	// pivoted-Cholesky directions (gp/cg's defaults).
+	DefaultLOVERank        = cg.DefaultLOVERank
+	DefaultLOVEPrecondRank = cg.DefaultLOVEPrecondRank
 )
 
 // ExactStats are the numbers of an exact GP's fit (Result.Exact).
@@ -97,6 +104,7 @@ type ExactStats struct {
 	LOVEChecked     int     `json:"love_checked,omitempty"`
 	LOVEExceeded    int     `json:"love_exceeded,omitempty"`
 	LOVERank        int     `json:"love_rank,omitempty"`
+	ExactVariance   bool    `json:"exact_variance,omitempty"` // variances by CG solves at each prediction (ExactOptions.ExactVariance)
 	CacheSeconds    float64 `json:"cache_seconds,omitempty"`
 	PredictWarnings int     `json:"predict_warnings,omitempty"`
 }
@@ -195,8 +203,8 @@ func (c CustomConfig) resolveExact(n int) (CustomConfig, error) {
 	return c, nil
 }
 
-// cgOnly names the settings c gives that only a CG fit uses (its Adam rate, its solves', its variance cache): by
-// gpzoo train's flag, or by ExactOptions' field where no flag sets it.
+// cgOnly names the settings c gives that only a CG fit uses (its Adam rate, its solves', its variances), by
+// gpzoo train's flag.
 func (c CustomConfig) cgOnly() []string {
 	var out []string
 	e := c.Exact
@@ -204,7 +212,7 @@ func (c CustomConfig) cgOnly() []string {
 		name string
 		set  bool
 	}{{"--lr", c.LR > 0}, {"--precond-rank", e.PrecondRank != 0}, {"--max-precond-rank", e.MaxPrecondRank != 0}, {"--probes", e.Probes != 0}, {"--cg-tol", e.CGTol != 0},
-		{"--subset", e.Subset != 0 || e.SubsetIters != 0}, {"ExactOptions.LOVERank", e.LOVERank != 0}} {
+		{"--subset", e.Subset != 0 || e.SubsetIters != 0}, {"--love-rank", e.LOVERank != 0}, {"--variances exact", e.ExactVariance}} {
 		if s.set {
 			out = append(out, s.name)
 		}
@@ -248,7 +256,7 @@ func buildExact(tr *datasets.Dataset, c CustomConfig, kern gp.Kernel) (*customBu
 			return stopAll()
 		}
 	}
-	cfg := cg.Config{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y, LOVERank: e.LOVERank, Replicates: reps,
+	cfg := cg.Config{Kernel: kern, NoiseVariance: c.NoiseVariance, X: tr.X, Y: tr.Y, LOVERank: e.LOVERank, ExactVariance: e.ExactVariance, Replicates: reps,
 		Solver: ops.CGConfig{Tol: e.CGTol, Probes: e.Probes, PrecondRank: e.PrecondRank, MaxPrecondRank: e.MaxPrecondRank, Seed: c.Seed},
 		Blocks: cg.BlocksOptions{Memory: e.Memory}}
 	if prod != nil { // the workers compute the products; the model's own blocks, only predictions' cross-covariances
@@ -423,6 +431,7 @@ func finishExact(b *customBuild, stop <-chan struct{}) error {
 	}
 	b.exact.CacheSeconds = time.Since(t0).Seconds()
 	b.exact.CacheIters, b.exact.CacheResidual, b.exact.LOVERank, _ = m.CacheStats()
+	b.exact.ExactVariance = m.Config().ExactVariance && b.exact.LOVERank == 0
 	b.exact.CacheDirect, b.exact.CacheJitter = m.CacheDirect()
 	b.exact.LOVEChecked, b.exact.LOVEExceeded = m.LOVECheck()
 	b.exact.PredictWarnings = m.PredictWarnings()
@@ -463,9 +472,15 @@ func (e *ExactStats) summary() string {
 		}
 		s += fmt.Sprintf(", %.1fs", e.CacheSeconds)
 	} else {
-		s += fmt.Sprintf("\n    prediction cache: α in %d CG iterations (relative residual %.2g), LOVE rank %d, %.1fs", e.CacheIters, e.CacheResidual, e.LOVERank, e.CacheSeconds)
+		s += fmt.Sprintf("\n    prediction cache: α in %d CG iterations (relative residual %.2g), ", e.CacheIters, e.CacheResidual)
+		if e.ExactVariance {
+			s += "variances by CG solves at each prediction"
+		} else {
+			s += fmt.Sprintf("LOVE rank %d", e.LOVERank)
+		}
+		s += fmt.Sprintf(", %.1fs", e.CacheSeconds)
 		if e.LOVEExceeded > 0 {
-			s += fmt.Sprintf("; LOVE's variances exceeded twice the noise bound at %d of %d training rows (overestimates)", e.LOVEExceeded, e.LOVEChecked)
+			s += fmt.Sprintf("; LOVE's variances exceeded twice the noise bound at %d of %d training rows (overestimates; --variances exact computes them by CG solves)", e.LOVEExceeded, e.LOVEChecked)
 		}
 	}
 	if e.PredictWarnings > 0 {

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/gpzoo/gpzoo/gp"
+	"github.com/gpzoo/gpzoo/gp/cg"
+	"github.com/gpzoo/gpzoo/gp/modelfile"
 	"github.com/gpzoo/gpzoo/train"
 	"github.com/gpzoo/gpzoo/zoo"
+	"gonum.org/v1/gonum/mat"
 )
 
 // gpr's solver is chosen by the training rows and the memory budget (auto), or as asked; a CG fit starts from its
@@ -108,5 +113,73 @@ func TestExactCGResume(t *testing.T) {
 		if r.Exact.SubsetRows != 0 {
 			t.Errorf("interrupted at step %d: resumed, the subset start ran again (%d rows)", k, r.Exact.SubsetRows)
 		}
+	}
+}
+
+// A CG fit with ExactOptions.ExactVariance (gpzoo train --variances exact) builds no LOVE cache and says so; its
+// model file keeps the choice, and loaded, predicts the variances the Cholesky GP at its fitted hyperparameters
+// gives, within the prediction solves' tolerance. LOVERank sets the LOVE cache's Lanczos vectors.
+func TestExactVariances(t *testing.T) {
+	d := toyData(300, 0)
+	run, err := zoo.TrainCustom(d, zoo.CustomConfig{Family: "gpr", Iters: 3, TestFraction: -1,
+		Exact: zoo.ExactOptions{Solver: "cg", Subset: 80, SubsetIters: 20, ExactVariance: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := run.Result.Exact
+	if !e.ExactVariance || e.LOVERank != 0 || e.LOVEChecked != 0 || e.CacheDirect != "" ||
+		!strings.Contains(run.Result.Summary(), "variances by CG solves at each prediction") {
+		t.Fatalf("exact stats %+v\n%s", e, run.Result.Summary())
+	}
+	var buf bytes.Buffer
+	if err := modelfile.Save(&buf, run.File); err != nil {
+		t.Fatal(err)
+	}
+	back, err := modelfile.Load(&buf, gp.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := back.Model.(*cg.GPR)
+	if !ok || !m.Config().ExactVariance {
+		t.Fatalf("the loaded model %T does not keep exact variances", back.Model)
+	}
+	x, y := m.TrainingData()
+	chol, err := gp.NewGPR(gp.GPRConfig{Kernel: m.Kernel, NoiseVariance: m.NoiseVariance(), X: x, Y: y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := mat.NewDense(4, 2, []float64{3, 0.5, -7, -1, 15, 1.5, 40, 3})
+	got, err := back.Predict(xs, modelfile.PredictOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := (&modelfile.File{Model: chol, Standardizer: back.Standardizer}).Predict(xs, modelfile.PredictOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if r := math.Abs(got.Var.At(i, 0)-want.Var.At(i, 0)) / want.Var.At(i, 0); !(r < 1e-6) {
+			t.Errorf("row %d: variance %.10g, Cholesky's %.10g (relative %.2g)", i, got.Var.At(i, 0), want.Var.At(i, 0), r)
+		}
+	}
+
+	// The same fit with the default LOVE cache and with 3 Lanczos vectors: the pivoted Cholesky's directions (as
+	// many as its tolerance keeps, the same for both) and at most 100 (Lanczos ends early where the rest of K̂'s
+	// spectrum is the noise's: 47 in all here) or 3 Lanczos vectors.
+	var ranks []int
+	for _, rank := range []int{0, 3} {
+		run, err = zoo.TrainCustom(d, zoo.CustomConfig{Family: "gpr", Iters: 2, TestFraction: -1,
+			Exact: zoo.ExactOptions{Solver: "cg", Subset: 80, SubsetIters: 20, LOVERank: rank}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := run.Result.Exact; e.ExactVariance || e.CacheDirect != "" || e.LOVEChecked == 0 {
+			t.Fatalf("LOVERank %d: exact stats %+v, want a checked LOVE cache", rank, e)
+		}
+		ranks = append(ranks, run.Result.Exact.LOVERank)
+	}
+	t.Logf("LOVE ranks: %d (default), %d (3 Lanczos vectors)", ranks[0], ranks[1])
+	if d := ranks[0] - ranks[1]; d <= 0 || d > zoo.DefaultLOVERank-3 {
+		t.Errorf("LOVE ranks %d (default) and %d (3 Lanczos vectors): want the second smaller, by at most %d", ranks[0], ranks[1], zoo.DefaultLOVERank-3)
 	}
 }
