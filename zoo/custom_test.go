@@ -83,14 +83,7 @@ func TestTrainCustomEveryFamily(t *testing.T) {
 			} else if r.TestAccuracy == nil || !(*r.TestAccuracy > 0.6) || math.IsNaN(r.TestLL) {
 				t.Fatalf("accuracy %v, LL %v", r.TestAccuracy, r.TestLL)
 			}
-			var buf bytes.Buffer
-			if err := modelfile.Save(&buf, run.File); err != nil {
-				t.Fatal(err)
-			}
-			back, err := modelfile.Load(&buf, gp.BuildOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			back := reloaded(t, run.File)
 			o := modelfile.PredictOptions{Samples: 5, Seed: 1}
 			p1, err := run.File.Predict(c.d.X, o)
 			if err != nil {

@@ -72,14 +72,7 @@ func TestExactCollapsesRepeats(t *testing.T) {
 	if got := run.Result.ELBOPerPoint; math.Abs(got-lml/300) > 1e-9*math.Abs(lml/300) || run.Result.ObjectiveKind != "final" {
 		t.Errorf("objective per row %.12g (%s), the raw rows' %.12g", got, run.Result.ObjectiveKind, lml/300)
 	}
-	var buf bytes.Buffer
-	if err := modelfile.Save(&buf, run.File); err != nil {
-		t.Fatal(err)
-	}
-	back, err := modelfile.Load(&buf, gp.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := reloaded(t, run.File)
 	xs := mat.NewDense(3, 2, []float64{3, 0.5, -7, -1, 15, 1.5})
 	xs.SetRow(0, d.X.RawRowView(0))
 	got, err := back.Predict(xs, modelfile.PredictOptions{})
@@ -104,4 +97,18 @@ func TestExactCollapsesRepeats(t *testing.T) {
 	if m, ok := run.File.Model.(*cg.GPR); !ok || m.Config().Replicates == nil {
 		t.Errorf("cg model %T without replicates", run.File.Model)
 	}
+}
+
+// reloaded returns f saved and loaded again.
+func reloaded(t *testing.T, f *modelfile.File) *modelfile.File {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := modelfile.Save(&buf, f); err != nil {
+		t.Fatal(err)
+	}
+	back, err := modelfile.Load(&buf, gp.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
 }

@@ -131,14 +131,7 @@ func TestExactVariances(t *testing.T) {
 		!strings.Contains(run.Result.Summary(), "variances by CG solves at each prediction") {
 		t.Fatalf("exact stats %+v\n%s", e, run.Result.Summary())
 	}
-	var buf bytes.Buffer
-	if err := modelfile.Save(&buf, run.File); err != nil {
-		t.Fatal(err)
-	}
-	back, err := modelfile.Load(&buf, gp.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := reloaded(t, run.File)
 	m, ok := back.Model.(*cg.GPR)
 	if !ok || !m.Config().ExactVariance {
 		t.Fatalf("the loaded model %T does not keep exact variances", back.Model)
