@@ -103,11 +103,14 @@ type ExactStats struct {
 	CacheJitter float64 `json:"cache_jitter,omitempty"`
 	// LOVEChecked and LOVEExceeded: the training rows where the LOVE cache was checked and those where its latent
 	// variance exceeded twice the bound of the exact one (gp/cg.GPR.LOVECheck).
-	LOVEChecked     int     `json:"love_checked,omitempty"`
-	LOVEExceeded    int     `json:"love_exceeded,omitempty"`
-	LOVERank        int     `json:"love_rank,omitempty"`
-	ExactVariance   bool    `json:"exact_variance,omitempty"` // variances by CG solves at each prediction (ExactOptions.ExactVariance)
-	CacheSeconds    float64 `json:"cache_seconds,omitempty"`
+	LOVEChecked   int     `json:"love_checked,omitempty"`
+	LOVEExceeded  int     `json:"love_exceeded,omitempty"`
+	LOVERank      int     `json:"love_rank,omitempty"`
+	ExactVariance bool    `json:"exact_variance,omitempty"` // variances by CG solves at each prediction (ExactOptions.ExactVariance)
+	CacheSeconds  float64 `json:"cache_seconds,omitempty"`
+	// NoiseVariance is a CG fit's noise variance at the end (in the standardised targets' units where the fit
+	// standardises them): with the CG iterations, what says how hard K̂ became to solve.
+	NoiseVariance   float64 `json:"noise_variance,omitempty"`
 	PredictWarnings int     `json:"predict_warnings,omitempty"`
 }
 
@@ -437,6 +440,7 @@ func finishExact(b *customBuild, stop <-chan struct{}) error {
 	b.exact.CacheDirect, b.exact.CacheJitter = m.CacheDirect()
 	b.exact.LOVEChecked, b.exact.LOVEExceeded = m.LOVECheck()
 	b.exact.PredictWarnings = m.PredictWarnings()
+	b.exact.NoiseVariance = m.NoiseVariance()
 	return nil
 }
 

@@ -136,6 +136,9 @@ func TestExactVariances(t *testing.T) {
 	if !ok || !m.Config().ExactVariance {
 		t.Fatalf("the loaded model %T does not keep exact variances", back.Model)
 	}
+	if e.NoiseVariance != m.NoiseVariance() || !(e.NoiseVariance > 0) {
+		t.Errorf("the stats' noise variance %v, the model's %v", e.NoiseVariance, m.NoiseVariance())
+	}
 	x, y := m.TrainingData()
 	chol, err := gp.NewGPR(gp.GPRConfig{Kernel: m.Kernel, NoiseVariance: m.NoiseVariance(), X: x, Y: y})
 	if err != nil {
