@@ -386,10 +386,10 @@ func subsetStart(tr *datasets.Dataset, c CustomConfig, m *cg.GPR, subset int, st
 
 // distinctFirst returns k rows of x in the order perm visits them, keeping a row only if no kept row has the
 // same input (bit for bit, gp.AppendInputKey), then, if fewer than k inputs are distinct, the rows it passed
-// over in the same order. Where every input is distinct it is perm[:k]. A repeated input adds to a subset's fit only what its targets
-// say about the noise: keggdirected's 43,945 training rows hold 14,575 distinct inputs, one of them 3,800 times,
-// so 4,000 random rows hold about 2,100 distinct inputs where 4,000 distinct ones tell the start twice as much
-// about the function (docs/exact-gp-at-scale.md, "keggdirected").
+// over in the same order. Where every input is distinct it is perm[:k]. A repeated input adds to a subset's fit
+// only what its targets say about the noise: keggdirected's 43,945 training rows hold 14,575 distinct inputs,
+// one of them 3,800 times, so 4,000 random rows hold about 2,100 distinct inputs where 4,000 distinct ones tell
+// the start twice as much about the function (docs/exact-gp-at-scale.md, "keggdirected").
 func distinctFirst(x *mat.Dense, perm []int, k int) []int {
 	_, d := x.Dims()
 	seen := make(map[string]struct{}, k)
