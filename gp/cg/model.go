@@ -492,13 +492,13 @@ func (m *GPR) buildLOVE(c *predCache, pr ops.CGProblem) error {
 // checkLOVE checks the LOVE cache c at LOVECheckRows evenly spaced training rows x_i (all when fewer), where no
 // exact posterior variance of f exceeds b_i = σ_i²k_ii/(k_ii + σ_i²), σ_i² = σ²/n_i with replicates: conditioning
 // on y_i alone already brings f_i's variance to b_i, and conditioning on more data only lowers it (R&W 2006, eq.
-// 2.26). LOVE's Galerkin
-// approximation only overestimates the exact variance, so a LOVE variance above b_i is wrong by at least its
-// excess. It returns the rows checked and those whose LOVE variance exceeds 2·b_i: an error of at least the noise
-// variance there. Prepare takes the direct factorisation (or counts a warning) when any row does: on keggdirected's
-// collapsed fit (30 Adam steps) LOVE exceeded it at 8 of 256 rows, and its test log-likelihood was 0.662 where
-// the exact variances give 0.672; on a nearly noiseless fit (bike, σ² ≈ 5e-5 beside a signal variance of 7e7) LOVE at rank 300 overestimated
-// the latent variances at test rows by four orders of magnitude. The blocks must be bound to the training data.
+// 2.26). LOVE's Galerkin approximation only overestimates the exact variance, so a LOVE variance above b_i is wrong
+// by at least its excess. It returns the rows checked and those whose LOVE variance exceeds 2·b_i: an error of at
+// least the noise variance there. Prepare takes the direct factorisation (or counts a warning) when any row does:
+// on keggdirected's collapsed fit (30 Adam steps) LOVE exceeded it at 8 of 256 rows, and its test log-likelihood
+// was 0.662 where the exact variances give 0.672; on a nearly noiseless fit (bike, σ² ≈ 5e-5 beside a signal
+// variance of 7e7) LOVE at rank 300 overestimated the latent variances at test rows by four orders of magnitude.
+// The blocks must be bound to the training data.
 func (m *GPR) checkLOVE(c *predCache) (checked, exceeded int, err error) {
 	x, _ := m.data.Data()
 	n, d := x.Dims()
