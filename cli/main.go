@@ -38,7 +38,7 @@ var commands = []command{
 	{"serve-bench", "[flags]", "load-test gpzoo serve on loopback: requests/s, rows/s, p50/p99 latency, peak RSS (gpzoo serve-bench --help)", serveBenchCmd},
 	{"list", "[--long]", "the zoo's entries, one line each (--long: full summary, published numbers, reference)", list},
 	{"run", "[ENTRY] [flags]", "train ENTRY and report its test metrics (no ENTRY: the showcase, see below)", runEntry},
-	{"report", "[--out FILE.md] RESULT.json...", "Markdown table of JSON results against the published numbers", report},
+	{"report", "[--out FILE.md] [--against MODEL] RESULT.json...", "Markdown table of JSON results against the published numbers", report},
 	{"table", "list|show|run|work|report|reproduction [flags]", "reproduce a paper's table: its rows × splits into results/, resumable, spread over machines through NATS (gpzoo table help)", tableCmd},
 	{"data", "list|verify|fetch [NAME...] [--data DIR]", "the benchmark data: list, verify checksums, download (gpzoo data help)", dataCmd},
 	{"synth", "--rows N --inputs D --out FILE.csv [--seed S]", "write a seeded synthetic regression CSV to try train on (gpzoo synth --help)", synthCmd},
@@ -476,16 +476,18 @@ func runSplits(e *zoo.Entry, o zoo.Options, splits []int, showcase bool, out str
 	return nil
 }
 
-// report reads JSON results and writes their Markdown table (gpzoo report [--out FILE.md] RESULT.json...).
+// report reads JSON results and writes their Markdown table (gpzoo report [--out FILE.md] [--against MODEL]
+// RESULT.json...), with --against a second one of paired differences from MODEL's entries.
 func report(args []string, stdout, stderr io.Writer) error {
 	files, flags := splitArgs(args)
 	fs := newFlagSet("report", stderr)
 	out := fs.String("out", "", "Markdown file (default: standard output)")
+	against := fs.String("against", "", "also a table of each entry's paired differences, split by split, from the entry of model `MODEL` on its data set (for example gpr-laplace)")
 	if err := fs.Parse(flags); err != nil {
 		return err
 	}
 	if len(files) == 0 {
-		return fmt.Errorf("report: no result files (usage: gpzoo report [--out FILE.md] RESULT.json...)")
+		return fmt.Errorf("report: no result files (usage: gpzoo report [--out FILE.md] [--against MODEL] RESULT.json...)")
 	}
 	var rep zoo.Report
 	for _, f := range files {
@@ -496,6 +498,12 @@ func report(args []string, stdout, stderr io.Writer) error {
 	var buf bytes.Buffer
 	if err := rep.WriteMarkdown(&buf); err != nil {
 		return err
+	}
+	if *against != "" {
+		fmt.Fprintf(&buf, "\nPaired with %s on the same data set and splits: the mean over the shared splits of each entry's metric minus %s's, ± its standard error.\n\n", *against, *against)
+		if err := rep.WritePairedMarkdown(&buf, *against); err != nil {
+			return err
+		}
 	}
 	if *out == "" {
 		_, err := stdout.Write(buf.Bytes())

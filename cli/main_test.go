@@ -101,7 +101,7 @@ func TestRunShowcaseShort(t *testing.T) {
 }
 
 // --splits runs and writes several splits; gpzoo report tabulates them with a single-split result of another
-// entry; a corrupt result file is an error naming it.
+// entry, and with --against pairs them split by split; a corrupt result file is an error naming it.
 func TestSplitsAndReport(t *testing.T) {
 	dir := t.TempDir()
 	multi, single, md := filepath.Join(dir, "svgp.json"), filepath.Join(dir, "gpr.json"), filepath.Join(dir, "table.md")
@@ -131,6 +131,21 @@ func TestSplitsAndReport(t *testing.T) {
 	out.Reset()
 	if err := Main([]string{"report", single}, &out, &errb); err != nil || !strings.Contains(out.String(), "| airfoil/gpr |") {
 		t.Errorf("report to stdout: %v\n%s", err, out.String())
+	}
+	// --against gpr: svgp's splits 1 and 4 pair with gpr's (split 2 has no partner).
+	gpr14 := filepath.Join(dir, "gpr14.json")
+	if err := Main([]string{"run", "airfoil/gpr", "--splits", "1,4", "--iters", "2", "--quiet", "--data", "", "--out", gpr14}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	out.Reset()
+	if err := Main([]string{"report", "--against", "gpr", multi, single, gpr14}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, "| airfoil/svgp | airfoil/gpr | 1,4 (2) | ") || !strings.Contains(s, "| airfoil/gpr | airfoil | 1,2,4 (3) | ") || strings.Contains(s, "| airfoil/gpr | airfoil/gpr |") {
+		t.Errorf("report --against gpr:\n%s", s)
+	}
+	if err := Main([]string{"report", "--against", "dgp", multi}, &out, &errb); err == nil || !strings.Contains(err.Error(), `"dgp"`) {
+		t.Errorf("report --against a model no entry has: %v", err)
 	}
 	bad := filepath.Join(dir, "bad.json")
 	if err := os.WriteFile(bad, []byte(`{"entry": "airfoil/gpr", "split": `), 0o644); err != nil {
